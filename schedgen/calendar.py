@@ -1,0 +1,99 @@
+"""Cron expressions as launchd StartCalendarInterval dicts.
+
+launchd fires a dict when every key in it matches; a missing key is a wildcard
+and a schedule fires at the union of its dicts. This module finds the fewest
+dicts whose union is exactly the set of minutes Debian cron fires on, and
+refuses what launchd cannot say (both day fields restricted under cron's AND).
+"""
+
+from __future__ import annotations
+
+from schedgen.schedule import MONTH_DAYS, Cron, days_in_month
+
+CalendarDict = dict[str, int]
+
+
+class NotExpressible(ValueError):
+    pass
+
+
+def _values(key: str, values: frozenset[int], full: int) -> list[dict[str, int]]:
+    if len(values) == full:
+        return [{}]
+    return [{key: v} for v in sorted(values)]
+
+
+def _date_dicts(cron: Cron) -> list[CalendarDict]:
+    """The fewest (Month?, Day? | Weekday?) dicts for the cron's days."""
+    months = cron.months
+    # Per month: "all" (every day fires) or the days/weekdays that do.
+    need_days: dict[int, frozenset[int]] = {}
+    need_weekdays: dict[int, frozenset[int]] = {}
+    all_months: set[int] = set()
+    for m in months:
+        days = days_in_month(cron, m)
+        days_all = len(days) == MONTH_DAYS[m] or cron.days_full
+        if cron.day_and:
+            # Both must match: expressible only where one side matches every day.
+            if cron.weekdays_full:
+                if days_all:
+                    all_months.add(m)
+                elif days:
+                    need_days[m] = days
+            elif days_all:
+                need_weekdays[m] = cron.weekdays
+            elif days:
+                raise NotExpressible(
+                    f"{cron.text!r}: launchd cannot require a day of month AND a weekday "
+                    "(cron does, because one day field starts with '*'); "
+                    "restrict only one of the two day fields"
+                )
+        else:
+            if days_all or cron.weekdays_full:
+                all_months.add(m)
+            else:
+                if days:
+                    need_days[m] = days
+                need_weekdays[m] = cron.weekdays
+    if len(all_months) == 12:
+        return [{}]
+    out: list[CalendarDict] = [{"Month": m} for m in sorted(all_months)]
+
+    def covered(m: int, key: str, v: int) -> bool:
+        if m in all_months:
+            return True
+        need = need_days if key == "Day" else need_weekdays
+        return v in need.get(m, frozenset())
+
+    for key, need in (("Day", need_days), ("Weekday", need_weekdays)):
+        wanted = sorted({v for vs in need.values() for v in vs})
+        for v in wanted:
+            # A month where the value cannot occur (Day 31 in April) never fires,
+            # so it does not stop a month-wildcard dict.
+            possible = [m for m in range(1, 13) if key == "Weekday" or v <= MONTH_DAYS[m]]
+            if all(covered(m, key, v) for m in possible):
+                out.append({key: v})
+            else:
+                out += [{"Month": m, key: v} for m in sorted(need) if v in need[m]]
+    return out
+
+
+def calendar_dicts(cron: Cron) -> list[CalendarDict]:
+    """StartCalendarInterval dicts, keys in launchd's usual order."""
+    order = ("Month", "Day", "Weekday", "Hour", "Minute")
+    result = []
+    for date in _date_dicts(cron):
+        for hour in _values("Hour", cron.hours, 24):
+            for minute in _values("Minute", cron.minutes, 60):
+                merged = {**date, **hour, **minute}
+                result.append({k: merged[k] for k in order if k in merged})
+    return result
+
+
+def union_dicts(crons: list[Cron]) -> list[CalendarDict]:
+    out: list[CalendarDict] = []
+    for cron in crons:
+        for d in calendar_dicts(cron):
+            if d not in out:
+                out.append(d)
+    return out

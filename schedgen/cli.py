@@ -1,0 +1,96 @@
+"""Thin command line: parse options, call one function, map errors to exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from schedgen import __version__
+from schedgen.config import config_path
+from schedgen.errors import ConfigError, SchedgenError
+
+app = typer.Typer(
+    add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
+    help="Declarative scheduled jobs: one jobs.toml → launchd plists, crontab lines and "
+         "bash wrappers with locks, queue claims, run records and log rotation.",
+)
+
+ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs Optional)
+    "-c", "--config", metavar="PATH",
+    help="jobs.toml to read [default: ./jobs.toml, or $SCHEDGEN_CONFIG]")]
+TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
+    "--target", "-t", metavar="NAME", help="launchd or cron; repeat for both [default: all]")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"schedgen {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="print the version and exit")] = False,
+) -> None:
+    pass
+
+
+def _targets(values: list[str] | None) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    for v in values:
+        if v not in ("launchd", "cron"):
+            raise SchedgenError(f"--target {v!r}: expected launchd or cron")
+    return tuple(dict.fromkeys(values))
+
+
+@app.command()
+def validate(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+    """Load and check the config; list every problem, each naming the job and field."""
+    from schedgen import commands
+
+    path = config_path(config)
+    try:
+        loaded = commands.validate(path)
+    except ConfigError as exc:
+        if as_json:
+            typer.echo(json.dumps({"valid": False, "config": str(path), "problems": [
+                {"where": p.where, "message": p.message, "line": p.line} for p in exc.problems]},
+                indent=2))
+            raise typer.Exit(exc.exit_code) from None
+        raise
+    if as_json:
+        typer.echo(json.dumps({"valid": True, "config": str(path),
+                               "namespace": loaded.namespace,
+                               "jobs": [j.name for j in loaded.jobs]}, indent=2))
+    else:
+        n = len(loaded.jobs)
+        typer.echo(f"{path}: valid, {n} job{'s' if n != 1 else ''} in namespace {loaded.namespace!r}")
+
+
+@app.command()
+def render(
+    out: Annotated[Path, typer.Option("--out", "-o", help="directory to write into")],
+    config: ConfigOpt = None, target: TargetOpt = None,
+) -> None:
+    """Write the desired state as files: wrappers/, launchd/, cron/crontab."""
+    from schedgen import commands
+
+    for p in commands.render(config_path(config), out, _targets(target)):
+        typer.echo(f"wrote {p}")
+
+
+def main() -> None:
+    try:
+        app()
+    except SchedgenError as exc:
+        typer.echo(f"schedgen: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,53 @@
+"""One exception base for expected failures, mapped to exit codes at the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_CHANGES = 1
+EXIT_INPUT = 2
+EXIT_SYSTEM = 3
+
+
+class SchedgenError(Exception):
+    """An expected failure: the message is for the user, no traceback."""
+
+    exit_code = EXIT_INPUT
+
+
+class UsageError(SchedgenError):
+    exit_code = EXIT_INPUT
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a config: where (``jobs.x.field``) and what."""
+
+    where: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        at = f" (line {self.line})" if self.line else ""
+        return f"{self.where}: {self.message}{at}"
+
+
+class ConfigError(SchedgenError):
+    """The config is invalid; carries every problem found, not just the first."""
+
+    exit_code = EXIT_INPUT
+
+    def __init__(self, path: str, problems: list[Problem]):
+        self.path = path
+        self.problems = problems
+        n = len(problems)
+        lines = [f"{path}: {n} problem{'s' if n != 1 else ''}"]
+        lines += [f"  {p}" for p in problems]
+        super().__init__("\n".join(lines))
+
+
+class SystemOpError(SchedgenError):
+    """A system operation (crontab, launchctl, a write) failed."""
+
+    exit_code = EXIT_SYSTEM

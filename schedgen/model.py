@@ -1,0 +1,94 @@
+"""The immutable config model: validated once in config.py, trusted everywhere else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from schedgen.schedule import Entry
+
+PLACEHOLDERS = ("item", "run_id", "artifact_dir", "job")
+
+
+@dataclass(frozen=True)
+class Lock:
+    name: str
+    wait: int  # seconds; 0 = give up at once
+    busy_exit: int
+
+
+@dataclass(frozen=True)
+class Queue:
+    inbox: Path
+    processing: Path
+    processed: Path
+    failed: Path
+    pattern: str
+    batch: int  # 0 = until the inbox is empty
+    stale_after: int
+    max_attempts: int
+
+
+@dataclass(frozen=True)
+class Logs:
+    max_size: int
+    keep: int
+    keep_runs: int
+
+
+# An argv (tuple) run without a shell, or a string run by ``bash -c``.
+Command = tuple[str, ...] | str
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    description: str
+    command: Command
+    schedule: tuple[Entry, ...]
+    working_dir: Path | None
+    env: tuple[tuple[str, str], ...]
+    env_file: Path | None
+    timeout: int | None
+    smoke: Command | None
+    throttle_interval: int | None
+    run_at_load: bool
+    enabled: bool
+    lock: Lock | None
+    queue: Queue | None
+    logs: Logs
+    targets: tuple[str, ...]
+    path: tuple[str, ...]
+    log_root: Path
+    lock_dir: Path
+    wrapper_dir: Path
+    label_prefix: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.label_prefix}.{self.name}"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.log_root / self.name
+
+    @property
+    def wrapper_path(self) -> Path:
+        return self.wrapper_dir / f"{self.name}.sh"
+
+    @property
+    def schedule_text(self) -> tuple[str, ...]:
+        return tuple(e.text for e in self.schedule)
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    namespace: str
+    jobs: tuple[Job, ...]
+
+    def job(self, name: str) -> Job | None:
+        return next((j for j in self.jobs if j.name == name), None)
+
+    def for_target(self, target: str) -> tuple[Job, ...]:
+        return tuple(j for j in self.jobs if j.enabled and target in j.targets)

@@ -1,0 +1,126 @@
+"""The desired state: what schedgen wants on disk for a config, per target."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+
+from schedgen import __version__
+from schedgen.calendar import union_dicts
+from schedgen.model import PLACEHOLDERS, Config, Job
+from schedgen.schedule import Cron, Every, Reboot, every_as_cron
+
+MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    kind: str  # "wrapper" | "plist" | "cron"
+    job: str | None  # None for the cron block, which holds every cron job
+    rel: str  # where `render --out DIR` puts it
+    path: Path | None  # where `apply` installs it (None: inside the crontab)
+    content: str
+    mode: int = 0o644
+
+
+@cache
+def _env() -> jinja2.Environment:
+    def load(name: str) -> str:
+        return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
+
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(load),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("plist.j2",), default=False),
+        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["q"] = lambda s: shlex.quote(str(s))
+    env.filters["word"] = bash_word
+    env.filters["cron_escape"] = cron_escape
+    # "--" may not appear inside an XML comment.
+    env.filters["xml_comment"] = lambda s: str(s).replace("--", "- -")
+    return env
+
+
+def bash_word(arg: str) -> str:
+    """One argv element as a bash word; placeholders become quoted variable expansions."""
+    out, pos = [], 0
+    for m in _PLACEHOLDER.finditer(arg):
+        if m.start() > pos:
+            out.append(shlex.quote(arg[pos:m.start()]))
+        out.append(f'"${{SCHEDGEN_{m.group(1).upper()}}}"')
+        pos = m.end()
+    if pos < len(arg) or not out:
+        out.append(shlex.quote(arg[pos:]))
+    return "".join(out)
+
+
+def cron_escape(text: str) -> str:
+    """cron turns an unescaped % into a newline; escape every one."""
+    return text.replace("%", "\\%")
+
+
+def header(config: Config) -> dict[str, str]:
+    return {"version": __version__, "config": str(config.path), "marker": MARKER,
+            "namespace": config.namespace}
+
+
+def wrapper(job: Job, config: Config) -> str:
+    return _env().get_template("wrapper.sh.j2").render(job=job, h=header(config),
+                                                      queue=job.queue, lock=job.lock)
+
+
+def plist(job: Job, config: Config) -> str:
+    crons = [e for e in job.schedule if isinstance(e, Cron)]
+    every = next((e.seconds for e in job.schedule if isinstance(e, Every)), None)
+    reboot = any(isinstance(e, Reboot) for e in job.schedule)
+    return _env().get_template("launchd.plist.j2").render(
+        job=job, h=header(config), calendar=union_dicts(crons) if crons else None,
+        interval=every, run_at_load=job.run_at_load or reboot,
+    )
+
+
+def cron_lines(job: Job) -> list[str]:
+    exprs = []
+    for e in job.schedule:
+        if isinstance(e, Every):
+            exprs.append(every_as_cron(e.seconds) or "")
+        else:
+            exprs.append(e.text)
+    return exprs
+
+
+def cron_block(config: Config, jobs: tuple[Job, ...]) -> str:
+    return _env().get_template("crontab.j2").render(
+        jobs=[(j, cron_lines(j)) for j in jobs], h=header(config))
+
+
+def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Artifact]:
+    """Every artifact the config wants for the given targets (default: all it names)."""
+    wanted = targets or ("launchd", "cron")
+    out: list[Artifact] = []
+    wrapped: set[str] = set()
+    from schedgen.paths import launch_agents_dir
+
+    for target in ("launchd", "cron"):
+        if target not in wanted:
+            continue
+        jobs = config.for_target(target)
+        for job in jobs:
+            if job.name not in wrapped:
+                wrapped.add(job.name)
+                out.append(Artifact("wrapper", job.name, f"wrappers/{job.name}.sh",
+                                    job.wrapper_path, wrapper(job, config), 0o755))
+            if target == "launchd":
+                out.append(Artifact("plist", job.name, f"launchd/{job.label}.plist",
+                                    launch_agents_dir() / f"{job.label}.plist", plist(job, config)))
+        if target == "cron" and jobs:
+            out.append(Artifact("cron", None, "cron/crontab", None, cron_block(config, jobs)))
+    return out

@@ -1,0 +1,197 @@
+"""Schedule expressions: 5-field cron (Debian semantics), macros, @reboot, @every.
+
+A job's schedule is a tuple of entries and fires at the union of their times.
+Parsing is strict: anything Debian cron would reject, or that could never fire,
+is a ValueError whose message is shown to the user.
+"""
+
+from __future__ import annotations
+
+import calendar
+from dataclasses import dataclass
+
+from schedgen.units import format_duration, parse_duration
+
+MACROS = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun",
+               "jul", "aug", "sep", "oct", "nov", "dec"]
+DAY_NAMES = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+# Longest each month can be (February in a leap year).
+MONTH_DAYS = {m: calendar.monthrange(2024, m)[1] for m in range(1, 13)}
+
+_FIELDS = (
+    ("minute", 0, 59, None),
+    ("hour", 0, 23, None),
+    ("day of month", 1, 31, None),
+    ("month", 1, 12, MONTH_NAMES),
+    ("day of week", 0, 7, DAY_NAMES),
+)
+
+
+@dataclass(frozen=True)
+class Cron:
+    """A 5-field expression as the sets of values it matches (weekday 7 → 0)."""
+
+    text: str
+    minutes: frozenset[int]
+    hours: frozenset[int]
+    days: frozenset[int]
+    months: frozenset[int]
+    weekdays: frozenset[int]
+    # Debian cron: a day field starting with '*' makes the two day fields AND.
+    day_and: bool
+
+    @property
+    def days_full(self) -> bool:
+        return len(self.days) == 31
+
+    @property
+    def weekdays_full(self) -> bool:
+        return len(self.weekdays) == 7
+
+
+@dataclass(frozen=True)
+class Reboot:
+    text: str = "@reboot"
+
+
+@dataclass(frozen=True)
+class Every:
+    seconds: int
+    text: str
+
+
+Entry = Cron | Reboot | Every
+
+
+def _value(token: str, lo: int, hi: int, names: list[str] | None, field: str) -> int:
+    low = token.lower()
+    if names and low in names:
+        return names.index(low) + (1 if field == "month" else 0)
+    if not token.isdigit():
+        hint = f" (names: {', '.join(names)})" if names else ""
+        raise ValueError(f"{field} {token!r} is not a number{hint}")
+    n = int(token)
+    if not lo <= n <= hi:
+        raise ValueError(f"{field} {n} is out of range {lo}-{hi}")
+    return n
+
+
+def _parse_field(text: str, field: str, lo: int, hi: int, names: list[str] | None) -> set[int]:
+    out: set[int] = set()
+    for term in text.split(","):
+        if not term:
+            raise ValueError(f"{field} field {text!r} has an empty list item")
+        base, slash, step_text = term.partition("/")
+        step = 1
+        if slash:
+            if not step_text.isdigit() or int(step_text) == 0:
+                raise ValueError(f"{field} step {step_text!r} must be a positive number")
+            step = int(step_text)
+        if base == "*":
+            start, end = lo, hi
+        elif "-" in base:
+            a, _, b = base.partition("-")
+            start = _value(a, lo, hi, names, field)
+            end = _value(b, lo, hi, names, field)
+            if start > end:
+                raise ValueError(f"{field} range {base!r} runs backwards")
+        else:
+            if slash:
+                # Debian cron rejects "5/15"; say what it would accept.
+                raise ValueError(f"{field} {term!r}: a step needs a range, like '{base}-{hi}/{step}'")
+            start = end = _value(base, lo, hi, names, field)
+        out.update(range(start, end + 1, step))
+    return out
+
+
+def parse_cron(text: str) -> Cron:
+    parts = text.split()
+    if len(parts) != 5:
+        raise ValueError(
+            f"{text!r} has {len(parts)} fields; expected 5 (minute hour day month weekday) "
+            "or a macro like @daily"
+        )
+    sets = [_parse_field(p, name, lo, hi, names)
+            for p, (name, lo, hi, names) in zip(parts, _FIELDS, strict=True)]
+    weekdays = {0 if d == 7 else d for d in sets[4]}
+    cron = Cron(
+        text=" ".join(parts),
+        minutes=frozenset(sets[0]), hours=frozenset(sets[1]), days=frozenset(sets[2]),
+        months=frozenset(sets[3]), weekdays=frozenset(weekdays),
+        day_and=parts[2].startswith("*") or parts[4].startswith("*"),
+    )
+    if not any(days_in_month(cron, m) for m in cron.months):
+        raise ValueError(f"{text!r} can never fire: no month it names has those days")
+    return cron
+
+
+def days_in_month(cron: Cron, month: int) -> frozenset[int]:
+    """Days of the month the day-of-month field can match in ``month``."""
+    return frozenset(d for d in cron.days if d <= MONTH_DAYS[month])
+
+
+def parse_entry(text: str) -> Entry:
+    if not isinstance(text, str):
+        raise ValueError(f"expected a string, got {type(text).__name__}")
+    stripped = text.strip()
+    low = stripped.lower()
+    if low == "@reboot":
+        return Reboot()
+    if low.startswith("@every"):
+        arg = stripped[len("@every"):].strip()
+        if not arg:
+            raise ValueError("@every needs a duration, like '@every 15m'")
+        seconds = parse_duration(arg)
+        if seconds <= 0:
+            raise ValueError("@every needs a duration above zero")
+        return Every(seconds=seconds, text=f"@every {format_duration(seconds)}")
+    if low in MACROS:
+        cron = parse_cron(MACROS[low])
+        return Cron(**{**cron.__dict__, "text": low})
+    if low.startswith("@"):
+        raise ValueError(f"unknown macro {stripped!r}; known: {', '.join([*MACROS, '@reboot', '@every <duration>'])}")
+    return parse_cron(stripped)
+
+
+def parse_schedule(value: object) -> tuple[Entry, ...]:
+    """A schedule is one expression or a non-empty list of them (their union)."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ValueError("the list of expressions is empty")
+    entries: list[Entry] = []
+    errors: list[str] = []
+    for i, item in enumerate(items):
+        try:
+            entry = parse_entry(item)  # type: ignore[arg-type]
+        except ValueError as exc:
+            errors.append(f"[{i}] {exc}" if isinstance(value, list) else str(exc))
+            continue
+        if entry not in entries:
+            entries.append(entry)
+    if errors:
+        raise ValueError("; ".join(errors))
+    if any(isinstance(e, Every) for e in entries) and len(entries) > 1:
+        raise ValueError("@every cannot be combined with other expressions in one schedule")
+    return tuple(entries)
+
+
+def every_as_cron(seconds: int) -> str | None:
+    """The cron step expression that fires every ``seconds``, if one does evenly."""
+    if seconds % 60:
+        return None
+    minutes = seconds // 60
+    if minutes < 60 and 60 % minutes == 0:
+        return "* * * * *" if minutes == 1 else f"*/{minutes} * * * *"
+    if minutes % 60 == 0 and 24 % (minutes // 60) == 0:
+        hours = minutes // 60
+        return "0 * * * *" if hours == 1 else ("0 0 * * *" if hours == 24 else f"0 */{hours} * * *")
+    return None

@@ -1,0 +1,1 @@
+# Package marker: jinja2 templates for schedgen, shipped as `schedgen.templates`.
