@@ -1,0 +1,41 @@
+"""Every test runs with HOME in a temp folder; the real home is checked untouched."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REAL_HOME = Path(os.path.expanduser("~"))
+# What schedgen would write under a real home; none of it may change during tests.
+_WATCHED = [".local/share/schedgen", ".local/state/schedgen", "Library/LaunchAgents",
+            "Library/Logs/schedgen", "Library/Application Support/schedgen"]
+
+
+def _snapshot() -> dict[str, list[str]]:
+    out = {}
+    for rel in _WATCHED:
+        p = REAL_HOME / rel
+        out[rel] = sorted(str(x) for x in p.rglob("*")) if p.exists() else []
+    return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _real_home_untouched():
+    before = _snapshot()
+    yield
+    after = _snapshot()
+    assert before == after, f"a test wrote into the real home: {before} -> {after}"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh HOME for each test, with XDG and schedgen variables cleared."""
+    h = tmp_path / "home"
+    h.mkdir()
+    monkeypatch.setenv("HOME", str(h))
+    for var in ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "SCHEDGEN_CONFIG",
+                "SCHEDGEN_SMOKE", "NO_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    return h
