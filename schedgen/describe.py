@@ -1,0 +1,83 @@
+"""Schedules as sentences, for people: `next`, `status`, crontab and plist comments.
+
+The text depends only on the expression (never on the clock or the time zone), so
+rendered files stay deterministic. Cron text comes from cronsim's explainer, which
+follows Debian's day-of-month/day-of-week rules; cron-descriptor is the fallback.
+Both are imported inside the functions, so `validate` never loads them.
+"""
+
+from __future__ import annotations
+
+from schedgen.model import Job
+from schedgen.schedule import MACROS, Cron, Entry, Every, Reboot
+
+_UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
+
+
+def describe(job: Job) -> str:
+    """The whole schedule of a job in one line, e.g. ``At 06:15 every day``."""
+    return describe_entries(job.schedule)
+
+
+def describe_entries(entries: tuple[Entry, ...] | list[Entry]) -> str:
+    parts = [describe_entry(e) for e in entries]
+    if not parts:
+        return "Never"
+    return "; ".join([parts[0], *(_lower_first(p) for p in parts[1:])])
+
+
+def describe_entry(entry: Entry) -> str:
+    if isinstance(entry, Reboot):
+        return "At boot"
+    if isinstance(entry, Every):
+        return f"Every {_span(entry.seconds)}"
+    return describe_cron(entry)
+
+
+def describe_cron(cron: Cron | str) -> str:
+    text = cron.text if isinstance(cron, Cron) else cron
+    expr = MACROS.get(text.lower(), text)
+    for explain in (_cronsim, _cron_descriptor):
+        try:
+            out = explain(expr)
+        except Exception:  # noqa: BLE001 - a describer failing must never break a render
+            continue
+        if out and "\n" not in out:
+            return out
+    return expr
+
+
+def _cronsim(expr: str) -> str:
+    from cronsim.explain import Expression
+
+    e = Expression(expr.upper().split())
+    out = e.explain()
+    parts = expr.split()
+    if not (parts[2].startswith("*") or parts[4].startswith("*")):
+        # Both day fields restricted: cron fires when EITHER matches. cronsim says
+        # "on the 1st day of month and on Monday"; make the OR plain.
+        out = out.replace(f" {e.day} and {e.dow}", f" {e.day}, or {e.dow}")
+    return str(out)
+
+
+def _cron_descriptor(expr: str) -> str:
+    from cron_descriptor import ExpressionDescriptor, Options
+
+    options = Options(locale_code="en", use_24hour_time_format=True)
+    return str(ExpressionDescriptor(expr, options).get_description())
+
+
+def _span(seconds: int) -> str:
+    """90 → "1 minute 30 seconds", 900 → "15 minutes", 3600 → "hour"."""
+    parts = []
+    for unit, size in _UNITS:
+        n, seconds = divmod(seconds, size)
+        if n:
+            parts.append(f"{n} {unit}{'s' if n != 1 else ''}")
+    if len(parts) == 1 and parts[0].startswith("1 "):
+        return parts[0][2:]
+    return " ".join(parts)
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]

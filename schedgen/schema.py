@@ -1,0 +1,180 @@
+"""JSON Schema (draft 2020-12) for jobs.toml, generated from the loader's own key lists.
+
+The tables below give each key a type; which keys exist, where, and which are
+required comes from schedgen.config. A key added there without a type here makes
+`schema()` raise, so the schema cannot silently fall behind the loader.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from schedgen import config as cfg
+from schedgen import fields as f
+from schedgen.schedule import MACROS
+
+Schema = dict[str, Any]
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+TOP_KEYS = ("format", "defaults", "jobs")  # the loader's top-level table
+
+
+def _anchored(pattern: re.Pattern[str]) -> str:
+    """A Python fullmatch pattern as an (ECMA 262) JSON Schema pattern."""
+    return f"^(?:{pattern.pattern})$"
+
+
+def _doc(text: str, schema: Schema) -> Schema:
+    return {"description": text, **schema}
+
+
+_PATH: Schema = {"type": "string", "minLength": 1, "pattern": "^[^\\n\\x00]*\\S[^\\n\\x00]*$"}
+_DURATION: Schema = {"anyOf": [
+    {"type": "integer", "minimum": 0},
+    {"type": "string", "pattern": "^ *(?:[0-9]+|(?:[0-9]+ *[smhd] *)+) *$"},
+]}
+_POSITIVE_DURATION: Schema = {"anyOf": [
+    {"type": "integer", "minimum": 1},
+    {"type": "string", "pattern": "^ *(?:[0-9]+|(?:[0-9]+ *[smhd] *)+) *$"},
+]}
+_SIZE: Schema = {"anyOf": [
+    {"type": "integer", "minimum": 1},
+    {"type": "string", "pattern": "^\\s*[0-9]+\\s*(?:[Bb]|[KkMmGg][Bb]|[KkMmGg][Ii][Bb])?\\s*$"},
+]}
+_COMMAND: Schema = {"anyOf": [
+    {"type": "string", "minLength": 1, "description": "run by bash -c"},
+    {"type": "array", "minItems": 1, "items": {"type": "string"},
+     "description": "argv, run without a shell; placeholders {item} {run_id} {artifact_dir} {job}"},
+]}
+_EXPRESSION: Schema = {
+    "type": "string",
+    "pattern": "^\\s*(?:@[A-Za-z]+(?:\\s+.*)?|\\S+\\s+\\S+\\s+\\S+\\s+\\S+\\s+\\S+)\\s*$",
+    "examples": ["15 6 * * *", "40 10,16 * * *", *MACROS, "@reboot", "@every 15m"],
+}
+
+# Every key the loader accepts in a job (or in [defaults]), with its type.
+JOB_TYPES: dict[str, Schema] = {
+    "description": _doc("One line, shown in crontab and plist comments",
+                        {"type": "string", "pattern": "^[^\\n\\r\\x00]*$"}),
+    "command": _doc("What to run: an argv list (no shell) or a string for bash -c", _COMMAND),
+    "schedule": _doc("5-field cron, a macro, @reboot, '@every 15m', or a list (their union)",
+                     {"anyOf": [_EXPRESSION, {"type": "array", "minItems": 1, "items": _EXPRESSION}]}),
+    "working_dir": _doc("Directory the command runs in", _PATH),
+    "env": _doc("Environment for the command (PATH goes in `path`)", {
+        "type": "object",
+        "propertyNames": {"pattern": _anchored(f.ENV_NAME),
+                          "not": {"anyOf": [{"const": "PATH"}, {"pattern": "^SCHEDGEN_"}]}},
+        "additionalProperties": {"type": ["string", "integer", "number"]},
+    }),
+    "env_file": _doc("Sourced at run time with set -a; never copied into plists", _PATH),
+    "timeout": _doc("Kill the command's process group after this long (exit 124)",
+                    _POSITIVE_DURATION),
+    "smoke": _doc("What a smoke run executes instead of the command", _COMMAND),
+    "throttle_interval": _doc("launchd ThrottleInterval (seconds)", {"type": "integer", "minimum": 0}),
+    "run_at_load": _doc("launchd RunAtLoad", {"type": "boolean"}),
+    "enabled": _doc("false: keep the job in the file but install nothing", {"type": "boolean"}),
+    "lock": _doc("false for no lock, or the lock's settings", {"anyOf": [
+        {"type": "boolean"}, {"$ref": "#/$defs/lock"}]}),
+    "queue": _doc("Claim files from a shared folder, one run per item", {"$ref": "#/$defs/queue"}),
+    "logs": _doc("Log rotation and run-directory pruning", {"$ref": "#/$defs/logs"}),
+}
+SHARED_TYPES: dict[str, Schema] = {
+    "label_prefix": _doc("launchd Label = <label_prefix>.<job>",
+                         {"type": "string", "pattern": _anchored(f.LABEL_PREFIX)}),
+    "targets": _doc("Where the job is installed", {
+        "type": "array", "minItems": 1, "items": {"enum": list(f.TARGETS)}}),
+    "path": _doc("PATH for the command, in order", {
+        "type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[^:]+$"}}),
+    "log_root": _doc("Logs and run directories go under <log_root>/<job>/", _PATH),
+    "lock_dir": _doc("Where lock files live", _PATH),
+    "wrapper_dir": _doc("Where the generated wrappers are installed", _PATH),
+}
+DEFAULTS_ONLY_TYPES: dict[str, Schema] = {
+    "namespace": _doc("One crontab block / set of plists per namespace",
+                      {"type": "string", "pattern": _anchored(f.NAMESPACE)}),
+}
+LOCK_TYPES: dict[str, Schema] = {
+    "name": _doc("Jobs sharing a lock name never overlap (default: the job name)",
+                 {"type": "string", "pattern": _anchored(f.LOCK_NAME)}),
+    "wait": _doc("How long to wait for the lock; 0 = give up at once", _DURATION),
+    "busy_exit": _doc("Exit status when the lock is busy",
+                      {"type": "integer", "minimum": 0, "maximum": 255}),
+}
+QUEUE_TYPES: dict[str, Schema] = {
+    "inbox": _doc("Folder items are claimed from", _PATH),
+    "processing": _doc("Claimed items (default: sibling of inbox)", _PATH),
+    "processed": _doc("Items whose run succeeded (default: sibling of inbox)", _PATH),
+    "failed": _doc("Items that failed max_attempts times (default: sibling of inbox)", _PATH),
+    "pattern": _doc("File-name glob, no '/'", {"type": "string", "pattern": "^[^/.][^/]*$"}),
+    "batch": _doc("Items claimed per run; 0 = until the inbox is empty",
+                  {"type": "integer", "minimum": 0}),
+    "stale_after": _doc("A claim whose worker is gone goes back after this long",
+                        _POSITIVE_DURATION),
+    "max_attempts": _doc("Failed attempts before an item goes to failed/",
+                         {"type": "integer", "minimum": 1}),
+}
+LOGS_TYPES: dict[str, Schema] = {
+    "max_size": _doc("Rotate the job's log at this size", _SIZE),
+    "keep": _doc("Rotated logs kept", {"type": "integer", "minimum": 0}),
+    "keep_runs": _doc("Run directories kept", {"type": "integer", "minimum": 1}),
+}
+
+
+def _table(keys: tuple[str, ...], types: dict[str, Schema], where: str) -> Schema:
+    missing = [k for k in keys if k not in types]
+    if missing:
+        raise KeyError(f"schema: no type for {where} key(s) {missing}; add them to schedgen/schema.py")
+    return {"type": "object", "properties": {k: types[k] for k in keys},
+            "additionalProperties": False}
+
+
+def _required_unless_defaulted(keys: tuple[str, ...], inner: str | None = None) -> list[Schema]:
+    """Each job needs ``keys`` unless [defaults] gives them (in sub-table ``inner``)."""
+    out = []
+    job_name = _anchored(f.JOB_NAME)
+    for key in keys:
+        given: Schema = {"required": [key]}
+        need: Schema = {"required": [key]}
+        if inner:
+            given = {"properties": {inner: given}, "required": [inner]}
+            need = {"properties": {inner: {"anyOf": [{"not": {"type": "object"}}, need]}}}
+        out.append({
+            "if": {"properties": {"defaults": given}, "required": ["defaults"]},
+            "else": {"properties": {"jobs": {"patternProperties": {job_name: need}}}},
+        })
+    return out
+
+
+def schema() -> Schema:
+    job_keys = (*cfg.SHARED_KEYS, *cfg.JOB_KEYS)
+    types = {**SHARED_TYPES, **JOB_TYPES, **DEFAULTS_ONLY_TYPES}
+    job = _table(job_keys, types, "job")
+    defaults = _table(("namespace", *job_keys), types, "[defaults]")
+    top_types = {
+        "format": _doc(f"jobs.toml format; this schedgen reads {cfg.FORMAT}", {"const": cfg.FORMAT}),
+        "defaults": _doc("Any job key, given once for every job", defaults),
+        "jobs": _doc("One table per job: [jobs.<name>]", {
+            "type": "object", "minProperties": 1,
+            "patternProperties": {_anchored(f.JOB_NAME): job},
+            "additionalProperties": False,
+        }),
+    }
+    return {
+        "$schema": DIALECT,
+        "title": f"schedgen jobs.toml (format {cfg.FORMAT})",
+        "description": "Generated by `schedgen schema` from the config loader; do not edit.",
+        **_table(TOP_KEYS, top_types, "top-level"),
+        "required": ["jobs"],
+        "allOf": [*_required_unless_defaulted(cfg.REQUIRED),
+                  *_required_unless_defaulted(("inbox",), inner="queue")],
+        "$defs": {
+            "lock": _table(cfg.LOCK_KEYS, LOCK_TYPES, "[lock]"),
+            "queue": _table(cfg.QUEUE_KEYS, QUEUE_TYPES, "[queue]"),
+            "logs": _table(cfg.LOGS_KEYS, LOGS_TYPES, "[logs]"),
+        },
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
