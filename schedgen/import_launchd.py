@@ -1,0 +1,202 @@
+"""Read hand-written LaunchAgents plists into `Found` jobs (on any host, with plistlib).
+
+Plists schedgen wrote itself (they carry its marker) are left out. What launchd
+would do is reproduced: ProgramArguments run as an argv; StartCalendarInterval
+becomes the fewest cron expressions with the same times; StartInterval becomes
+@every; RunAtLoad becomes run_at_load, or @reboot when nothing else starts the
+job; without WorkingDirectory launchd runs jobs in /, and without a PATH in
+EnvironmentVariables it uses /usr/bin:/bin:/usr/sbin:/sbin. A job that also starts
+on other events (KeepAlive, WatchPaths, ...) cannot be represented and is skipped.
+"""
+
+from __future__ import annotations
+
+import plistlib
+from pathlib import Path
+from typing import Any
+
+from schedgen.errors import SchedgenError
+from schedgen.import_calendar import to_cron
+from schedgen.importing import Found, ImportResult, Note, build
+from schedgen.paths import launch_agents_dir
+from schedgen.render import MARKER
+from schedgen.units import format_duration
+
+LAUNCHD_DEFAULT_PATH = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+# Keys that start the job on something other than time: schedgen cannot say that.
+_OTHER_TRIGGERS = ("WatchPaths", "QueueDirectories", "StartOnMount", "Sockets", "MachServices",
+                   "LaunchEvents", "inetdCompatibility")
+# Keys schedgen does not carry over; the job is imported and the key reported.
+_IGNORED = {
+    "StandardOutPath": "output goes to the job's schedgen run directory",
+    "StandardErrorPath": "output goes to the job's schedgen run directory",
+    "Umask": "the wrapper sets umask 077",
+}
+_HANDLED = {"Label", "Program", "ProgramArguments", "StartCalendarInterval", "StartInterval",
+            "RunAtLoad", "EnvironmentVariables", "WorkingDirectory", "ThrottleInterval",
+            "Disabled", "Comment"}
+
+
+def read_plists(file: Path | None) -> tuple[list[tuple[Path, bytes]], list[Note], str]:
+    """(path, bytes) of each plist to consider: ``file`` (a plist or a folder), or LaunchAgents."""
+    folder = file if file is not None else launch_agents_dir()
+    if file is not None and file.is_file():
+        paths = [file]
+    elif folder.is_dir():
+        paths = sorted(folder.glob("*.plist"))
+    elif file is not None:
+        raise SchedgenError(f"{file}: no such plist or folder")
+    else:
+        paths = []
+    out, notes, ours = [], [], 0
+    for p in paths:
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            notes.append(Note(p.name, f"skipped: cannot read it: {exc.strerror}"))
+            continue
+        if MARKER.encode() in data:
+            ours += 1
+            continue
+        out.append((p, data))
+    if ours:
+        notes.append(Note(str(folder), f"left out {ours} plist{'s' if ours != 1 else ''} "
+                                       "schedgen manages itself"))
+    return out, notes, str(folder)
+
+
+def import_launchd(file: Path | None, dest: Path) -> ImportResult:
+    plists, notes, origin = read_plists(file)
+    found: list[Found] = []
+    for path, data in plists:
+        job = plist_job(path.name, data, notes)
+        if job is not None:
+            found.append(job)
+    result = build(found, "launchd", origin, dest)
+    return ImportResult(result.text, result.jobs, (*notes, *result.notes))
+
+
+def label_name(label: str) -> str:
+    """com.me.backup-photos → backup-photos; local.sync → sync."""
+    parts = [p for p in label.split(".") if p]
+    if len(parts) >= 3:
+        parts = parts[2:]
+    elif len(parts) == 2:
+        parts = parts[1:]
+    return "-".join(parts) or label
+
+
+def plist_job(where: str, data: bytes, notes: list[Note]) -> Found | None:
+    def skip(why: str) -> None:
+        notes.append(Note(where, f"skipped: {why}"))
+
+    try:
+        plist = plistlib.loads(data)
+    except Exception as exc:  # noqa: BLE001 - plistlib raises several kinds for bad input
+        skip(f"not a readable plist ({exc})")
+        return None
+    if not isinstance(plist, dict):
+        skip("the plist is not a dictionary")
+        return None
+    triggers = [k for k in _OTHER_TRIGGERS if k in plist]
+    if plist.get("KeepAlive") not in (None, False):
+        triggers.insert(0, "KeepAlive")
+    if plist.get("OnDemand") is False:
+        triggers.insert(0, "OnDemand = false")
+    if triggers:
+        skip(f"{', '.join(triggers)} starts it on events, not on a schedule; "
+             "schedgen cannot represent that")
+        return None
+    if plist.get("EnableGlobbing"):
+        skip("EnableGlobbing expands its arguments; schedgen passes them as they are")
+        return None
+    if "RootDirectory" in plist or "StandardInPath" in plist:
+        skip(f"{'RootDirectory' if 'RootDirectory' in plist else 'StandardInPath'} "
+             "cannot be represented")
+        return None
+
+    command = _command(plist)
+    if isinstance(command, str):
+        skip(command)
+        return None
+    if plist.get("Program") and plist.get("ProgramArguments") and \
+            plist["ProgramArguments"][0] != plist["Program"]:
+        notes.append(Note(where, f"argv[0] {plist['ProgramArguments'][0]!r} becomes the program "
+                                 f"path {plist['Program']!r}"))
+    if any(a == "~" or a.startswith("~/") for a in command):
+        notes.append(Note(where, "launchd passes '~' in arguments as it is; schedgen expands it "
+                                 "to your home directory"))
+    keys: dict[str, Any] = {}
+    if isinstance(plist.get("Comment"), str) and plist["Comment"].strip():
+        keys["description"] = " ".join(plist["Comment"].split())
+    keys["command"] = command
+    try:
+        schedule, run_at_load = _schedule(plist)
+    except ValueError as exc:
+        skip(str(exc))
+        return None
+    keys["schedule"] = schedule[0] if len(schedule) == 1 else schedule
+    if run_at_load:
+        keys["run_at_load"] = True
+    env = plist.get("EnvironmentVariables", {})
+    if not isinstance(env, dict):
+        skip("EnvironmentVariables is not a dictionary")
+        return None
+    path = env.get("PATH")
+    keys["working_dir"] = plist.get("WorkingDirectory", "/")
+    other = {k: v for k, v in env.items() if k != "PATH"}
+    if other:
+        keys["env"] = other
+    keys["path"] = [p for p in str(path).split(":") if p] if path else list(LAUNCHD_DEFAULT_PATH)
+    if "ThrottleInterval" in plist:
+        keys["throttle_interval"] = plist["ThrottleInterval"]
+    if plist.get("Disabled") is True:
+        keys["enabled"] = False
+    for key in sorted(set(plist) - _HANDLED - {"KeepAlive", "OnDemand", "EnableGlobbing"}):
+        why = _IGNORED.get(key, "schedgen does not carry this key over")
+        notes.append(Note(where, f"{key} ignored: {why}"))
+    label = plist.get("Label")
+    hint = label_name(label) if isinstance(label, str) and label else Path(where).stem
+    return Found(source=where, name_hint=hint, keys=keys)
+
+
+def _command(plist: dict[str, Any]) -> list[str] | str:
+    """The argv, or a string saying why there is none."""
+    args = plist.get("ProgramArguments")
+    program = plist.get("Program")
+    if args is not None and (not isinstance(args, list) or not args
+                             or not all(isinstance(a, str) for a in args)):
+        return "ProgramArguments is not a non-empty list of strings"
+    if program is not None and not isinstance(program, str):
+        return "Program is not a string"
+    if program:
+        return [program, *(args[1:] if args else [])]
+    if args:
+        return list(args)
+    return "it has neither Program nor ProgramArguments"
+
+
+def _schedule(plist: dict[str, Any]) -> tuple[list[str], bool]:
+    """(expressions, run_at_load); ValueError when there is none or it cannot be said."""
+    exprs: list[str] = []
+    calendar = plist.get("StartCalendarInterval")
+    if calendar is not None:
+        entries = calendar if isinstance(calendar, list) else [calendar]
+        exprs = to_cron(entries)
+        if not exprs:
+            raise ValueError("its StartCalendarInterval can never fire")
+    interval = plist.get("StartInterval")
+    if interval is not None:
+        if isinstance(interval, bool) or not isinstance(interval, int) or interval <= 0:
+            raise ValueError(f"StartInterval {interval!r} is not a positive integer")
+        if exprs:
+            raise ValueError("it has both StartInterval and StartCalendarInterval; schedgen "
+                             "cannot combine @every with other expressions")
+        exprs = [f"@every {format_duration(interval)}"]
+    run_at_load = plist.get("RunAtLoad") is True
+    if not exprs:
+        if not run_at_load:
+            raise ValueError("nothing starts it: no StartCalendarInterval, StartInterval or "
+                             "RunAtLoad")
+        return ["@reboot"], False
+    return exprs, run_at_load
