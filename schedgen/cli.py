@@ -86,6 +86,59 @@ def render(
         typer.echo(f"wrote {p}")
 
 
+# --- meet users where they are (issue 5): import, next, schema ------------------------
+@app.command("import")
+def import_cmd(
+    source: Annotated[str, typer.Option("--from", metavar="cron|launchd",
+                                        help="read the crontab, or ~/Library/LaunchAgents")],
+    file: Annotated[Optional[Path], typer.Option(  # noqa: UP007
+        "--file", metavar="PATH",
+        help="a crontab file instead of `crontab -l`; a plist or folder instead of "
+             "~/Library/LaunchAgents")] = None,
+    out: Annotated[Optional[Path], typer.Option(  # noqa: UP007
+        "--out", "-o", metavar="FILE", help="write here instead of printing")] = None,
+    force: Annotated[bool, typer.Option("--force", help="overwrite --out if it exists")] = False,
+) -> None:
+    """Turn hand-written crontab lines or plists into a jobs.toml that validates."""
+    from schedgen.importing import run_import
+
+    result = run_import(source, file, out, force)
+    for note in result.notes:
+        typer.echo(f"schedgen import: {note}", err=True)
+    if out is None:
+        typer.echo(result.text, nl=False)
+    else:
+        n = len(result.jobs)
+        typer.echo(f"wrote {out} ({n} job{'s' if n != 1 else ''})", err=True)
+
+
+@app.command("next")
+def next_cmd(
+    jobs: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
+        metavar="[JOB]...", help="jobs to show [default: all]")] = None,
+    count: Annotated[int, typer.Option("-n", min=1, help="how many times per job")] = 5,
+    config: ConfigOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """The next firing times of each job in local time, with the schedule in words."""
+    from schedgen import nexttimes
+    from schedgen.config import load
+
+    results = nexttimes.upcoming(load(config_path(config)), jobs, count)
+    if as_json:
+        typer.echo(json.dumps(nexttimes.as_json(results), indent=2))
+    else:
+        typer.echo(nexttimes.as_text(results))
+
+
+@app.command("schema")
+def schema_cmd() -> None:
+    """Print the JSON Schema (draft 2020-12) of jobs.toml, for editors and CI."""
+    from schedgen.schema import schema_text
+
+    typer.echo(schema_text(), nl=False)
+# --- end issue 5 -------------------------------------------------------------------
+
+
 def main() -> None:
     try:
         app()
