@@ -13,6 +13,7 @@ import jinja2
 
 from schedgen import __version__
 from schedgen.calendar import union_dicts
+from schedgen.describe import describe
 from schedgen.model import PLACEHOLDERS, Config, Job
 from schedgen.schedule import Cron, Every, Reboot, every_as_cron
 
@@ -46,6 +47,7 @@ def _env() -> jinja2.Environment:
     env.filters["cron_escape"] = cron_escape
     # "--" may not appear inside an XML comment.
     env.filters["xml_comment"] = lambda s: str(s).replace("--", "- -")
+    env.filters["describe"] = describe  # the schedule in words; never depends on the clock
     return env
 
 
