@@ -1,0 +1,118 @@
+"""`diff`, `apply` and `uninstall`: build the plan, then carry it out change by change.
+
+Installs run in target order (wrappers, plists, crontab), removals in reverse, so a
+plist or crontab line never points at a wrapper that is not there. The ownership
+record is saved after every step, so it stays true to the disk if a step fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from schedgen import config as cfg
+from schedgen import plan as p
+from schedgen import state
+from schedgen.errors import SchedgenError, SystemOpError
+from schedgen.model import Config
+from schedgen.ops import DryOps, Ops
+from schedgen.targets.base import ApplyContext, target_by_name
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    plan: p.Plan
+    done: tuple[str, ...]
+    dry_run: bool
+
+
+def diff(config_path: Path, targets: tuple[str, ...] | None = None, *, prune: bool = False,
+         force: bool = False) -> p.Plan:
+    """The plan `apply` with the same options would carry out; changes nothing."""
+    config = cfg.load(config_path)
+    return p.build(config, state.load(config.namespace), selected=targets, prune=prune,
+                   force=force)
+
+
+def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run: bool = False,
+          prune: bool = False, force: bool = False, say: Say = print) -> Outcome:
+    config = cfg.load(config_path)  # a bad config stops here: nothing touched
+    with _lock(dry_run, say):
+        record = state.load(config.namespace)
+        record.config = str(config.path)
+        plan = p.build(config, record, selected=targets, prune=prune, force=force)
+        conflicts = [c for c in plan.changes if c.action == p.CONFLICT]
+        if conflicts:
+            raise SchedgenError("nothing was changed: schedgen would overwrite files it did not "
+                                "write:\n" + "\n".join(f"  {c.where}" for c in conflicts)
+                                + "\nMove them away, or run apply --force to overwrite them.")
+        done = _execute(plan, record, DryOps() if dry_run else Ops(), force, say,
+                        lambda ctx: _log_dirs(config, plan, ctx))
+    return Outcome(plan, done, dry_run)
+
+
+def uninstall(config_path: Path, namespace: str | None = None, *, dry_run: bool = False,
+              say: Say = print) -> Outcome:
+    """Remove everything schedgen installed for the namespace; logs and runs stay."""
+    ns = namespace or cfg.load(config_path).namespace
+    with _lock(dry_run, say):
+        record = state.load(ns)
+        plan = p.build(None, record, uninstall=True)
+        done = _execute(plan, record, DryOps() if dry_run else Ops(), True, say)
+    return Outcome(plan, done, dry_run)
+
+
+@contextmanager
+def _lock(dry_run: bool, say: Say) -> Iterator[None]:
+    if dry_run:
+        yield
+    else:
+        with state.apply_lock(say):
+            yield
+
+
+def _log_dirs(config: Config, plan: p.Plan, ctx: ApplyContext) -> None:
+    """Every installed job gets its log dir now: launchd opens StandardOutPath before
+    the wrapper runs, and fails the job if the directory is missing."""
+    jobs = {c.job for c in plan.changes if c.after is not None and c.job}
+    jobs |= {j for c in plan.changes if c.after is not None for j in c.jobs}
+    for name in sorted(jobs):
+        job = config.job(name)
+        if job is not None and not job.log_dir.is_dir():
+            ctx.ops.mkdir(job.log_dir)
+            ctx.did("created", f"log dir {job.log_dir}")
+
+
+def _execute(plan: p.Plan, record: state.Record, ops: Ops, force: bool, say: Say,
+             prepare: Callable[[ApplyContext], None] | None = None) -> tuple[str, ...]:
+    ctx = ApplyContext(record=record, ops=ops, force=force, say=say)
+    installs = [c for c in plan.changes if c.action != p.DELETE]
+    removals = [c for c in reversed(plan.changes) if c.action == p.DELETE]
+    steps = [*installs, *removals]
+    saved = dict(record.entries)
+    step = 0
+    try:
+        if prepare is not None:
+            prepare(ctx)
+        for step, change in enumerate(steps):  # noqa: B007 (used after the loop on failure)
+            target_by_name(change.target).apply(change, ctx)
+            if not ops.dry_run and record.entries != saved:
+                state.save(record)
+                saved = dict(record.entries)
+    except SystemOpError as exc:
+        if not ops.dry_run:
+            state.save(record)
+        raise SystemOpError(_failure(str(exc), ctx.done, steps[step:])) from None
+    return tuple(ctx.done)
+
+
+def _failure(error: str, done: list[str], left: list[p.Change]) -> str:
+    lines = [error, "", "Done before the failure (the ownership record says so too):"]
+    lines += [f"  {d}" for d in done] or ["  nothing"]
+    lines += ["Not done:"]
+    lines += [f"  {c.action} {c.kind} {c.where}" for c in left if c.pending] or ["  nothing"]
+    return "\n".join(lines)

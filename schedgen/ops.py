@@ -1,0 +1,109 @@
+"""The only place where apply changes the machine.
+
+Targets call these methods for every write, removal and state-changing command.
+`DryOps` has the same interface and changes nothing, so `apply --dry-run` walks
+exactly the code path of a real apply. Reads always go to the real machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from schedgen.errors import SystemOpError
+from schedgen.fsutil import atomic_write
+
+
+@dataclass(frozen=True)
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def message(self) -> str:
+        text = (self.stderr.strip() or self.stdout.strip()).splitlines()
+        return text[-1] if text else f"exit status {self.returncode}"
+
+
+def which(program: str) -> str:
+    found = shutil.which(program)
+    if found is None:
+        raise SystemOpError(f"{program} not found on PATH")
+    return found
+
+
+def run(argv: list[str], input: bytes | None = None) -> Result:
+    """Run a program; text is decoded so that any byte survives a round trip."""
+    try:
+        p = subprocess.run([which(argv[0]), *argv[1:]], input=input, capture_output=True,
+                           timeout=60)
+    except subprocess.TimeoutExpired:
+        raise SystemOpError(f"{' '.join(argv)}: no answer after 60 seconds") from None
+    except OSError as exc:
+        raise SystemOpError(f"{' '.join(argv)}: {exc.strerror}") from None
+    dec = lambda b: b.decode("utf-8", "surrogateescape")  # noqa: E731
+    return Result(p.returncode, dec(p.stdout), dec(p.stderr))
+
+
+class Ops:
+    dry_run = False
+
+    def write(self, path: Path, content: str, mode: int) -> None:
+        try:
+            atomic_write(path, content.encode("utf-8", "surrogateescape"), mode)
+        except OSError as exc:
+            raise SystemOpError(f"cannot write {path}: {exc.strerror}") from None
+
+    def remove(self, path: Path) -> None:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise SystemOpError(f"cannot remove {path}: {exc.strerror}") from None
+
+    def mkdir(self, path: Path, mode: int = 0o700) -> None:
+        try:
+            path.mkdir(parents=True, exist_ok=True, mode=mode)
+        except OSError as exc:
+            raise SystemOpError(f"cannot create {path}: {exc.strerror}") from None
+
+    def run(self, argv: list[str], input: bytes | None = None) -> Result:
+        """A command that changes the machine (launchctl bootstrap, crontab -)."""
+        return run(argv, input)
+
+
+class DryOps(Ops):
+    dry_run = True
+
+    def write(self, path: Path, content: str, mode: int) -> None:
+        pass
+
+    def remove(self, path: Path) -> None:
+        pass
+
+    def mkdir(self, path: Path, mode: int = 0o700) -> None:
+        pass
+
+    def run(self, argv: list[str], input: bytes | None = None) -> Result:
+        which(argv[0])  # a dry run still says when the program is missing
+        return Result(0, "", "")
+
+
+def read_file(path: Path) -> tuple[str | None, int | None]:
+    """Content (None if absent) and permission bits of an installed file."""
+    try:
+        data = path.read_bytes()
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        return None, None
+    except IsADirectoryError:
+        raise SystemOpError(f"{path} is a directory, where schedgen expects a file") from None
+    except OSError as exc:
+        raise SystemOpError(f"cannot read {path}: {exc.strerror}") from None
+    return data.decode("utf-8", "surrogateescape"), mode

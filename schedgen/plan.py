@@ -1,0 +1,124 @@
+"""The plan: desired artifacts vs what is installed, as a list of changes.
+
+`diff`, `apply --dry-run`, `apply`, `status` and `uninstall` all start here, so they
+agree by construction about what is installed and what would change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from schedgen.model import Config
+from schedgen.state import Record
+
+# What apply will do with an artifact.
+CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
+# What apply will not do, and says why.
+ORPHAN = "orphan"  # owned, its job is gone from jobs.toml; apply --prune removes it
+KEPT = "kept"  # owned but hand-edited, no longer wanted; --force removes it
+CONFLICT = "conflict"  # a file schedgen did not write sits where it wants to write
+FORGET = "forget"  # recorded but already gone from the disk: only the record changes
+DISOWN = "disown"  # recorded, but the file lost schedgen's marker: it is the user's now
+
+ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED, ORPHAN, KEPT, CONFLICT, FORGET, DISOWN)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Change:
+    target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron"
+    kind: str  # "wrapper" | "plist" | "cron"
+    key: str  # its key in the ownership record
+    action: str
+    path: Path | None  # None: the crontab block
+    before: str | None  # installed content (None: absent)
+    after: str | None  # desired content (None: not wanted)
+    job: str | None = None
+    jobs: tuple[str, ...] = ()  # for the crontab block: the jobs it holds
+    targets: tuple[str, ...] = ()  # the targets this artifact serves
+    mode: int = 0o644
+    note: str = ""  # why, in words, when the action alone does not say it
+    edited: bool = False  # owned, but the disk no longer matches what schedgen wrote
+    # launchd only
+    label: str | None = None
+    reload: bool = False  # bootout + bootstrap after writing
+    deferred: str = ""  # non-empty: left alone, and why (the job is running)
+    loaded: bool | None = None
+    pid: int | None = None
+    last_exit: int | None = None
+
+    @property
+    def where(self) -> str:
+        return str(self.path) if self.path is not None else "crontab block"
+
+    @property
+    def pending(self) -> bool:
+        """Does this change make the machine differ from the config?"""
+        return self.action not in (UNCHANGED, FORGET) or bool(self.deferred)
+
+    def unified_diff(self) -> str:
+        a = (self.before or "").splitlines(keepends=True)
+        b = (self.after or "").splitlines(keepends=True)
+        if self.action == DELETE or self.after is None:
+            b = []
+        lines = difflib.unified_diff(
+            a, b, fromfile=f"installed: {self.where}" if self.before is not None else "/dev/null",
+            tofile=f"desired: {self.where}" if self.after is not None else "/dev/null")
+        out = []
+        for line in lines:
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out)
+
+
+@dataclass(frozen=True)
+class Plan:
+    namespace: str
+    changes: tuple[Change, ...]
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def in_sync(self) -> bool:
+        return not any(c.pending for c in self.changes)
+
+    def count(self, action: str) -> int:
+        return sum(1 for c in self.changes if c.action == action)
+
+    def summary(self) -> str:
+        n = self.count
+        text = (f"{n(CREATE)} to add, {n(UPDATE)} to change, {n(DELETE)} to remove, "
+                f"{n(UNCHANGED)} unchanged")
+        extra = []
+        if n(ORPHAN):
+            extra.append(f"{n(ORPHAN)} orphaned (owned but no longer in the config; "
+                         "apply --prune removes)")
+        if n(KEPT):
+            extra.append(f"{n(KEPT)} kept (hand-edited; --force removes)")
+        if n(CONFLICT):
+            extra.append(f"{n(CONFLICT)} in conflict (not written by schedgen; --force "
+                         "overwrites)")
+        deferred = sum(1 for c in self.changes if c.deferred)
+        if deferred:
+            extra.append(f"{deferred} deferred (running; --force reloads)")
+        return "; ".join([text, *extra])
+
+    def for_job(self, job: str) -> list[Change]:
+        return [c for c in self.changes if c.job == job or job in c.jobs]
+
+
+def build(config: Config | None, record: Record, *, selected: tuple[str, ...] | None = None,
+          prune: bool = False, force: bool = False, uninstall: bool = False) -> Plan:
+    """Ask every target for its changes. `config=None` with `uninstall`: remove all owned."""
+    from schedgen.targets.base import PlanContext, all_targets
+
+    ctx = PlanContext(config=config, record=record, prune=prune, force=force,
+                      uninstall=uninstall, selected=selected or ("launchd", "cron"))
+    changes: list[Change] = []
+    for target in all_targets():
+        changes += target.plan(ctx, tuple(changes))
+    return Plan(record.namespace, tuple(changes), tuple(ctx.warnings))

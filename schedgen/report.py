@@ -1,0 +1,84 @@
+"""How a plan reads: unified diffs and a summary for people, JSON for CI."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, TextIO
+
+import typer
+
+from schedgen import plan as p
+
+_SYMBOL = {p.CREATE: "+", p.UPDATE: "~", p.DELETE: "-", p.ORPHAN: "?", p.KEPT: "!",
+           p.CONFLICT: "!", p.DISOWN: "?"}
+
+
+def use_color(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
+    return stream.isatty() and not os.environ.get("NO_COLOR")
+
+
+def headline(c: p.Change) -> str:
+    what = f"{c.kind} {c.where}"
+    if c.job and c.kind != "cron":
+        what += f" (job {c.job})"
+    notes = [n for n in (c.note, c.deferred and f"{c.deferred}: apply leaves it alone unless "
+                                               "--force") if n]
+    if c.reload and c.action == p.UNCHANGED:
+        notes.insert(0, "reload")
+    return f"{_SYMBOL.get(c.action, ' ')} {c.action} {what}" + (f": {'; '.join(notes)}" if notes
+                                                                 else "")
+
+
+def diff_text(plan: p.Plan, color: bool) -> str:
+    out: list[str] = []
+
+    def paint(text: str, **style: Any) -> str:
+        return typer.style(text, **style) if color else text
+
+    for c in plan.changes:
+        if not c.pending and not (c.reload and c.action == p.UNCHANGED):
+            continue
+        out.append(paint(headline(c), bold=True) + "\n")
+        if c.action in (p.CREATE, p.UPDATE, p.DELETE, p.CONFLICT) and c.before != c.after:
+            for line in c.unified_diff().splitlines(keepends=True):
+                if line.startswith(("+++", "---")):
+                    out.append(paint(line, bold=True))
+                elif line.startswith("+"):
+                    out.append(paint(line, fg="green"))
+                elif line.startswith("-"):
+                    out.append(paint(line, fg="red"))
+                elif line.startswith("@@"):
+                    out.append(paint(line, fg="cyan"))
+                else:
+                    out.append(line)
+    for w in plan.warnings:
+        out.append(paint(f"warning: {w}", fg="yellow") + "\n")
+    state = "in sync" if plan.in_sync else "changes pending"
+    out.append(f"namespace {plan.namespace}: {state}: {plan.summary()}\n")
+    return "".join(out)
+
+
+def change_json(c: p.Change, with_diff: bool = True) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "action": c.action, "kind": c.kind, "target": c.target,
+        "path": str(c.path) if c.path is not None else None,
+        "job": c.job, "jobs": list(c.jobs), "note": c.note or None, "edited": c.edited,
+    }
+    if c.target == "launchd":
+        d.update(label=c.label, reload=c.reload, deferred=c.deferred or None, loaded=c.loaded,
+                 pid=c.pid, last_exit=c.last_exit)
+    if with_diff:
+        d["diff"] = c.unified_diff() if c.before != c.after else ""
+    return d
+
+
+def plan_json(plan: p.Plan) -> dict[str, Any]:
+    return {
+        "namespace": plan.namespace,
+        "in_sync": plan.in_sync,
+        "summary": {a: plan.count(a) for a in p.ACTIONS if a != p.FORGET}
+        | {"deferred": sum(1 for c in plan.changes if c.deferred)},
+        "changes": [change_json(c) for c in plan.changes if c.action != p.FORGET],
+        "warnings": list(plan.warnings),
+    }

@@ -1,0 +1,79 @@
+"""The cron target: one managed block per namespace in the user's crontab.
+
+The block is owned by its BEGIN/END markers; the ownership record keeps its hash so
+a hand edit shows up as drift. Its lines always follow the config exactly.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+
+from schedgen import plan as p
+from schedgen.errors import SystemOpError
+from schedgen.targets import crontab
+from schedgen.targets.base import ApplyContext, PlanContext, record_file, settle
+
+KEY = "cron"
+
+
+class CronTarget:
+    name = "cron"
+
+    def plan(self, ctx: PlanContext, earlier: tuple[p.Change, ...]) -> list[p.Change]:
+        if "cron" not in ctx.selected:
+            return []
+        wanted = ctx.artifacts("cron")
+        entry = ctx.record.get(KEY)
+        if not wanted and entry is None and (not ctx.uninstall or not shutil.which("crontab")):
+            return []  # nothing of ours can be there (uninstall still looks for the markers)
+        table = crontab.read()
+        before = crontab.block(table.text, ctx.record.namespace)
+        after = wanted[0].content if wanted else None
+        jobs = tuple(j.name for j in ctx.config.for_target("cron")) if ctx.config else ()
+        if not jobs and entry is not None:
+            jobs = entry.jobs
+        c = p.Change(self.name, "cron", KEY, p.UNCHANGED, None, before, after, jobs=jobs,
+                     targets=("cron",))
+        edited = entry is not None and before is not None and p.digest(before) != entry.sha256
+        if after is not None:
+            if before is None:
+                return [replace(c, action=p.CREATE, note="missing" if entry else "")]
+            if before == after:
+                return [c]
+            note = "hand-edited" if edited else ""
+            return [replace(c, action=p.UPDATE, edited=edited, note=note)]
+        if before is None:
+            return [replace(c, action=p.FORGET, note="already removed")] if entry else []
+        if not ctx.explicit(jobs) and not ctx.prune:
+            return [replace(c, action=p.ORPHAN, note="no job of this namespace targets cron any "
+                            "more; apply --prune removes the block")]
+        if edited and not ctx.force and not ctx.uninstall:
+            return [replace(c, action=p.KEPT, edited=True,
+                            note="hand-edited since schedgen installed it; --force removes it")]
+        return [replace(c, action=p.DELETE, edited=edited)]
+
+    def apply(self, change: p.Change, ctx: ApplyContext) -> None:
+        if settle(ctx, change):
+            return
+        ns = ctx.record.namespace
+        table = crontab.read()
+        if crontab.block(table.text, ns) != change.before:
+            raise SystemOpError("the crontab changed while schedgen was working; it was not "
+                                "written. Run the command again.")
+        new = crontab.splice(table.text, ns, change.after)
+        if new != table.text:
+            crontab.write(ctx.ops, new)
+        if change.after is None:
+            ctx.record.drop(KEY)
+            ctx.did("removed", f"crontab block namespace={ns}")
+            return
+        record_file(ctx, change, change.after)
+        verb = "created" if change.action == p.CREATE else "updated"
+        ctx.did(verb, f"crontab block namespace={ns} ({_jobs(change)})"
+                + (f" ({change.note})" if change.note else ""))
+
+
+def _jobs(change: p.Change) -> str:
+    n = len(change.jobs)
+    return f"{n} job{'s' if n != 1 else ''}: {', '.join(change.jobs)}" if n else "no jobs"

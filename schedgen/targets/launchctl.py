@@ -1,0 +1,102 @@
+"""Talking to launchd with the current verbs: bootout, bootstrap, enable, list.
+
+The deprecated `load`/`unload` are never used. Known failures are handled the way
+macOS reports them (DESIGN.md §6):
+- bootout of a service that is not loaded: "3: No such process" (113 "Could not find
+  specified service" on newer macOS): fine, it is what we wanted.
+- bootstrap "5: Input/output error": still loaded, or too soon after a bootout: retry.
+- bootstrap "119: Service is disabled": `enable`, then bootstrap.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from schedgen.errors import SystemOpError
+from schedgen.ops import Ops, Result, run
+
+NOT_LOADED = (3, 113)
+BUSY = 5
+DISABLED = 119
+RETRY_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0)  # seconds between bootstrap attempts on error 5
+_CODE = re.compile(r"failed: (\d+):")
+
+
+@dataclass(frozen=True)
+class Service:
+    label: str
+    pid: int | None  # running now
+    last_exit: int | None  # last exit status (negative: killed by that signal)
+
+
+def domain() -> str:
+    return f"gui/{os.getuid()}"
+
+
+def listing() -> dict[str, Service]:
+    """`launchctl list`: a header `PID Status Label`, then one row per loaded service."""
+    r = run(["launchctl", "list"])
+    if not r.ok:
+        raise SystemOpError(f"launchctl list failed: {r.message()}")
+    out: dict[str, Service] = {}
+    for line in r.stdout.splitlines():
+        parts = line.split(None, 2)
+        if len(parts) != 3 or parts[0] == "PID":
+            continue
+        pid, status, label = parts
+        out[label] = Service(label, _int(pid), _int(status))
+    return out
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None  # "-": not running / no status yet
+
+
+def code(r: Result) -> int:
+    """launchctl's error number: from "...failed: N: ..." if printed, else the exit status."""
+    m = _CODE.search(r.stderr) or _CODE.search(r.stdout)
+    return int(m.group(1)) if m else r.returncode
+
+
+def bootout(ops: Ops, label: str) -> None:
+    r = ops.run(["launchctl", "bootout", f"{domain()}/{label}"])
+    if not r.ok and code(r) not in NOT_LOADED:
+        raise SystemOpError(f"launchctl bootout {domain()}/{label} failed: {r.message()}")
+
+
+def bootstrap(ops: Ops, label: str, plist: Path) -> None:
+    enabled = False
+    delays = list(RETRY_DELAYS)
+    while True:
+        r = ops.run(["launchctl", "bootstrap", domain(), str(plist)])
+        if r.ok:
+            return
+        n = code(r)
+        if n == DISABLED and not enabled:
+            enable(ops, label)
+            enabled = True
+            continue
+        if n == BUSY and delays:
+            time.sleep(delays.pop(0))
+            continue
+        tried = "" if n != BUSY else f" (tried {len(RETRY_DELAYS) + 1} times)"
+        raise SystemOpError(f"launchctl bootstrap {domain()} {plist} failed{tried}: {r.message()}")
+
+
+def enable(ops: Ops, label: str) -> None:
+    r = ops.run(["launchctl", "enable", f"{domain()}/{label}"])
+    if not r.ok:
+        raise SystemOpError(f"launchctl enable {domain()}/{label} failed: {r.message()}")
+
+
+def reload(ops: Ops, label: str, plist: Path) -> None:
+    """Bootout (not loaded is fine), then bootstrap the plist."""
+    bootout(ops, label)
+    bootstrap(ops, label, plist)

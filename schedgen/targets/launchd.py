@@ -1,0 +1,111 @@
+"""The launchd target: one plist per job in ~/Library/LaunchAgents, loaded per user.
+
+Works on any host with a `launchctl` on PATH (that is how it is tested on Linux).
+Only jobs whose plist or wrapper changed, or that are not loaded, are reloaded; a job
+that is running right now is left alone unless --force.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from schedgen import plan as p
+from schedgen.errors import SystemOpError
+from schedgen.render import Artifact
+from schedgen.targets import launchctl
+from schedgen.targets.base import (
+    ApplyContext,
+    PlanContext,
+    plan_files,
+    remove_file,
+    settle,
+    write_file,
+)
+
+
+class LaunchdTarget:
+    name = "launchd"
+
+    def plan(self, ctx: PlanContext, earlier: tuple[p.Change, ...]) -> list[p.Change]:
+        if "launchd" not in ctx.selected:
+            return []
+        wanted = ctx.artifacts("plist")
+        if not wanted and not ctx.record.of_kind("plist"):
+            return []  # no launchctl call on a machine that has nothing for launchd
+
+        def targets_of(a: Artifact) -> tuple[str, ...]:
+            return ("launchd",)
+
+        services = launchctl.listing()
+        rewrapped = {c.job for c in earlier
+                     if c.kind == "wrapper" and c.action in (p.CREATE, p.UPDATE)}
+        out = []
+        for c in plan_files(self.name, "plist", wanted, ctx, targets_of):
+            assert c.path is not None
+            label = c.path.name.removesuffix(".plist")
+            svc = services.get(label)
+            c = replace(c, label=label, loaded=svc is not None, pid=svc.pid if svc else None,
+                        last_exit=svc.last_exit if svc else None)
+            if c.action in (p.CREATE, p.UPDATE):
+                c = replace(c, reload=True)
+            elif c.action == p.UNCHANGED and svc is None:
+                c = replace(c, action=p.UPDATE, reload=True, note="not loaded in launchd")
+            elif c.action == p.UNCHANGED and c.job in rewrapped:
+                c = replace(c, reload=True, note="its wrapper changed")
+            elif c.action == p.FORGET and svc is not None:
+                c = replace(c, action=p.DELETE, note="plist already removed, still loaded")
+            busy = c.reload or c.action == p.DELETE
+            if c.pid is not None and busy and not ctx.force and not ctx.uninstall:
+                c = replace(c, deferred=f"running (PID {c.pid})")
+            out.append(c)
+        return out
+
+    def apply(self, change: p.Change, ctx: ApplyContext) -> None:
+        if settle(ctx, change):
+            return
+        c = change
+        assert c.path is not None and c.label is not None
+        if c.deferred:
+            verb = "unloading" if c.action == p.DELETE else "reloading"
+            ctx.say(f"left alone: {c.label} is {c.deferred}; {verb} it would stop it. Run apply "
+                    "again when it has finished, or use --force.")
+            return
+        if c.action == p.DELETE:
+            if c.loaded:
+                launchctl.bootout(ctx.ops, c.label)
+                ctx.did("unloaded", c.label)
+            if c.before is not None:
+                remove_file(ctx, c)
+            else:
+                ctx.record.drop(c.key)
+            return
+        if c.action in (p.CREATE, p.UPDATE):
+            old_entry = ctx.record.get(c.key)
+            write_file(ctx, c)
+            try:
+                launchctl.reload(ctx.ops, c.label, c.path)
+            except SystemOpError as exc:
+                raise SystemOpError(f"{exc}\n{self._roll_back(c, ctx, old_entry)}") from None
+            ctx.did("loaded", c.label)
+            return
+        launchctl.reload(ctx.ops, c.label, c.path)
+        ctx.did("reloaded" if c.loaded else "loaded", c.label + (f" ({c.note})" if c.note else ""))
+
+    def _roll_back(self, c: p.Change, ctx: ApplyContext, old_entry: object) -> str:
+        """Put the previous plist back (and load it if it was loaded). Returns what happened."""
+        assert c.path is not None and c.label is not None
+        try:
+            if c.before is None:
+                ctx.ops.remove(c.path)
+                ctx.record.drop(c.key)
+                return f"{c.label}: the new plist was removed again; the job is not installed."
+            ctx.ops.write(c.path, c.before, 0o644)
+            ctx.record.drop(c.key)
+            if old_entry is not None:
+                ctx.record.set(old_entry)  # type: ignore[arg-type]
+            if not c.loaded:
+                return f"{c.label}: the previous plist was put back (it was not loaded before)."
+            launchctl.bootstrap(ctx.ops, c.label, c.path)
+            return f"{c.label}: the previous plist was put back and loaded again."
+        except SystemOpError as exc:
+            return f"{c.label}: putting the previous plist back failed too ({exc}); not loaded."
