@@ -86,6 +86,79 @@ def render(
         typer.echo(f"wrote {p}")
 
 
+# --- install and reconcile (issue 4): diff, apply, status/reconcile, uninstall ---------
+PruneOpt = Annotated[bool, typer.Option(
+    "--prune", help="also remove owned artifacts whose job is gone from jobs.toml")]
+ForceOpt = Annotated[bool, typer.Option(
+    "--force", help="reload running jobs; overwrite files schedgen did not write; "
+                    "prune hand-edited ones")]
+
+
+@app.command("diff")
+def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt = False,
+             force: ForceOpt = False, as_json: JsonOpt = False) -> None:
+    """Show installed vs desired as unified diffs and a summary. Exit 0 in sync, 1 pending."""
+    from schedgen import apply, report
+
+    plan = apply.diff(config_path(config), _targets(target), prune=prune, force=force)
+    if as_json:
+        typer.echo(json.dumps(report.plan_json(plan), indent=2))
+    else:
+        typer.echo(report.diff_text(plan, report.use_color(sys.stdout)), nl=False)
+    raise typer.Exit(0 if plan.in_sync else 1)
+
+
+@app.command("apply")
+def apply_cmd(
+    config: ConfigOpt = None, target: TargetOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="say what would be done; "
+                                          "change nothing")] = False,
+    prune: PruneOpt = False, force: ForceOpt = False,
+) -> None:
+    """Make the machine match the config: wrappers, plists, the crontab block, reloads."""
+    from schedgen import apply
+
+    out = apply.apply(config_path(config), _targets(target), dry_run=dry_run, prune=prune,
+                      force=force, say=typer.echo)
+    prefix = "dry run, nothing changed" if dry_run else "done"
+    typer.echo(f"{prefix}: namespace {out.plan.namespace}: {out.plan.summary()}")
+
+
+@app.command("status")
+def status_cmd(
+    config: ConfigOpt = None, target: TargetOpt = None, as_json: JsonOpt = False,
+    check: Annotated[bool, typer.Option("--check", help="exit 1 if anything drifted")] = False,
+) -> None:
+    """Per job: installed, drifted, loaded/running, last run, next run, queue, lock."""
+    from schedgen import status
+
+    st = status.status(config_path(config), _targets(target))
+    typer.echo(json.dumps(status.as_json(st), indent=2) if as_json else status.as_text(st))
+    raise typer.Exit(1 if check and st.drifted else 0)
+
+
+app.command("reconcile", help="Same as status (the name the design card uses).")(status_cmd)
+
+
+@app.command("uninstall")
+def uninstall_cmd(
+    config: ConfigOpt = None,
+    namespace: Annotated[Optional[str], typer.Option(  # noqa: UP007
+        "--namespace", help="namespace to remove, without reading a config")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="say what would be removed")]
+    = False,
+) -> None:
+    """Remove everything schedgen installed for the namespace; logs and run records stay."""
+    from schedgen import apply
+
+    out = apply.uninstall(config_path(config), namespace, dry_run=dry_run, say=typer.echo)
+    n = len([c for c in out.plan.changes if c.action == "delete"])
+    what = f"{n} artifact{'s' if n != 1 else ''}" if n else "nothing was installed"
+    verb = "would remove" if dry_run else "removed"
+    typer.echo(f"namespace {out.plan.namespace}: {verb} {what}")
+# --- end issue 4 -------------------------------------------------------------------
+
+
 # --- meet users where they are (issue 5): import, next, schema ------------------------
 @app.command("import")
 def import_cmd(
