@@ -14,7 +14,7 @@ import jinja2
 from schedgen import __version__
 from schedgen.calendar import union_dicts
 from schedgen.describe import describe
-from schedgen.model import PLACEHOLDERS, Config, Job
+from schedgen.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.schedule import Cron, Every, Reboot, every_as_cron
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
@@ -74,9 +74,20 @@ def header(config: Config) -> dict[str, str]:
             "namespace": config.namespace}
 
 
+def _program(command: Command | None) -> str | None:
+    """The program a command runs, for the wrapper's PATH check (None: only known at run time)."""
+    if command is None:
+        return None
+    if isinstance(command, str):
+        return "bash"
+    return None if _PLACEHOLDER.search(command[0]) else command[0]
+
+
 def wrapper(job: Job, config: Config) -> str:
-    return _env().get_template("wrapper.sh.j2").render(job=job, h=header(config),
-                                                      queue=job.queue, lock=job.lock)
+    prog, smoke_prog = _program(job.command), _program(job.smoke)
+    return _env().get_template("wrapper.sh.j2").render(
+        job=job, h=header(config), queue=job.queue, lock=job.lock,
+        progs=[prog] if prog else [], smoke_prog=smoke_prog if smoke_prog != prog else None)
 
 
 def plist(job: Job, config: Config) -> str:
