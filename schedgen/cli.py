@@ -212,6 +212,21 @@ def schema_cmd() -> None:
 # --- end issue 5 -------------------------------------------------------------------
 
 
+# --- issue 3: run ------------------------------------------------------------------
+@app.command("run")
+def run_cmd(
+    job: Annotated[str, typer.Argument(metavar="JOB", help="the job to run")],
+    smoke: Annotated[bool, typer.Option(
+        "--smoke", help="run the job's smoke command, or only check its preconditions")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Run the job's wrapper now, in the foreground; exit with the wrapper's status."""
+    from schedgen import runner
+
+    raise typer.Exit(runner.run(config_path(config), job, smoke))
+# --- end issue 3 -------------------------------------------------------------------
+
+
 def main() -> None:
     try:
         app()

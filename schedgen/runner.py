@@ -1,0 +1,91 @@
+"""`schedgen run JOB`: run a job's wrapper now, in the foreground, and pass its status on.
+
+The wrapper is rendered from the current config. If the installed one is byte-for-byte
+the same it is run in place; otherwise the rendered text goes to a private temp file,
+so a manual run always does what the config says, installed or not.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import FrameType
+
+from schedgen import config as cfg
+from schedgen.errors import SystemOpError, UsageError
+
+
+def _bash() -> str:
+    """The shell the wrapper's #! line names, or bash from PATH where /bin/bash is missing."""
+    if os.access("/bin/bash", os.X_OK):
+        return "/bin/bash"
+    found = shutil.which("bash")
+    if found is None:
+        raise SystemOpError("cannot run the wrapper: bash not found")
+    return found
+
+
+def run(config_path: Path, job_name: str, smoke: bool = False) -> int:
+    """Run JOB's wrapper in the foreground; return its exit status (128+N if killed by N)."""
+    from schedgen.render import wrapper
+
+    config = cfg.load(config_path)
+    job = config.job(job_name)
+    if job is None:
+        names = ", ".join(j.name for j in config.jobs) or "none"
+        raise UsageError(f"no job named {job_name!r} in {config.path} (jobs: {names})")
+    if not job.enabled:
+        print(f"schedgen: note: {job.name} is disabled (enabled = false); running it anyway",
+              file=sys.stderr)
+    text = wrapper(job, config)
+
+    env = dict(os.environ, SCHEDGEN_FOREGROUND="1")
+    if smoke:
+        env["SCHEDGEN_SMOKE"] = "1"
+    tmp: Path | None = None
+    try:
+        installed = job.wrapper_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        installed = None
+    if installed == text:
+        script = job.wrapper_path
+    else:
+        fd, name = tempfile.mkstemp(prefix=f"schedgen-{job.name}-", suffix=".sh")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        tmp = script = Path(name)
+    try:
+        return _foreground([_bash(), str(script)], env)
+    finally:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+
+
+def _foreground(argv: list[str], env: dict[str, str]) -> int:
+    """Run argv with our stdio; Ctrl-C and TERM reach the wrapper, which settles and exits.
+
+    The wrapper shares our process group, so a Ctrl-C at the terminal reaches it directly;
+    we only keep waiting for it (a no-op handler, not SIG_IGN, which the child would
+    inherit and could not trap). A TERM sent to us alone is passed on.
+    """
+    try:
+        proc = subprocess.Popen(argv, env=env)
+    except OSError as exc:
+        raise SystemOpError(f"cannot run the wrapper: {exc}") from None
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        if signum != signal.SIGINT:
+            proc.send_signal(signum)
+
+    old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        status = proc.wait()
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    return 128 - status if status < 0 else status
