@@ -54,20 +54,72 @@ def can_fire(box: Box) -> bool:
 
 
 def merge(boxes: list[Box]) -> list[Box]:
-    """Merge along one axis at a time until stable, dropping boxes inside others."""
-    current = set(boxes)
+    """Merge along one axis at a time until stable, dropping boxes inside others.
+
+    Boxes are kept with their months narrowed to where they fire, so equal firing
+    means equal boxes. Along Day, boxes whose month sets differ only in months where
+    their days never exist can still merge (see `_month_range`).
+    """
+    current = {_narrow(b) for b in boxes}
     while True:
         before = current
         for axis in range(5):
-            groups: dict[tuple[frozenset[int], ...], set[int]] = defaultdict(set)
-            for b in current:
-                groups[b[:axis] + b[axis + 1:]] |= b[axis]
-            current = {_box(rest[:axis] + (frozenset(vals),) + rest[axis:])
-                       for rest, vals in groups.items()}
+            current = _merge_days(current) if axis == _D else _merge_axis(current, axis)
         current = {b for b in current
                    if not any(o != b and all(b[i] <= o[i] for i in range(5)) for o in current)}
         if current == before:
             return sorted(current, key=_order)
+
+
+def _merge_axis(boxes: set[Box], axis: int) -> set[Box]:
+    groups: dict[tuple[frozenset[int], ...], set[int]] = defaultdict(set)
+    for b in boxes:
+        groups[b[:axis] + b[axis + 1:]] |= b[axis]
+    return {_narrow(_box(rest[:axis] + (frozenset(vals),) + rest[axis:]))
+            for rest, vals in groups.items()}
+
+
+def _merge_days(boxes: set[Box]) -> set[Box]:
+    """Union Day sets of boxes alike in (Weekday, Hour, Minute) when one month set fits all."""
+    groups: dict[tuple[frozenset[int], ...], list[Box]] = defaultdict(list)
+    for b in sorted(boxes, key=_order):
+        groups[(b[_W], b[_H], b[_MI])].append(b)
+    out: set[Box] = set()
+    for (weekdays, hours, minutes), members in groups.items():
+        clusters: list[tuple[frozenset[int], frozenset[int], frozenset[int]]] = []  # lo, hi, days
+        for b in members:
+            lo, hi = _month_range(b)
+            for i, (clo, chi, cdays) in enumerate(clusters):
+                if lo | clo <= hi & chi:
+                    clusters[i] = (lo | clo, hi & chi, cdays | b[_D])
+                    break
+            else:
+                clusters.append((lo, hi, b[_D]))
+        out |= {_narrow((lo, days, weekdays, hours, minutes)) for lo, _, days in clusters}
+    return out
+
+
+def _month_range(b: Box) -> tuple[frozenset[int], frozenset[int]]:
+    """(lo, hi): any month set M with lo <= M <= hi fires exactly like the box's months,
+    because the months hi adds have none of the box's days (Feb 30, Apr 31)."""
+    lo = _fitting(b[_M], b[_D])
+    hi = FULL[_M]
+    for d in b[_D]:
+        hi = hi & ((b[_M] & _fitting(FULL[_M], frozenset({d}))) | _never(frozenset({d})))
+    return lo, hi
+
+
+def _fitting(months: frozenset[int], days: frozenset[int]) -> frozenset[int]:
+    """The months in which one of ``days`` exists."""
+    return frozenset(m for m in months if any(d <= MONTH_DAYS[m] for d in days))
+
+
+def _never(days: frozenset[int]) -> frozenset[int]:
+    return FULL[_M] - _fitting(FULL[_M], days)
+
+
+def _narrow(b: Box) -> Box:
+    return (_fitting(b[_M], b[_D]), b[_D], b[_W], b[_H], b[_MI])
 
 
 def _box(t: tuple[frozenset[int], ...]) -> Box:
@@ -80,21 +132,28 @@ def _order(b: Box) -> tuple[Any, ...]:
 
 def to_cron(entries: list[Any]) -> list[str]:
     """Cron expressions (Debian semantics) firing exactly when the dicts do."""
-    boxes = [b for e in entries for b in boxes_of(e)]
-    merged = merge(boxes)
-    # Pair a Day-only box with a Weekday-only box of the same times: one OR line.
-    by_day = {(b[_M], b[_H], b[_MI]): b for b in merged if b[_W] == FULL[_W] and b[_D] != FULL[_D]}
-    by_weekday = {(b[_M], b[_H], b[_MI]): b for b in merged
-                  if b[_D] == FULL[_D] and b[_W] != FULL[_W]}
+    merged = merge([b for e in entries for b in boxes_of(e)])
+    day_boxes = [b for b in merged if b[_W] == FULL[_W] and b[_D] != FULL[_D]]
+    weekday_boxes = [b for b in merged if b[_D] == FULL[_D] and b[_W] != FULL[_W]]
+    # A Day-only box and a Weekday-only box with the same times are one cron line,
+    # since cron ORs its day fields when both are restricted.
+    partner: dict[Box, Box] = {}
+    for w in weekday_boxes:
+        for d in day_boxes:
+            lo, hi = _month_range(d)
+            if d not in partner and (d[_H], d[_MI]) == (w[_H], w[_MI]) and lo <= w[_M] <= hi:
+                partner[d] = w
+                break
+    paired = set(partner.values())
     out: list[str] = []
     for b in merged:
-        key = (b[_M], b[_H], b[_MI])
-        if b[_W] == FULL[_W] and b[_D] != FULL[_D] and key in by_weekday:
-            out.append(_expr(b[_M], b[_D], by_weekday[key][_W], b[_H], b[_MI]))
-        elif b[_D] == FULL[_D] and b[_W] != FULL[_W] and key in by_day:
-            continue  # written with its Day partner
-        else:
-            out.append(_expr(*b))
+        if b in partner:
+            w = partner[b]
+            out.append(_expr(w[_M], b[_D], w[_W], b[_H], b[_MI]))
+        elif b not in paired:
+            lo, hi = _month_range(b)
+            months = hi if hi == FULL[_M] else b[_M]  # "31 * *" rather than "31 1,3,5,7,8,10,12"
+            out.append(_expr(months, b[_D], b[_W], b[_H], b[_MI]))
     return out
 
 
