@@ -1,0 +1,188 @@
+"""StartCalendarInterval must fire on exactly the minutes Debian cron fires on.
+
+cronsim follows Debian cron (including the day-of-month/day-of-week OR rule and
+the '*'-prefix exception) and is the oracle. The launchd side is evaluated here
+independently of schedgen: a dict fires when every key it has matches.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import date, datetime, timedelta
+
+import pytest
+from cronsim import CronSim
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from schedgen.calendar import NotExpressible, calendar_dicts
+from schedgen.schedule import parse_cron
+
+# 2028 is a leap year: the window holds Feb 29 and every month end.
+START = datetime(2028, 1, 1)
+END = datetime(2029, 1, 1)
+
+
+def cron_minutes(expr: str, start: datetime = START, end: datetime = END) -> set[datetime]:
+    out = set()
+    for dt in CronSim(expr, start - timedelta(minutes=1)):
+        if dt >= end:
+            break
+        out.add(dt)
+    return out
+
+
+def launchd_minutes(dicts: list[dict[str, int]], start: datetime = START,
+                    end: datetime = END) -> set[datetime]:
+    out = set()
+    day = start.date()
+    while day < end.date():
+        weekday = (day.weekday() + 1) % 7  # launchd/cron: 0 = Sunday
+        for d in dicts:
+            if d.get("Month", day.month) != day.month or d.get("Day", day.day) != day.day:
+                continue
+            if "Weekday" in d and d["Weekday"] % 7 != weekday:
+                continue
+            hours = [d["Hour"]] if "Hour" in d else range(24)
+            minutes = [d["Minute"]] if "Minute" in d else range(60)
+            out.update(datetime(day.year, day.month, day.day, h, m) for h in hours for m in minutes)
+        day += timedelta(days=1)
+    return out
+
+
+# (expression, minimal number of dicts)
+CASES = [
+    ("40 10,16 * * *", 2),            # the seed's note funnel
+    ("15 6 * * *", 1),
+    ("* * * * *", 1),                 # one empty dict: every minute
+    ("*/15 * * * *", 4),
+    ("0 * * * *", 1),
+    ("0 0 * * 0", 1),
+    ("0 0 * * 7", 1),                 # 7 is Sunday too
+    ("0 0 * * 0,7", 1),
+    ("0 9 * * 1-5", 5),
+    ("0 9 * * mon-fri", 5),
+    ("30 8 1 * *", 1),
+    ("0 0 1 1 *", 1),
+    ("0 0 29 2 *", 1),                # leap day only
+    ("0 0 1,15 * 1", 3),              # OR: 1st, 15th, and Mondays
+    ("0 0 31 * *", 1),
+    ("0 0 30 * *", 1),
+    ("0 0 31 1,3,5,7,8,10,12 *", 1),  # every month with a 31st: Month is implied
+    ("0 0 31 1,3 *", 2),
+    ("0 0 30,31 2,4 *", 1),           # only April 30 exists
+    ("0 0 1-29 2 1", 1),              # every day of February anyway
+    ("0 0 1-28 2 1", 29),             # Feb 29 only if a Monday
+    ("0 0 */2 * *", 16),              # AND with a full weekday field: odd days
+    ("0 0 * * */2", 4),               # Sun, Tue, Thu, Sat
+    ("0 0 */1 * 1", 1),               # AND, day field full: Mondays
+    ("0 0 1 * */1", 1),               # AND, weekday field full: the 1st
+    ("0 12 * jan-mar *", 3),
+    ("0 12 * 2 1", 1),                # AND ('*' day): Mondays in February
+    ("5 4 * * sun", 1),
+    ("0 22 * * 1-5", 5),
+    ("23 0-20/2 * * *", 11),
+    ("0 0 1-31 * 3", 1),              # OR with a full day field: every day
+    ("0 0 15 * 0-6", 1),              # OR with every weekday: every day
+    ("0 0 1 6 3", 2),                 # June 1st and Wednesdays in June
+]
+
+
+@pytest.mark.parametrize(("expr", "count"), CASES)
+def test_calendar_fires_exactly_like_debian_cron(expr: str, count: int) -> None:
+    dicts = calendar_dicts(parse_cron(expr))
+    assert launchd_minutes(dicts) == cron_minutes(expr)
+    assert len(dicts) == count
+
+
+@pytest.mark.parametrize("expr", [c for c, _ in CASES])
+def test_calendar_never_puts_day_and_weekday_in_one_dict(expr: str) -> None:
+    for d in calendar_dicts(parse_cron(expr)):
+        assert not ("Day" in d and "Weekday" in d)
+
+
+@pytest.mark.parametrize("expr", ["0 0 */2 * 1", "0 0 1-15 * */2", "0 0 * * 1 ", "0 0 */3 * mon"])
+def test_calendar_refuses_day_and_weekday_anded(expr: str) -> None:
+    cron = parse_cron(expr)
+    if cron.days_full or cron.weekdays_full:
+        calendar_dicts(cron)  # expressible: one side is unrestricted
+        return
+    with pytest.raises(NotExpressible, match="launchd cannot require"):
+        calendar_dicts(cron)
+
+
+# --- generated expressions --------------------------------------------------------
+
+def _field(lo: int, hi: int, names: list[str] | None = None, max_items: int = 3):
+    num = st.integers(lo, hi)
+
+    @st.composite
+    def atom(draw):
+        kind = draw(st.sampled_from(["n", "range", "range_step", "star", "star_step", "name"]))
+        if kind == "n" or (kind == "name" and not names):
+            return str(draw(num))
+        if kind == "name":
+            return draw(st.sampled_from(names))
+        if kind == "star":
+            return "*"
+        if kind == "star_step":
+            return f"*/{draw(st.integers(1, hi - lo + 1))}"
+        a, b = sorted((draw(num), draw(num)))
+        if kind == "range":
+            return f"{a}-{b}"
+        # cronsim reads "a-a/n" as "a/n" (a to the field's end); Debian reads {a}.
+        assume(a < b)
+        return f"{a}-{b}/{draw(st.integers(1, hi - lo + 1))}"
+
+    return st.lists(atom(), min_size=1, max_size=max_items).map(",".join)
+
+
+# Minutes and hours stay small so that a year of firings stays cheap to enumerate.
+small_minutes = st.lists(st.integers(0, 59), min_size=1, max_size=2, unique=True).map(
+    lambda xs: ",".join(map(str, xs)))
+small_hours = st.one_of(
+    st.lists(st.integers(0, 23), min_size=1, max_size=3, unique=True).map(
+        lambda xs: ",".join(map(str, xs))),
+    st.sampled_from(["*/6", "8-18/5"]))
+MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(minute=small_minutes, hour=small_hours, dom=_field(1, 31), month=_field(1, 12, MONTHS),
+       dow=_field(0, 7, DAYS))
+def test_generated_expressions_fire_like_cronsim(minute, hour, dom, month, dow) -> None:
+    expr = f"{minute} {hour} {dom} {month} {dow}"
+    try:
+        cron = parse_cron(expr)
+    except ValueError:
+        assume(False)
+        return
+    try:
+        dicts = calendar_dicts(cron)
+    except NotExpressible:
+        # Only the AND of two restricted day fields is refused.
+        assert cron.day_and and not cron.days_full and not cron.weekdays_full
+        return
+    assert launchd_minutes(dicts) == cron_minutes(expr)
+    assert not any("Day" in d and "Weekday" in d for d in dicts)
+    # Minimal: no dict is redundant, and minute x hour singletons are unavoidable.
+    n_min = 1 if len(cron.minutes) == 60 else len(cron.minutes)
+    n_hour = 1 if len(cron.hours) == 24 else len(cron.hours)
+    assert len(dicts) % (n_min * n_hour) == 0
+    date_dicts = {tuple((k, v) for k, v in d.items() if k in ("Month", "Day", "Weekday"))
+                  for d in dicts}
+    covers = {dd: _days(dict(dd)) for dd in date_dicts}
+    count = Counter(day for days in covers.values() for day in days)
+    for dd, days in covers.items():
+        assert any(count[day] == 1 for day in days), f"{dd} is redundant"
+
+
+_CYCLE = [(d, d.month, d.day, (d.weekday() + 1) % 7)
+          for d in (date(2024, 1, 1) + timedelta(days=i) for i in range(28 * 366))]
+
+
+def _days(d: dict[str, int]) -> set[date]:
+    """Days on which one date dict fires over a full 28-year weekday cycle."""
+    return {day for day, mo, dm, wd in _CYCLE
+            if d.get("Month", mo) == mo and d.get("Day", dm) == dm and d.get("Weekday", wd) == wd}
