@@ -84,12 +84,14 @@ def _log_dirs(config: Config, plan: p.Plan, ctx: ApplyContext) -> None:
         job = config.job(name)
         if job is not None and not job.log_dir.is_dir():
             ctx.ops.mkdir(job.log_dir)
-            ctx.did("created", f"log dir {job.log_dir}")
+            ctx.did("create", f"log dir {job.log_dir}")
 
 
 def _execute(plan: p.Plan, record: state.Record, ops: Ops, force: bool, say: Say,
              prepare: Callable[[ApplyContext], None] | None = None) -> tuple[str, ...]:
     ctx = ApplyContext(record=record, ops=ops, force=force, say=say)
+    for w in plan.warnings:
+        say(f"warning: {w}")
     installs = [c for c in plan.changes if c.action != p.DELETE]
     removals = [c for c in reversed(plan.changes) if c.action == p.DELETE]
     steps = [*installs, *removals]

@@ -120,8 +120,11 @@ def apply_cmd(
 
     out = apply.apply(config_path(config), _targets(target), dry_run=dry_run, prune=prune,
                       force=force, say=typer.echo)
-    prefix = "dry run, nothing changed" if dry_run else "done"
-    typer.echo(f"{prefix}: namespace {out.plan.namespace}: {out.plan.summary()}")
+    if dry_run:
+        typer.echo(f"dry run, nothing changed: namespace {out.plan.namespace}: "
+                   f"{out.plan.summary()}")
+    else:
+        typer.echo(f"done: namespace {out.plan.namespace}: {out.plan.summary(done=True)}")
 
 
 @app.command("status")
@@ -143,7 +146,7 @@ app.command("reconcile", help="Same as status (the name the design card uses).")
 @app.command("uninstall")
 def uninstall_cmd(
     config: ConfigOpt = None,
-    namespace: Annotated[Optional[str], typer.Option(  # noqa: UP007
+    namespace: Annotated[Optional[str], typer.Option(  # noqa: UP007,UP045
         "--namespace", help="namespace to remove, without reading a config")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="say what would be removed")]
     = False,

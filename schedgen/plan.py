@@ -89,10 +89,17 @@ class Plan:
     def count(self, action: str) -> int:
         return sum(1 for c in self.changes if c.action == action)
 
-    def summary(self) -> str:
-        n = self.count
-        text = (f"{n(CREATE)} to add, {n(UPDATE)} to change, {n(DELETE)} to remove, "
-                f"{n(UNCHANGED)} unchanged")
+    def summary(self, done: bool = False) -> str:
+        """`2 to add, 1 to change, 0 to remove, 3 unchanged` (after apply: `2 added, ...`)."""
+        def n(action: str) -> int:
+            return sum(1 for c in self.changes if c.action == action
+                       and not (done and c.deferred))
+        if done:
+            text = (f"{n(CREATE)} added, {n(UPDATE)} changed, {n(DELETE)} removed, "
+                    f"{n(UNCHANGED)} unchanged")
+        else:
+            text = (f"{n(CREATE)} to add, {n(UPDATE)} to change, {n(DELETE)} to remove, "
+                    f"{n(UNCHANGED)} unchanged")
         extra = []
         if n(ORPHAN):
             extra.append(f"{n(ORPHAN)} orphaned (owned but no longer in the config; "
@@ -104,7 +111,7 @@ class Plan:
                          "overwrites)")
         deferred = sum(1 for c in self.changes if c.deferred)
         if deferred:
-            extra.append(f"{deferred} deferred (running; --force reloads)")
+            extra.append(f"{deferred} deferred (running; --force reloads or unloads)")
         return "; ".join([text, *extra])
 
     def for_job(self, job: str) -> list[Change]:

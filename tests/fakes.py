@@ -135,7 +135,7 @@ else:
 
 
 def _script(body: str) -> str:
-    return body.replace("__PYTHON__", sys.executable)
+    return body.replace("__PYTHON__", f"{sys.executable} -S")
 
 
 class FakeCrontab:

@@ -53,6 +53,10 @@ class PlanContext:
         return self.config is not None and any(self.config.job(j) for j in jobs)
 
 
+_PAST = {"create": "created", "update": "updated", "remove": "removed", "load": "loaded",
+         "reload": "reloaded", "unload": "unloaded", "restore": "restored"}
+
+
 @dataclass
 class ApplyContext:
     record: Record
@@ -62,8 +66,8 @@ class ApplyContext:
     done: list[str] = field(default_factory=list)
 
     def did(self, verb: str, what: str) -> None:
-        """Report one thing done (or, in a dry run, that would be done)."""
-        line = f"{'would ' + verb if self.ops.dry_run else verb}: {what}"
+        """Report one thing done (or, in a dry run, that would be done): did("create", x)."""
+        line = f"{'would ' + verb if self.ops.dry_run else _PAST[verb]}: {what}"
         self.done.append(line)
         self.say(line)
 
@@ -157,7 +161,7 @@ def write_file(ctx: ApplyContext, c: p.Change) -> None:
     assert c.path is not None and c.after is not None
     ctx.ops.write(c.path, c.after, c.mode)
     record_file(ctx, c, c.after)
-    ctx.did("created" if c.action == p.CREATE else "updated", f"{c.kind} {c.path}"
+    ctx.did("create" if c.action == p.CREATE else "update", f"{c.kind} {c.path}"
             + (f" ({c.note})" if c.note else ""))
 
 
@@ -165,7 +169,7 @@ def remove_file(ctx: ApplyContext, c: p.Change) -> None:
     assert c.path is not None
     ctx.ops.remove(c.path)
     ctx.record.drop(c.key)
-    ctx.did("removed", f"{c.kind} {c.path}" + (f" ({c.note})" if c.note else ""))
+    ctx.did("remove", f"{c.kind} {c.path}" + (f" ({c.note})" if c.note else ""))
 
 
 def settle(ctx: ApplyContext, c: p.Change) -> bool:

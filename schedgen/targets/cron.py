@@ -27,7 +27,14 @@ class CronTarget:
         entry = ctx.record.get(KEY)
         if not wanted and entry is None and (not ctx.uninstall or not shutil.which("crontab")):
             return []  # nothing of ours can be there (uninstall still looks for the markers)
-        table = crontab.read()
+        try:
+            table = crontab.read()
+        except SystemOpError as exc:
+            if entry is not None or wanted:
+                raise
+            # uninstall, nothing recorded: a crontab we cannot read cannot hold our block
+            ctx.warnings.append(f"{exc}; not looking for a schedgen block there")
+            return []
         before = crontab.block(table.text, ctx.record.namespace)
         after = wanted[0].content if wanted else None
         jobs = tuple(j.name for j in ctx.config.for_target("cron")) if ctx.config else ()
@@ -66,10 +73,10 @@ class CronTarget:
             crontab.write(ctx.ops, new)
         if change.after is None:
             ctx.record.drop(KEY)
-            ctx.did("removed", f"crontab block namespace={ns}")
+            ctx.did("remove", f"crontab block namespace={ns}")
             return
         record_file(ctx, change, change.after)
-        verb = "created" if change.action == p.CREATE else "updated"
+        verb = "create" if change.action == p.CREATE else "update"
         ctx.did(verb, f"crontab block namespace={ns} ({_jobs(change)})"
                 + (f" ({change.note})" if change.note else ""))
 

@@ -73,7 +73,7 @@ class LaunchdTarget:
         if c.action == p.DELETE:
             if c.loaded:
                 launchctl.bootout(ctx.ops, c.label)
-                ctx.did("unloaded", c.label)
+                ctx.did("unload", c.label)
             if c.before is not None:
                 remove_file(ctx, c)
             else:
@@ -86,10 +86,10 @@ class LaunchdTarget:
                 launchctl.reload(ctx.ops, c.label, c.path)
             except SystemOpError as exc:
                 raise SystemOpError(f"{exc}\n{self._roll_back(c, ctx, old_entry)}") from None
-            ctx.did("loaded", c.label)
+            ctx.did("load", c.label)
             return
         launchctl.reload(ctx.ops, c.label, c.path)
-        ctx.did("reloaded" if c.loaded else "loaded", c.label + (f" ({c.note})" if c.note else ""))
+        ctx.did("reload" if c.loaded else "load", c.label + (f" ({c.note})" if c.note else ""))
 
     def _roll_back(self, c: p.Change, ctx: ApplyContext, old_entry: object) -> str:
         """Put the previous plist back (and load it if it was loaded). Returns what happened."""
@@ -98,14 +98,17 @@ class LaunchdTarget:
             if c.before is None:
                 ctx.ops.remove(c.path)
                 ctx.record.drop(c.key)
+                ctx.did("remove", f"plist {c.path} again (it could not be loaded)")
                 return f"{c.label}: the new plist was removed again; the job is not installed."
             ctx.ops.write(c.path, c.before, 0o644)
             ctx.record.drop(c.key)
             if old_entry is not None:
                 ctx.record.set(old_entry)  # type: ignore[arg-type]
+            ctx.did("restore", f"previous plist {c.path}")
             if not c.loaded:
                 return f"{c.label}: the previous plist was put back (it was not loaded before)."
             launchctl.bootstrap(ctx.ops, c.label, c.path)
+            ctx.did("load", f"{c.label} (previous plist)")
             return f"{c.label}: the previous plist was put back and loaded again."
         except SystemOpError as exc:
             return f"{c.label}: putting the previous plist back failed too ({exc}); not loaded."
