@@ -62,7 +62,7 @@ def import_cron(file: Path | None, dest: Path) -> ImportResult:
     text, origin = read_crontab(file)
     found, notes = parse_crontab(text, "crontab" if file is None else file.name)
     result = build(found, "cron", origin, dest)
-    return ImportResult(result.text, result.jobs, (*notes, *result.notes))
+    return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
 
 
 def unescape_command(command: str) -> str | None:

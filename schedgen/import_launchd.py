@@ -73,7 +73,7 @@ def import_launchd(file: Path | None, dest: Path) -> ImportResult:
         if job is not None:
             found.append(job)
     result = build(found, "launchd", origin, dest)
-    return ImportResult(result.text, result.jobs, (*notes, *result.notes))
+    return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
 
 
 def label_name(label: str) -> str:

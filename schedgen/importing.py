@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,11 +58,13 @@ class ImportResult:
     text: str  # the jobs.toml, validated
     jobs: tuple[str, ...]
     notes: tuple[Note, ...]
+    origins: tuple[tuple[str, str], ...] = ()  # (job name, where it came from)
 
 
 def job_name(hint: str, taken: set[str]) -> str:
     """A valid job name (``[a-z0-9][a-z0-9_-]*``, ≤ 64) from ``hint``, unique within ``taken``."""
-    base = _SANITISE.sub("-", hint.lower()).strip("-_") or "job"
+    ascii_hint = unicodedata.normalize("NFKD", hint).encode("ascii", "ignore").decode()
+    base = _SANITISE.sub("-", ascii_hint.lower()).strip("-_") or "job"
     base = re.sub(r"-{2,}", "-", base)[:60].rstrip("-_") or "job"
     name, n = base, 1
     while name in taken:
@@ -125,6 +128,7 @@ def build(found: list[Found], target: str, origin: str, path: Path) -> ImportRes
         text = render_toml(named, target, origin)
         if not named:
             return ImportResult(text, (), tuple(notes))
+        origins = tuple((n, f.source) for n, f in named)
         try:
             cfg.loads(text, path)
         except ConfigError as exc:
@@ -137,7 +141,7 @@ def build(found: list[Found], target: str, origin: str, path: Path) -> ImportRes
                               if _problem_job(p.where) == name]
             named = [(n, f) for n, f in named if n not in bad]
             continue
-        return ImportResult(text, tuple(n for n, _ in named), tuple(notes))
+        return ImportResult(text, tuple(n for n, _ in named), tuple(notes), origins)
 
 
 def _problem_job(where: str) -> str | None:
@@ -197,8 +201,8 @@ def run_import(source: str, file: Path | None, out: Path | None, force: bool) ->
     else:
         raise UsageError(f"--from {source!r}: expected cron or launchd")
     if not result.jobs:
-        found = "; ".join(map(str, result.notes))
-        raise SchedgenError(f"nothing to import from {source}" + (f" ({found})" if found else ""))
+        found = "".join(f"\n  {note}" for note in result.notes)
+        raise SchedgenError(f"nothing to import from {source}{':' if found else ''}{found}")
     if out is not None:
         try:
             atomic_write(out, result.text)
