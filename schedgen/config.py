@@ -103,12 +103,12 @@ class _Checker:
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"expected one of: {', '.join(allowed)}"
-                self.problem(f"{where}.{key}", f"unknown key; {hint}")
+                self.problem(f"{where}.{key}" if where else key, f"unknown key; {hint}")
         return {k: v for k, v in value.items() if k in allowed}
 
     # -- the document --------------------------------------------------------
     def config(self, data: dict[str, Any], path: Path) -> Config:
-        top = self.table("(top level)", data, ("format", "defaults", "jobs"))
+        top = self.table("", data, ("format", "defaults", "jobs"))
         if "format" in top and top["format"] != FORMAT:
             self.problem("format", f"format {top['format']!r} is not supported (this schedgen reads format {FORMAT})")
         defaults = self.table("defaults", top.get("defaults", {}), ("namespace", *SHARED_KEYS, *JOB_KEYS))

@@ -1,0 +1,196 @@
+"""Bad configs: every problem listed with job and field, exit 2, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from schedgen.config import load, loads
+from schedgen.errors import ConfigError
+from tests.helpers import schedgen, write_config
+
+GOOD = """
+[jobs.ok]
+command = ["/bin/true"]
+schedule = "0 * * * *"
+"""
+
+# (toml text, [(where, fragment of message)])
+BAD = {
+    "unknown_key_typo": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\nshedule = "x"\n',
+                         [("jobs.a.shedule", "did you mean 'schedule'")]),
+    "unknown_top_level": ('[job.a]\ncommand = ["x"]\n', [("job", "did you mean 'jobs'")]),
+    "unknown_lock_key": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.lock]\nnmae = "x"\n',
+                         [("jobs.a.lock.nmae", "did you mean 'name'")]),
+    "wrong_type": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\nrun_at_load = "yes"\n',
+                   [("jobs.a.run_at_load", "expected true or false")]),
+    "out_of_range": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\nthrottle_interval = -1\n',
+                     [("jobs.a.throttle_interval", "out of range")]),
+    "bad_duration": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\ntimeout = "10 minutes"\n',
+                     [("jobs.a.timeout", "is not a duration")]),
+    "bad_size": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.logs]\nmax_size = "big"\n',
+                 [("jobs.a.logs.max_size", "is not a size")]),
+    "bad_job_name": ('[jobs.Bad_Name]\ncommand = ["x"]\nschedule = "@daily"\n',
+                     [("jobs.Bad_Name", "invalid job name")]),
+    "long_job_name": (f'[jobs.{"a" * 65}]\ncommand = ["x"]\nschedule = "@daily"\n',
+                      [(f"jobs.{'a' * 65}", "at most 64")]),
+    "bad_env_name": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\nenv = { "MY-VAR" = "1" }\n',
+                     [("jobs.a.env", "'MY-VAR' is not a valid environment variable name")]),
+    "empty_command": ('[jobs.a]\ncommand = []\nschedule = "@daily"\n',
+                      [("jobs.a.command", "is empty")]),
+    "blank_string_command": ('[jobs.a]\ncommand = "  "\nschedule = "@daily"\n',
+                             [("jobs.a.command", "is empty")]),
+    "missing_command_and_schedule": ('[jobs.a]\ndescription = "x"\n',
+                                     [("jobs.a.command", "missing"), ("jobs.a.schedule", "missing")]),
+    "missing_inbox": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.queue]\nbatch = 2\n',
+                      [("jobs.a.queue.inbox", "missing")]),
+    "exit_status_range": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.lock]\nbusy_exit = 256\n',
+                          [("jobs.a.lock.busy_exit", "out of range (0-255)")]),
+    "never_fires": ('[jobs.a]\ncommand = ["x"]\nschedule = "0 0 31 2 *"\n',
+                    [("jobs.a.schedule", "can never fire")]),
+    "never_fires_30_feb": ('[jobs.a]\ncommand = ["x"]\nschedule = "0 0 30 2 *"\n',
+                           [("jobs.a.schedule", "can never fire")]),
+    "cron_out_of_range": ('[jobs.a]\ncommand = ["x"]\nschedule = "60 * * * *"\n',
+                          [("jobs.a.schedule", "minute 60 is out of range 0-59")]),
+    "cron_fields": ('[jobs.a]\ncommand = ["x"]\nschedule = "* * * *"\n',
+                    [("jobs.a.schedule", "has 4 fields")]),
+    "cron_malformed": ('[jobs.a]\ncommand = ["x"]\nschedule = "*/0 * * * *"\n',
+                       [("jobs.a.schedule", "step '0' must be a positive number")]),
+    "cron_backwards": ('[jobs.a]\ncommand = ["x"]\nschedule = "0 5-3 * * *"\n',
+                       [("jobs.a.schedule", "runs backwards")]),
+    "unknown_macro": ('[jobs.a]\ncommand = ["x"]\nschedule = "@fortnightly"\n',
+                      [("jobs.a.schedule", "unknown macro")]),
+    "bad_list_item": ('[jobs.a]\ncommand = ["x"]\nschedule = ["@daily", "0 25 * * *"]\n',
+                      [("jobs.a.schedule", "[1] hour 25 is out of range")]),
+    "item_without_queue": ('[jobs.a]\ncommand = ["x", "{item}"]\nschedule = "@daily"\n',
+                           [("jobs.a.command", "no [queue]")]),
+    "every_not_even_for_cron": ('[jobs.a]\ntargets = ["cron"]\ncommand = ["x"]\nschedule = "@every 7m"\n',
+                                [("jobs.a.schedule", "does not divide an hour or a day")]),
+    "launchd_and_days": ('[jobs.a]\ntargets = ["launchd"]\ncommand = ["x"]\nschedule = "0 0 */2 * 1"\n',
+                         [("jobs.a.schedule", "launchd cannot require")]),
+    "unknown_target": ('[jobs.a]\ntargets = ["systemd"]\ncommand = ["x"]\nschedule = "@daily"\n',
+                       [("jobs.a.targets", "unknown target 'systemd'")]),
+    "same_queue_dirs": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.queue]\n'
+                        'inbox = "/q/in"\nprocessed = "/q/in"\n',
+                        [("jobs.a.queue.processed", "same folder as inbox")]),
+    "multiline_description": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\ndescription = """a\nb"""\n',
+                              [("jobs.a.description", "single line")]),
+    "no_jobs": ('[defaults]\nnamespace = "x"\n', [("jobs", "no jobs defined")]),
+    "bad_format": ('format = 2\n' + GOOD, [("format", "not supported")]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_config_names_job_and_field(case: str, tmp_path: Path) -> None:
+    text, expected = BAD[case]
+    with pytest.raises(ConfigError) as info:
+        loads(text, tmp_path / "jobs.toml")
+    shown = {(p.where, p.message) for p in info.value.problems}
+    for where, fragment in expected:
+        assert any(w == where and fragment in m for w, m in shown), (where, fragment, shown)
+
+
+def test_every_problem_is_reported_in_one_run(tmp_path: Path) -> None:
+    text = "".join(BAD[c][0].replace("[jobs.a", f"[jobs.{c.replace('_', '-')}")
+                   for c in ("wrong_type", "bad_duration", "empty_command", "never_fires"))
+    with pytest.raises(ConfigError) as info:
+        loads(text, tmp_path / "jobs.toml")
+    fields = {p.where.split(".")[-1] for p in info.value.problems}
+    assert {"run_at_load", "timeout", "command", "schedule"} <= fields
+    # Problems carry the TOML line they come from, in order.
+    lines = [p.line for p in info.value.problems]
+    assert all(lines) and lines == sorted(lines)
+
+
+def test_validate_cli_exits_2_lists_problems_and_writes_nothing(tmp_path: Path, home: Path) -> None:
+    cfg = write_config(tmp_path / "jobs.toml", BAD["bad_duration"][0] + BAD["bad_env_name"][0]
+                       .replace("[jobs.a]", "[jobs.b]"))
+    before = sorted(home.rglob("*"))
+    r = schedgen("validate", "-c", str(cfg), env={"HOME": str(home)})
+    assert r.returncode == 2
+    assert "jobs.a.timeout: '10 minutes' is not a duration" in r.stderr
+    assert "jobs.b.env: 'MY-VAR' is not a valid environment variable name" in r.stderr
+    assert "(line 4)" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert sorted(home.rglob("*")) == before
+
+
+def test_render_with_bad_config_writes_nothing(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "jobs.toml", BAD["never_fires"][0])
+    r = schedgen("render", "-c", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_toml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "jobs.toml", '[jobs.a]\ncommand = ["x"\nschedule = "@daily"\n')
+    r = schedgen("validate", "-c", str(cfg))
+    assert r.returncode == 2
+    assert "syntax error" in r.stderr and "line 3" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_config_file_is_exit_2_naming_the_path(tmp_path: Path) -> None:
+    r = schedgen("validate", "-c", str(tmp_path / "nope.toml"))
+    assert r.returncode == 2
+    assert "nope.toml: no such config file" in r.stderr
+
+
+def test_config_from_environment_variable(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "other.toml", GOOD)
+    r = schedgen("validate", cwd=tmp_path, env={"SCHEDGEN_CONFIG": str(cfg)})
+    assert r.returncode == 0, r.stderr
+    assert "valid, 1 job" in r.stdout
+
+
+def test_defaults_are_inherited_and_tables_merged(tmp_path: Path, home: Path) -> None:
+    cfg = loads("""
+[defaults]
+namespace = "team"
+log_root = "~/logs"
+timeout = "1h30m"
+[defaults.lock]
+busy_exit = 99
+[defaults.logs]
+keep = 2
+[jobs.a]
+command = ["~/bin/run", "{job}"]
+schedule = ["@hourly", "30 2 * * mon"]
+[jobs.a.lock]
+name = "shared"
+[jobs.b]
+command = "echo hi"
+schedule = "@every 15m"
+timeout = 60
+lock = false
+[jobs.b.logs]
+max_size = "1KB"
+""", tmp_path / "jobs.toml")
+    a, b = cfg.jobs
+    assert cfg.namespace == "team"
+    assert a.log_root == home / "logs" and a.timeout == 5400
+    assert a.lock is not None and (a.lock.name, a.lock.busy_exit, a.lock.wait) == ("shared", 99, 0)
+    assert a.command == (str(home / "bin/run"), "{job}")
+    assert a.schedule_text == ("@hourly", "30 2 * * mon")
+    assert a.logs.keep == 2 and a.logs.max_size == 10_000_000
+    assert b.lock is None and b.timeout == 60 and b.command == "echo hi"
+    assert b.logs.max_size == 1000 and b.logs.keep == 2
+    with pytest.raises(AttributeError):
+        a.name = "other"  # type: ignore[misc]  # the model is immutable
+
+
+def test_queue_folders_default_to_siblings_of_inbox(tmp_path: Path) -> None:
+    cfg = loads('[jobs.q]\ncommand = ["p", "{item}"]\nschedule = "@daily"\n'
+                '[jobs.q.queue]\ninbox = "data/done"\n', tmp_path / "jobs.toml")
+    q = cfg.jobs[0].queue
+    assert q is not None
+    assert q.inbox == tmp_path / "data/done"
+    assert (q.processing, q.processed, q.failed) == tuple(tmp_path / "data" / n for n in
+                                                          ("processing", "processed", "failed"))
+    assert (q.pattern, q.batch, q.stale_after, q.max_attempts) == ("*", 1, 3600, 3)
+
+
+def test_bundled_jobs_toml_is_valid() -> None:
+    cfg = load(Path(__file__).resolve().parent.parent / "jobs.toml")
+    assert {j.name for j in cfg.jobs} == {"codex-note-funnel", "publish-daily"}
