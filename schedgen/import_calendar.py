@@ -174,7 +174,7 @@ def field(values: frozenset[int], lo: int, hi: int, star_step: bool = True) -> s
         return "*"
     if len(vs) >= 3:
         step = vs[1] - vs[0]
-        if step > 1 and all(b - a == step for a, b in zip(vs, vs[1:])):
+        if step > 1 and all(b - a == step for a, b in zip(vs, vs[1:], strict=False)):
             if star_step and vs[0] == lo and vs[-1] + step > hi:
                 return f"*/{step}"
             return f"{vs[0]}-{vs[-1]}/{step}"

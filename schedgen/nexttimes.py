@@ -14,7 +14,7 @@ import itertools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 
 from schedgen.describe import describe
@@ -91,7 +91,7 @@ def _every(start: datetime, seconds: int) -> Iterator[datetime]:
     """Elapsed time, not wall time: across a DST change the interval stays exact."""
     if start.tzinfo is None:
         return (start + timedelta(seconds=seconds * k) for k in itertools.count(1))
-    base = start.astimezone(timezone.utc)
+    base = start.astimezone(UTC)
     zone = start.tzinfo
     return ((base + timedelta(seconds=seconds * k)).astimezone(zone) for k in itertools.count(1))
 

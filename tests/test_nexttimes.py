@@ -4,7 +4,7 @@ leap day and DST, merges lists, and says what @every and @reboot mean."""
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from itertools import islice
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -105,8 +105,8 @@ def test_every_counts_elapsed_time_across_dst(tmp_path: Path) -> None:
     start = datetime(2028, 3, 26, 1, 0, tzinfo=berlin)
     job = one(tmp_path, 'schedule = "@every 30m"\ntargets = ["launchd"]')
     result = next_times(job, 4, start)
-    utc = [t.astimezone(timezone.utc) for t in result.times]
-    assert [b - a for a, b in zip(utc, utc[1:])] == [timedelta(minutes=30)] * 3
+    utc = [t.astimezone(UTC) for t in result.times]
+    assert [b - a for a, b in zip(utc, utc[1:], strict=False)] == [timedelta(minutes=30)] * 3
     assert result.times[2].hour == 3  # 02:30 does not exist that night
     assert any("launchd counts from when the job is loaded" in n for n in result.notes)
 
@@ -140,7 +140,7 @@ def test_upcoming_selects_jobs_and_rejects_unknown_ones(tmp_path: Path) -> None:
 
 def test_text_and_json_shapes(tmp_path: Path) -> None:
     cfg = config(tmp_path, {"a": 'description = "Nightly"\nschedule = "15 6 * * *"'})
-    results = upcoming(cfg, None, 2, datetime(2028, 2, 28, 7, 0, tzinfo=timezone.utc))
+    results = upcoming(cfg, None, 2, datetime(2028, 2, 28, 7, 0, tzinfo=UTC))
     assert as_json(results) == {"a": ["2028-02-29T06:15:00+00:00", "2028-03-01T06:15:00+00:00"]}
     assert as_text(results) == ("a: Nightly\n  15 6 * * *  (At 06:15 every day)\n"
                                 "  Tue 2028-02-29 06:15 UTC\n  Wed 2028-03-01 06:15 UTC")
