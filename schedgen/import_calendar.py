@@ -67,8 +67,66 @@ def merge(boxes: list[Box]) -> list[Box]:
             current = _merge_days(current) if axis == _D else _merge_axis(current, axis)
         current = {b for b in current
                    if not any(o != b and all(b[i] <= o[i] for i in range(5)) for o in current)}
-        if current == before:
-            return sorted(current, key=_order)
+        if current != before:
+            continue
+        # A box covered by several others together goes too; smallest first.
+        kept = sorted(current, key=_order)
+        for b in list(kept):
+            if _covered(b, [o for o in kept if o != b]):
+                kept.remove(b)
+        if len(kept) == len(current):
+            return kept
+        current = set(kept)
+
+
+def improve(boxes: list[Box], limit: int = 12) -> list[Box]:
+    """Grow a box over times the others fire at anyway, when that saves a line or a box.
+
+    "Days 1-29 or Sundays in January" plus "every day of February" is one line once
+    both January boxes take February in: "1-29 1,2 0". Greedy, one value at a time,
+    kept only when (lines, boxes) goes down; skipped for large sets (it is quadratic).
+    """
+    best = boxes
+    if len(best) > limit:
+        return best
+    cost = (len(lines(best)), len(best))
+    while True:
+        for b, grown in _growths(best):
+            trial = merge([grown, *(o for o in best if o != b)])
+            trial_cost = (len(lines(trial)), len(trial))
+            if trial_cost < cost:
+                best, cost = trial, trial_cost
+                break
+        else:
+            return best
+
+
+def _growths(boxes: list[Box]) -> Any:
+    for b in boxes:
+        for axis in range(5):
+            for v in sorted(FULL[axis] - b[axis]):
+                part = list(b)
+                part[axis] = frozenset({v})
+                if can_fire(_box(tuple(part))) and _covered(_box(tuple(part)), boxes):
+                    grown = list(b)
+                    grown[axis] = b[axis] | {v}
+                    yield b, _box(tuple(grown))
+
+
+def _covered(b: Box, others: list[Box]) -> bool:
+    """Whether every time ``b`` fires, one of ``others`` fires too."""
+    for m in b[_M]:
+        for d in b[_D]:
+            if d > MONTH_DAYS[m]:
+                continue
+            for w in b[_W]:
+                over = [o for o in others if m in o[_M] and d in o[_D] and w in o[_W]]
+                if any(b[_H] <= o[_H] and b[_MI] <= o[_MI] for o in over):
+                    continue
+                times = {(h, mi) for o in over for h in o[_H] for mi in o[_MI]}
+                if not all((h, mi) in times for h in b[_H] for mi in b[_MI]):
+                    return False
+    return True
 
 
 def _merge_axis(boxes: set[Box], axis: int) -> set[Box]:
@@ -132,11 +190,14 @@ def _order(b: Box) -> tuple[Any, ...]:
 
 def to_cron(entries: list[Any]) -> list[str]:
     """Cron expressions (Debian semantics) firing exactly when the dicts do."""
-    merged = merge([b for e in entries for b in boxes_of(e)])
-    day_boxes = [b for b in merged if b[_W] == FULL[_W] and b[_D] != FULL[_D]]
-    weekday_boxes = [b for b in merged if b[_D] == FULL[_D] and b[_W] != FULL[_W]]
-    # A Day-only box and a Weekday-only box with the same times are one cron line,
-    # since cron ORs its day fields when both are restricted.
+    return lines(improve(merge([b for e in entries for b in boxes_of(e)])))
+
+
+def lines(boxes: list[Box]) -> list[str]:
+    """One cron line per box, but a Day-only and a Weekday-only box with the same times
+    share one: cron ORs its day fields when both are restricted."""
+    day_boxes = [b for b in boxes if b[_W] == FULL[_W] and b[_D] != FULL[_D]]
+    weekday_boxes = [b for b in boxes if b[_D] == FULL[_D] and b[_W] != FULL[_W]]
     partner: dict[Box, Box] = {}
     for w in weekday_boxes:
         for d in day_boxes:
@@ -146,7 +207,7 @@ def to_cron(entries: list[Any]) -> list[str]:
                 break
     paired = set(partner.values())
     out: list[str] = []
-    for b in merged:
+    for b in boxes:
         if b in partner:
             w = partner[b]
             out.append(_expr(w[_M], b[_D], w[_W], b[_H], b[_MI]))
