@@ -16,6 +16,8 @@ from schedgen import plan as p
 from schedgen import runs, state
 from schedgen.model import Job
 from schedgen.nexttimes import local_zone, next_times
+from schedgen.schedule import Every
+from schedgen.units import format_duration
 
 
 @dataclass(frozen=True)
@@ -76,13 +78,20 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
     if job.enabled and not changes:
         installed = False  # e.g. --target excludes all of its targets
     upcoming = next_times(job, 1, now)
+    next_run = upcoming.times[0].isoformat() if upcoming.times else None
+    notes = upcoming.notes
+    every = next((e for e in job.schedule if isinstance(e, Every)), None)
+    if every is not None and "launchd" in job.targets:
+        # StartInterval counts from when launchd loaded the job: no calendar time to show.
+        next_run = None
+        notes = (f"{every.text}: launchd runs it every {format_duration(every.seconds)} after "
+                 "it is loaded (StartInterval); there is no calendar time",)
     return JobStatus(
         job=job.name, enabled=job.enabled, targets=job.targets,
         schedule=" | ".join(job.schedule_text), readable=upcoming.readable,
         installed=installed and job.enabled, drift=tuple(drift), launchd=launchd,
         last_run=runs.last_run(job),
-        next_run=upcoming.times[0].isoformat() if upcoming.times else None,
-        next_notes=upcoming.notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
+        next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
     )
 
 

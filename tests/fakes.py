@@ -18,10 +18,11 @@ from tests.helpers import write_executable
 
 CRONTAB = r'''#!__PYTHON__
 """Fake crontab: the table lives in $FAKE_CRONTAB_FILE (absent = no crontab)."""
-import getpass, json, os, sys
+import getpass, json, os, sys, time
 table = os.environ["FAKE_CRONTAB_FILE"]
 with open(os.environ["FAKE_CRONTAB_LOG"], "a") as log:
     log.write(json.dumps(sys.argv[1:]) + "\n")
+time.sleep(float(os.environ.get("FAKE_CRONTAB_DELAY", "0")))  # widens race windows
 args = sys.argv[1:]
 user = getpass.getuser()
 fail = table + ".fail"
