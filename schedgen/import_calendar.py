@@ -13,6 +13,7 @@ two day fields when both are restricted. Every step keeps the set of times exact
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 from schedgen.schedule import MONTH_DAYS
@@ -101,7 +102,7 @@ def improve(boxes: list[Box], limit: int = 12) -> list[Box]:
             return best
 
 
-def _growths(boxes: list[Box]) -> Any:
+def _growths(boxes: list[Box]) -> Iterator[tuple[Box, Box]]:
     for b in boxes:
         for axis in range(5):
             for v in sorted(FULL[axis] - b[axis]):
