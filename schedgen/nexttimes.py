@@ -47,7 +47,7 @@ def upcoming(config: Config, names: list[str] | None, n: int,
         jobs = [j for name in dict.fromkeys(names) if (j := config.job(name)) is not None]
     else:
         jobs = list(config.jobs)
-    when = start if start is not None else datetime.now(local_zone())
+    when = start if start is not None else datetime.now(local_zone()).replace(microsecond=0)
     return [next_times(job, n, when) for job in jobs]
 
 

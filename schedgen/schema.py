@@ -74,8 +74,9 @@ JOB_TYPES: dict[str, Schema] = {
     "throttle_interval": _doc("launchd ThrottleInterval (seconds)", {"type": "integer", "minimum": 0}),
     "run_at_load": _doc("launchd RunAtLoad", {"type": "boolean"}),
     "enabled": _doc("false: keep the job in the file but install nothing", {"type": "boolean"}),
-    "lock": _doc("false for no lock, or the lock's settings", {"anyOf": [
-        {"type": "boolean"}, {"$ref": "#/$defs/lock"}]}),
+    # One schema for both forms, so a typo inside [lock] is reported by name.
+    "lock": _doc("false for no lock, or the lock's settings", {
+        "type": ["boolean", "object"], "$ref": "#/$defs/lock"}),
     "queue": _doc("Claim files from a shared folder, one run per item", {"$ref": "#/$defs/queue"}),
     "logs": _doc("Log rotation and run-directory pruning", {"$ref": "#/$defs/logs"}),
 }
@@ -169,7 +170,8 @@ def schema() -> Schema:
         "allOf": [*_required_unless_defaulted(cfg.REQUIRED),
                   *_required_unless_defaulted(("inbox",), inner="queue")],
         "$defs": {
-            "lock": _table(cfg.LOCK_KEYS, LOCK_TYPES, "[lock]"),
+            "lock": {k: v for k, v in _table(cfg.LOCK_KEYS, LOCK_TYPES, "[lock]").items()
+                     if k != "type"},  # the job key says: boolean or table
             "queue": _table(cfg.QUEUE_KEYS, QUEUE_TYPES, "[queue]"),
             "logs": _table(cfg.LOGS_KEYS, LOGS_TYPES, "[logs]"),
         },

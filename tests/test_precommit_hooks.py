@@ -10,15 +10,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
 HOOKS = REPO / ".pre-commit-hooks.yaml"
 
 
-def hooks() -> dict[str, dict]:
-    yaml = pytest.importorskip("yaml")
-    return {h["id"]: h for h in yaml.safe_load(HOOKS.read_text())}
+def hooks() -> dict[str, dict[str, str]]:
+    """The hooks' one-line keys (the file is a flat list; no YAML library needed)."""
+    out: dict[str, dict[str, str]] = {}
+    for block in re.split(r"(?m)^- ", HOOKS.read_text())[1:]:
+        keys = dict(re.findall(r"(?m)^ *(\w+): (?!>)(.+)$", "  " + block))
+        out[keys["id"]] = keys
+    return out
 
 
 def test_hooks_are_offered() -> None:
@@ -29,7 +31,7 @@ def test_hooks_are_offered() -> None:
         files = re.compile(hook["files"])
         assert files.search("jobs.toml") and files.search("ops/cron/jobs.toml")
         assert not files.search("jobs.toml.bak") and not files.search("myjobs.toml")
-    assert found["schedgen-diff"]["stages"] == ["manual"]  # opt-in: it reads the machine
+    assert found["schedgen-diff"]["stages"] == "[manual]"  # opt-in: it reads the machine
 
 
 def test_validate_entry_checks_every_file_and_fails_on_any(tmp_path: Path) -> None:
