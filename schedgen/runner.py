@@ -18,6 +18,7 @@ from types import FrameType
 
 from schedgen import config as cfg
 from schedgen.errors import SystemOpError, UsageError
+from schedgen.model import Job
 
 
 def _bash() -> str:
@@ -47,23 +48,25 @@ def run(config_path: Path, job_name: str, smoke: bool = False) -> int:
     env = dict(os.environ, SCHEDGEN_FOREGROUND="1")
     if smoke:
         env["SCHEDGEN_SMOKE"] = "1"
-    tmp: Path | None = None
-    try:
-        installed = job.wrapper_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        installed = None
-    if installed == text:
-        script = job.wrapper_path
-    else:
-        fd, name = tempfile.mkstemp(prefix=f"schedgen-{job.name}-", suffix=".sh")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        tmp = script = Path(name)
+    script, temporary = script_for(job, text)
     try:
         return _foreground([_bash(), str(script)], env)
     finally:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
+        if temporary:
+            script.unlink(missing_ok=True)
+
+
+def script_for(job: Job, text: str) -> tuple[Path, bool]:
+    """The installed wrapper if it is exactly `text`, else a private temp file (True)."""
+    try:
+        if job.wrapper_path.read_text(encoding="utf-8") == text:
+            return job.wrapper_path, False
+    except (OSError, UnicodeDecodeError):
+        pass
+    fd, name = tempfile.mkstemp(prefix=f"schedgen-{job.name}-", suffix=".sh")  # mode 0600
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return Path(name), True
 
 
 def _foreground(argv: list[str], env: dict[str, str]) -> int:

@@ -1,0 +1,129 @@
+"""Log rotation by size (events.jsonl, cron.log, launchd logs) and pruning of run dirs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.wrapper_kit import fill_inbox, kill_group, make_job, queue_fields, wait_for
+
+PAD = "x" * 99 + "\n"
+
+
+def _names(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir())
+
+
+def test_events_jsonl_rotates_at_max_size_keeping_keep_copies(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["true"], logs={"max_size": 300, "keep": 2})
+    generations = []
+    for _ in range(8):
+        assert w.run().returncode == 0
+        generations.append(_names(w.log_dir))
+    assert "events.jsonl.1" in generations[-1] and "events.jsonl.2" in generations[-1]
+    assert not any("events.jsonl.3" in g for g in generations)
+    for f in w.log_dir.glob("events.jsonl*"):
+        for line in f.read_text().splitlines():
+            json.loads(line)  # rotation never cuts a line
+    # .1 is the newest copy: its events come after .2's.
+    newest = json.loads((w.log_dir / "events.jsonl.1").read_text().splitlines()[0])
+    older = json.loads((w.log_dir / "events.jsonl.2").read_text().splitlines()[-1])
+    assert newest["run_id"] >= older["run_id"]
+
+
+def test_launchd_and_cron_logs_are_rotated_and_small_ones_left_alone(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["true"], logs={"max_size": "1KB", "keep": 3})
+    w.log_dir.mkdir(parents=True)
+    big = PAD * 11
+    for name in ("launchd.out.log", "launchd.err.log"):
+        (w.log_dir / name).write_text(big)
+    (w.log_dir / "cron.log").write_text("small\n")
+    (w.log_dir / "other.log").write_text(big)  # not ours to rotate
+    assert w.run().returncode == 0
+    names = _names(w.log_dir)
+    assert "launchd.out.log.1" in names and "launchd.err.log.1" in names
+    assert (w.log_dir / "launchd.out.log.1").read_text() == big
+    assert (w.log_dir / "cron.log").read_text() == "small\n" and "cron.log.1" not in names
+    assert "other.log.1" not in names
+
+
+def test_cron_log_rotation_keeps_this_runs_output_whole(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["no-such-program-schedgen"], logs={"max_size": 200, "keep": 1})
+    w.log_dir.mkdir(parents=True)
+    (w.log_dir / "cron.log").write_text(PAD * 3)
+    for _ in range(3):
+        w.run("--cron")  # precondition failures: no rotation (nothing ran)
+    w2 = make_job(tmp_path, command=["true"], logs={"max_size": 200, "keep": 1})
+    assert w2.run("--cron").returncode == 0
+    assert (w.log_dir / "cron.log.1").exists() and not (w.log_dir / "cron.log.2").exists()
+    assert (w.log_dir / "cron.log.1").read_text().count("command not found") == 3
+
+
+def test_keep_0_truncates_instead_of_keeping_copies(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["true"], logs={"max_size": 100, "keep": 0})
+    w.log_dir.mkdir(parents=True)
+    (w.log_dir / "launchd.out.log").write_text(PAD * 5)
+    assert w.run().returncode == 0
+    assert (w.log_dir / "launchd.out.log").read_text() == ""
+    assert not list(w.log_dir.glob("*.1"))
+
+
+def test_empty_queue_runs_rotate_too(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["true"], queue=queue_fields(tmp_path),
+                 logs={"max_size": 400, "keep": 1})
+    for _ in range(10):
+        assert w.run().returncode == 0
+    assert (w.log_dir / "events.jsonl.1").exists()
+    assert (w.log_dir / "events.jsonl").stat().st_size < 400 + 200
+
+
+def test_old_run_dirs_are_pruned_oldest_first(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["true"], logs={"keep_runs": 3})
+    ids = []
+    for _ in range(6):
+        assert w.run().returncode == 0
+        ids.append(w.events("start")[-1]["run_id"])
+    assert [d.name for d in w.run_dirs()] == ids[-3:]
+
+
+def test_a_running_runs_dir_is_never_pruned(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    slow = make_job(tmp_path, command=["bash", "-c", 'while [ ! -e "$0" ]; do sleep 0.05; done',
+                                       str(gate)], lock=False, logs={"keep_runs": 1})
+    p = slow.popen()
+    try:
+        wait_for(lambda: len(slow.run_dirs()) == 1, what="the slow run's directory")
+        running = slow.run_dirs()[0]
+        gate_free = make_job(tmp_path, command=["true"], lock=False, logs={"keep_runs": 1})
+        for _ in range(3):
+            assert gate_free.run().returncode == 0
+        assert running.exists()  # older than keep_runs allows, but still running
+        assert len(slow.run_dirs()) == 2
+    finally:
+        gate.touch()
+        assert p.wait(timeout=30) == 0
+    assert len(slow.run_dirs()) == 1
+
+
+def test_a_crashed_runs_dir_is_pruned_in_turn(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    w = make_job(tmp_path, command=f"touch {started}; sleep 30", lock=False,
+                 logs={"keep_runs": 2})
+    p = w.popen()
+    wait_for(started.exists, what="the run to start")
+    kill_group(p.pid)
+    p.communicate()
+    crashed = w.run_dirs()[0]
+    assert w.manifests()[0]["outcome"] == "running"
+    quick = make_job(tmp_path, command=["true"], lock=False, logs={"keep_runs": 2})
+    for _ in range(2):
+        quick.run()
+    assert not crashed.exists()
+
+
+def test_batch_items_each_get_a_run_dir_and_keep_runs_applies(tmp_path: Path) -> None:
+    fill_inbox(tmp_path / "q" / "inbox", [f"{i}.json" for i in range(5)])
+    w = make_job(tmp_path, command=["true", "{item}"], logs={"keep_runs": 3},
+                 queue=queue_fields(tmp_path, batch=0))
+    assert w.run().returncode == 0
+    assert [m["item"] for m in w.manifests()] == ["2.json", "3.json", "4.json"]

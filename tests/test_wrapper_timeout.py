@@ -1,0 +1,106 @@
+"""Timeout: the command's whole process group is killed, exit 124, nothing left behind.
+
+Runs with timeout(1) and setsid(1) on PATH and without them (the wrapper uses neither).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.wrapper_kit import (
+    fill_inbox,
+    kill_group,
+    make_job,
+    needs_proc,
+    queue_fields,
+    tool_path,  # noqa: F401 (fixture)
+    wait_for,
+    wait_until_gone,
+)
+
+# A command with children of its own: both sleeps must die with it.
+FAMILY = 'sleep 300 & sleep 301 & echo "$$" >"$PIDFILE"; wait'
+
+
+@needs_proc
+def test_timeout_kills_the_whole_group_and_exits_124(
+        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+    w = make_job(tmp_path, command=FAMILY, timeout=1, path=tool_path,
+                 env={"PIDFILE": str(tmp_path / "pid")})
+    t = time.monotonic()
+    p = w.popen()
+    out, err = p.communicate(timeout=30)
+    took = time.monotonic() - t
+    assert p.returncode == 124, err
+    assert 0.9 < took < 10  # 1s, then TERM; zombies reaped late by a container init can add a few
+    assert "timed out" in err
+    assert wait_until_gone(p.pid) == [], "processes of the run were left behind"
+    m = w.manifests()[0]
+    assert (m["exit_code"], m["outcome"]) == (124, "timeout")
+    assert [e["after"] for e in w.events("timeout")] == [1]
+    assert w.events("finish")[0]["outcome"] == "timeout"
+    assert not (w.run_dirs()[0] / ".timeout").exists()
+
+
+@needs_proc
+def test_a_command_that_ignores_term_is_killed_after_the_grace_period(
+        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+    w = make_job(tmp_path, command='trap "" TERM; sleep 300 & wait', timeout=1, path=tool_path)
+    t = time.monotonic()
+    p = w.popen()
+    p.communicate(timeout=30)
+    assert p.returncode == 124
+    assert 5 < time.monotonic() - t < 15
+    assert wait_until_gone(p.pid) == []
+
+
+@needs_proc
+def test_a_command_that_finishes_in_time_leaves_no_watchdog_behind(
+        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+    w = make_job(tmp_path, command="exit 7", timeout=30, path=tool_path)
+    t = time.monotonic()
+    p = w.popen()
+    p.communicate(timeout=30)
+    assert p.returncode == 7
+    assert time.monotonic() - t < 5  # not the 30s the watchdog sleeps
+    assert wait_until_gone(p.pid, timeout=2) == []
+    assert w.manifests()[0]["outcome"] == "failed"
+
+
+@needs_proc
+def test_timeout_with_a_queue_returns_the_item_and_frees_the_lock(
+        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["slow.json"])
+    w = make_job(tmp_path, command=["sleep", "300"], timeout=1, path=tool_path,
+                 queue=queue_fields(tmp_path))
+    p = w.popen()
+    p.communicate(timeout=30)
+    assert p.returncode == 124
+    assert wait_until_gone(p.pid) == []
+    assert sorted(x.name for x in (q / "inbox").iterdir()) == ["slow.json"]
+    assert (q / "processing" / ".attempts" / "slow.json").read_text().strip() == "1"
+    # The lock is free at once: the watchdog closed it and nothing else holds it.
+    w2 = make_job(tmp_path, command=["true"], path=tool_path, queue=queue_fields(tmp_path))
+    assert w2.run().returncode == 0
+    assert w2.manifests()[-1]["attempt"] == 2
+
+
+@needs_proc
+def test_the_lock_is_held_while_a_timed_command_runs_and_kill_9_ends_it_all(
+        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+    started = tmp_path / "started"
+    w = make_job(tmp_path, command=f'touch {started}; sleep 300', timeout=60, path=tool_path)
+    p = w.popen()
+    try:
+        wait_for(started.exists, what="the command to start")
+        assert w.run().returncode == 75
+    finally:
+        # The command and its watchdog have process groups of their own; the watchdog
+        # sees the wrapper die and takes the command down with it.
+        kill_group(p.pid)
+        p.communicate()
+    assert wait_until_gone(p.pid, timeout=10) == []
+    probe = make_job(tmp_path, "probe", command=["true"], path=tool_path, lock={"name": "job"})
+    assert probe.run().returncode == 0  # the lock is free again
