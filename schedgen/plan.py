@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from schedgen.model import Config
@@ -109,7 +109,7 @@ class Plan:
         if n(CONFLICT):
             extra.append(f"{n(CONFLICT)} in conflict (not written by schedgen; --force "
                          "overwrites)")
-        deferred = sum(1 for c in self.changes if c.deferred)
+        deferred = len({c.job or c.key for c in self.changes if c.deferred})
         if deferred:
             extra.append(f"{deferred} deferred (running; --force reloads or unloads)")
         return "; ".join([text, *extra])
@@ -128,4 +128,9 @@ def build(config: Config | None, record: Record, *, selected: tuple[str, ...] | 
     changes: list[Change] = []
     for target in all_targets():
         changes += target.plan(ctx, tuple(changes))
+    # A job left running keeps the wrapper its loaded plist calls.
+    running = {c.job: c.deferred for c in changes if c.deferred and c.action == DELETE}
+    changes = [replace(c, deferred=f"its launchd job is {running[c.job]}")
+               if c.kind == "wrapper" and c.action == DELETE and c.job in running else c
+               for c in changes]
     return Plan(record.namespace, tuple(changes), tuple(ctx.warnings))

@@ -298,3 +298,20 @@ def test_no_deprecated_verbs(ld: FakeLaunchctl, tmp_path: Path) -> None:
     run(tmp_path, "apply", "--prune")
     run(tmp_path, "uninstall")
     assert {c[0] for c in ld.calls()} <= {"list", "bootout", "bootstrap", "enable"}
+
+
+def test_running_orphan_is_not_pruned_unless_force(ld: FakeLaunchctl, tmp_path: Path,
+                                                   home: Path) -> None:
+    installed(ld, tmp_path)
+    ld.set_running(B, 555)
+    write_config(tmp_path / "jobs.toml", JOBS.split("[jobs.beta]")[0])
+    dry = run(tmp_path, "apply", "--prune", "--dry-run")
+    assert f"left alone: {B} is running (PID 555); unloading it would stop it" in dry.stdout
+    r = run(tmp_path, "apply", "--prune")
+    assert r.returncode == 0 and f"left alone: {B}" in r.stdout
+    assert B in ld.loaded() and (agents(home) / f"{B}.plist").exists()
+    assert (home / ".local/share/schedgen/wrappers/beta.sh").exists()  # the plist calls it
+    r = run(tmp_path, "apply", "--prune", "--force")
+    assert r.returncode == 0 and B not in ld.loaded()
+    assert not (agents(home) / f"{B}.plist").exists()
+    assert not (home / ".local/share/schedgen/wrappers/beta.sh").exists()

@@ -31,6 +31,9 @@ class WrapperTarget:
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
         if settle(ctx, change):
             return
+        if change.deferred:
+            ctx.say(f"left alone: wrapper {change.path} ({change.deferred})")
+            return
         if change.action in (p.CREATE, p.UPDATE):
             write_file(ctx, change)
         elif change.action == p.DELETE:
