@@ -156,9 +156,9 @@ def uninstall_cmd(
 
     out = apply.uninstall(config_path(config), namespace, dry_run=dry_run, say=typer.echo)
     n = len([c for c in out.plan.changes if c.action == "delete"])
-    what = f"{n} artifact{'s' if n != 1 else ''}" if n else "nothing was installed"
     verb = "would remove" if dry_run else "removed"
-    typer.echo(f"namespace {out.plan.namespace}: {verb} {what}")
+    what = f"{verb} {n} artifact{'s' if n != 1 else ''}" if n else "nothing was installed"
+    typer.echo(f"namespace {out.plan.namespace}: {what}")
 # --- end issue 4 -------------------------------------------------------------------
 
 

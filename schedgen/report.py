@@ -40,7 +40,12 @@ def diff_text(plan: p.Plan, color: bool) -> str:
         if not c.pending and not (c.reload and c.action == p.UNCHANGED):
             continue
         out.append(paint(headline(c), bold=True) + "\n")
-        if c.action in (p.CREATE, p.UPDATE, p.DELETE, p.CONFLICT) and c.before != c.after:
+        if c.action == p.DELETE and c.before is not None:
+            # The whole file going away says nothing a line count does not (--json has it).
+            n = len(c.before.splitlines())
+            out.append(paint(f"--- installed: {c.where}\n+++ /dev/null\n", bold=True))
+            out.append(paint(f"@@ all {n} line{'s' if n != 1 else ''} removed @@\n", fg="red"))
+        elif c.action in (p.CREATE, p.UPDATE, p.CONFLICT) and c.before != c.after:
             for line in c.unified_diff().splitlines(keepends=True):
                 if line.startswith(("+++", "---")):
                     out.append(paint(line, bold=True))

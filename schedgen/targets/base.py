@@ -41,6 +41,14 @@ class PlanContext:
         j = self.config.job(job) if self.config is not None and job else None
         return j.targets if j is not None else ()
 
+    def why_unwanted(self, job: str | None) -> str:
+        j = self.config.job(job) if self.config is not None and job else None
+        if j is None:
+            return "its job is no longer in jobs.toml"
+        if not j.enabled:
+            return f"job {j.name} is disabled (enabled = false)"
+        return f"job {j.name} no longer uses it (targets or paths changed)"
+
     def explicit(self, jobs: tuple[str, ...]) -> bool:
         """Is this artifact unwanted because the config says so (not just silent about it)?
 
@@ -133,8 +141,7 @@ def unwanted_file(target: str, entry: Entry, ctx: PlanContext) -> p.Change:
     before, _ = read_file(path)
     c = p.Change(target, entry.kind, entry.key, p.DELETE, path, before, None, job=entry.job,
                  targets=entry.targets, mode=entry.mode or 0o644)
-    gone = "its job is no longer in jobs.toml" if ctx.config is None or not ctx.config.job(
-        entry.job or "") else f"job {entry.job} does not want it any more"
+    gone = ctx.why_unwanted(entry.job)
     if before is None:
         return replace(c, action=p.FORGET, note="already removed")
     if MARKER not in before:

@@ -58,7 +58,8 @@ class CronTarget:
         if edited and not ctx.force and not ctx.uninstall:
             return [replace(c, action=p.KEPT, edited=True,
                             note="hand-edited since schedgen installed it; --force removes it")]
-        return [replace(c, action=p.DELETE, edited=edited)]
+        note = "" if ctx.uninstall else "no enabled job of this namespace targets cron"
+        return [replace(c, action=p.DELETE, edited=edited, note=note)]
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
         if settle(ctx, change):
