@@ -1,0 +1,252 @@
+"""schedgen against what users would otherwise run, interleaved in one process.
+
+Each pair is run alternately (A, B, A, B, ...) so drift on the machine hits
+both sides alike; medians and ratios are printed, never compared with a fixed
+time. Run `python benchmarks/bench.py` (or `--quick`, which CI runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+# Stand-in for `crontab` so `diff` reads a table without touching the real one.
+FAKE_CRONTAB = """#!/bin/sh
+t="$BENCH_CRONTAB"
+case "$1" in
+  -l) [ -f "$t" ] || { echo "no crontab for bench" >&2; exit 1; }; exec cat "$t" ;;
+  -) exec cat > "$t" ;;
+  -r) rm -f "$t" ;;
+  *) exec cp "$1" "$t" ;;
+esac
+"""
+# The hand-written wrapper of the daily-publish report: run id, artifact dir,
+# flock -n, env file, the command, one manifest line.
+HAND_WRAPPER = """#!/usr/bin/env bash
+set -euo pipefail
+RUN_ID="$(date -u +%Y%m%dT%H%M%SZ)-$$"
+ARTIFACT_DIR="$LOG_ROOT/publish/$RUN_ID"
+mkdir -p "$ARTIFACT_DIR"
+exec 9>"$LOCK_FILE"
+flock -n 9 || exit 75
+set -a
+. "$ENV_FILE"
+set +a
+true > "$ARTIFACT_DIR/output.log" 2>&1
+echo "{\\"run_id\\": \\"$RUN_ID\\", \\"exit_code\\": 0}" > "$ARTIFACT_DIR/manifest.json"
+"""
+# The claim of the note-funnel report: one process per file, `ls | head -1`, mv.
+SEED_CLAIM = """#!/bin/bash
+set -uo pipefail
+DONE_DIR="$Q/done"; PROCESSING_DIR="$Q/processing"; PROCESSED_DIR="$Q/processed"
+TARGET=$(ls "$DONE_DIR"/*.json 2>/dev/null | head -1)
+[ -z "$TARGET" ] && exit 3
+BASENAME=$(basename "$TARGET")
+mv "$TARGET" "$PROCESSING_DIR/$BASENAME" 2>/dev/null || exit 0
+WORKING="$PROCESSING_DIR/$BASENAME"
+printf '%s\\n' "$BASENAME" >> "$Q/log"
+mv "$WORKING" "$PROCESSED_DIR/$BASENAME"
+"""
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> float:
+    t = time.perf_counter()
+    r = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - t
+    if r.returncode not in (0,):
+        raise SystemExit(f"benchmark step failed ({r.returncode}): {argv}\n{r.stderr.decode()}")
+    return elapsed
+
+
+def interleave(rounds: int, named: dict[str, Callable[[], float]]) -> dict[str, float]:
+    samples: dict[str, list[float]] = {k: [] for k in named}
+    for _ in range(rounds):
+        for k, fn in named.items():
+            samples[k].append(fn())
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def config_text(n: int, root: Path, extra: str = "") -> str:
+    jobs = "".join(
+        f'[jobs.job-{i:04d}]\ndescription = "job {i}"\ncommand = ["/bin/true", "{{run_id}}"]\n'
+        f'schedule = "{i % 60} {i % 24} * * *"\n{extra}\n'
+        for i in range(n))
+    return (f'[defaults]\ntargets = ["cron"]\nlog_root = "{root}/logs"\n'
+            f'lock_dir = "{root}/locks"\nwrapper_dir = "{root}/wrappers"\n\n{jobs}')
+
+
+def env_for(home: Path, bindir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "SCHEDGEN_"))}
+    env.update(HOME=str(home), PATH=f"{bindir}:{env.get('PATH', '/usr/bin:/bin')}",
+               BENCH_CRONTAB=str(home / "crontab.txt"))
+    return env
+
+
+def write_exec(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def bench_cli(tmp: Path, rounds: int) -> dict[str, float]:
+    home, bindir = tmp / "home", tmp / "bin"
+    home.mkdir()
+    bindir.mkdir()
+    write_exec(bindir / "crontab", FAKE_CRONTAB)
+    env = env_for(home, bindir)
+    cfg = tmp / "jobs.toml"
+    cfg.write_text(config_text(20, tmp))
+    sg = [PY, "-m", "schedgen"]
+    timed([*sg, "apply", "-c", str(cfg)], env)
+    diff = subprocess.run([*sg, "diff", "-c", str(cfg)], env=env, capture_output=True, text=True)
+    if diff.returncode != 0:
+        raise SystemExit(f"diff after apply is not in sync:\n{diff.stdout}{diff.stderr}")
+    return interleave(rounds, {
+        "floor": lambda: timed([PY, "-c", "import typer, jinja2"], env),
+        "validate": lambda: timed([*sg, "validate", "-c", str(cfg)], env),
+        "diff": lambda: timed([*sg, "diff", "-c", str(cfg)], env),
+    })
+
+
+def bench_wrapper(tmp: Path, rounds: int) -> dict[str, float]:
+    home, bindir = tmp / "home", tmp / "bin"
+    home.mkdir()
+    bindir.mkdir()
+    env = env_for(home, bindir)
+    envfile = tmp / "env.local"
+    envfile.write_text("TOKEN=abc\n")
+    cfg = tmp / "jobs.toml"
+    cfg.write_text(config_text(1, tmp, f'env_file = "{envfile}"\n'))
+    subprocess.run([PY, "-m", "schedgen", "render", "-c", str(cfg), "--out", str(tmp / "r")],
+                   env=env, check=True, stdout=subprocess.DEVNULL)
+    ours = tmp / "r" / "wrappers" / "job-0000.sh"
+    hand = write_exec(tmp / "hand.sh", HAND_WRAPPER)
+    henv = {**env, "LOG_ROOT": str(tmp / "hand-logs"), "LOCK_FILE": str(tmp / "hand.lock"),
+            "ENV_FILE": str(envfile)}
+    return interleave(rounds, {
+        "hand": lambda: timed(["bash", str(hand)], henv),
+        "schedgen": lambda: timed(["bash", str(ours)], env),
+    })
+
+
+def _drain(workers: list[Callable[[], subprocess.Popen[bytes]]], loop: bool) -> float:
+    """Start the workers together; with loop, each restarts until its queue is empty."""
+    t = time.perf_counter()
+    procs = [w() for w in workers]
+    while procs:
+        nxt = []
+        for i, p in enumerate(procs):
+            code = p.wait()
+            if loop and code != 3:
+                nxt.append(workers[i]())
+        procs = nxt
+    return time.perf_counter() - t
+
+
+def bench_queue(tmp: Path, files: int, rounds: int) -> dict[str, float]:
+    home, bindir = tmp / "home", tmp / "bin"
+    home.mkdir()
+    bindir.mkdir()
+    env = env_for(home, bindir)
+    seed = write_exec(tmp / "seed.sh", SEED_CLAIM)
+    q = tmp / "q"
+    cfg = tmp / "jobs.toml"
+    cfg.write_text(
+        f'[defaults]\ntargets = ["cron"]\nlog_root = "{tmp}/logs"\nwrapper_dir = "{tmp}/w"\n'
+        f'[jobs.drain]\ncommand = ["sh", "-c", "printf \'%s\\\\n\' \\"${{1##*/}}\\" >> {q}/log", '
+        f'"sh", "{{item}}"]\nschedule = "@daily"\nlock = false\n'
+        f'[jobs.drain.queue]\ninbox = "{q}/done"\npattern = "*.json"\nbatch = 0\n'
+        f'[jobs.drain.logs]\nkeep_runs = 10\n')
+    subprocess.run([PY, "-m", "schedgen", "render", "-c", str(cfg), "--out", str(tmp / "r")],
+                   env=env, check=True, stdout=subprocess.DEVNULL)
+    ours = tmp / "r" / "wrappers" / "drain.sh"
+
+    def fill() -> None:
+        shutil.rmtree(q, ignore_errors=True)
+        for d in ("done", "processing", "processed", "failed"):
+            (q / d).mkdir(parents=True)
+        for i in range(files):
+            (q / "done" / f"{i:05d}.json").write_text("{}")
+
+    def check(name: str) -> None:
+        seen = (q / "log").read_text().split()
+        if sorted(seen) != [f"{i:05d}.json" for i in range(files)]:
+            raise SystemExit(f"{name}: {len(seen)} processed, {len(set(seen))} distinct of {files}")
+        if any((q / "done").iterdir()):
+            raise SystemExit(f"{name}: files left in the inbox")
+
+    def run(name: str, argv: list[str], loop: bool) -> float:
+        fill()
+        e = {**env, "Q": str(q)}
+        spent = _drain([lambda: subprocess.Popen(argv, env=e)] * 4, loop)
+        check(name)
+        return files / spent
+
+    return interleave(rounds, {
+        "seed": lambda: run("seed-000 pattern", ["bash", str(seed)], loop=True),
+        "schedgen": lambda: run("schedgen", ["bash", str(ours)], loop=False),
+    })
+
+
+def bench_render(tmp: Path, rounds: int) -> dict[str, float]:
+    env = env_for(tmp, tmp)
+    cfgs = {}
+    for n in (100, 1000):
+        cfgs[n] = tmp / f"jobs{n}.toml"
+        cfgs[n].write_text(config_text(n, tmp))
+
+    def render(n: int) -> float:
+        out = tmp / f"out{n}"
+        shutil.rmtree(out, ignore_errors=True)
+        return timed([PY, "-m", "schedgen", "render", "-c", str(cfgs[n]), "--out", str(out)], env)
+
+    return interleave(rounds, {"100": lambda: render(100), "1000": lambda: render(1000)})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="few rounds, small queue: shows it works")
+    args = ap.parse_args()
+    rounds = 3 if args.quick else 15
+    files = 200 if args.quick else 1000
+    print(f"schedgen benchmarks ({'quick' if args.quick else 'full'}: {rounds} rounds, "
+          f"medians; python {sys.version.split()[0]}, {os.cpu_count()} cpus)\n")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for sub in ("cli", "wrapper", "queue", "render"):
+            (tmp / sub).mkdir()
+        cli = bench_cli(tmp / "cli", rounds)
+        print("1. CLI start-up, 20-job config installed and in sync")
+        print(f"   floor `python -c 'import typer, jinja2'`  {cli['floor'] * 1000:7.1f} ms")
+        for k, goal in (("validate", 1.1), ("diff", 1.5)):
+            r = cli[k] / cli["floor"]
+            print(f"   schedgen {k:<9} {cli[k] * 1000:7.1f} ms  {r:5.2f}x floor  (goal <= {goal}x)")
+        w = bench_wrapper(tmp / "wrapper", rounds)
+        r = w["schedgen"] / w["hand"]
+        print("\n2. One wrapper run, command `true`")
+        print(f"   hand-written cron+flock wrapper  {w['hand'] * 1000:7.1f} ms")
+        print(f"   schedgen wrapper                 {w['schedgen'] * 1000:7.1f} ms  {r:5.2f}x  (goal <= 1.5x)")
+        qb = bench_queue(tmp / "queue", files, max(1, rounds // 3))
+        r = qb["schedgen"] / qb["seed"]
+        print(f"\n3. Draining {files} queued files with 4 workers (each file processed exactly once)")
+        print(f"   seed-000 pattern, one process per file  {qb['seed']:8.0f} files/s")
+        print(f"   schedgen, batch = 0                      {qb['schedgen']:8.0f} files/s  {r:5.1f}x  (goal >= 5x)")
+        rb = bench_render(tmp / "render", rounds)
+        r = rb["1000"] / rb["100"]
+        print("\n4. `schedgen render`")
+        print(f"   100 jobs   {rb['100'] * 1000:7.1f} ms")
+        print(f"   1000 jobs  {rb['1000'] * 1000:7.1f} ms  {r:5.2f}x the 100-job time  (goal <= 11x)")
+
+
+if __name__ == "__main__":
+    main()
