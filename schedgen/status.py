@@ -6,6 +6,7 @@ Installed state and drift come from the same plan `diff` and `apply` use; the re
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from schedgen import plan as p
 from schedgen import runs, state
 from schedgen.model import Job
 from schedgen.nexttimes import local_zone, next_times
+from schedgen.render import cron_escape
 from schedgen.schedule import Every
 from schedgen.units import format_duration
 
@@ -97,10 +99,6 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
 
 def _cron_part(c: p.Change, job: Job) -> p.Change | None:
     """The job's own lines of the crontab block, as a change of their own."""
-    import shlex
-
-    from schedgen.render import cron_escape
-
     token = cron_escape(shlex.quote(str(job.wrapper_path))) + " --cron"
     mine = lambda text: "".join(l for l in (text or "").splitlines(keepends=True)  # noqa: E731,E741
                                 if l.rstrip("\n").endswith(token)) or None

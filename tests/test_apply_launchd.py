@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from schedgen import state
-from tests.fakes import FakeLaunchctl, fake_bin, fake_launchctl  # noqa: F401
+from tests.fakes import (  # noqa: F401
+    FakeCrontab,
+    FakeLaunchctl,
+    fake_bin,
+    fake_crontab,
+    fake_launchctl,
+)
 from tests.helpers import schedgen, write_config
 
 JOBS = """
@@ -28,7 +34,9 @@ A, B = "local.test.alpha", "local.test.beta"
 
 
 @pytest.fixture
-def ld(fake_launchctl: FakeLaunchctl, tmp_path: Path) -> FakeLaunchctl:  # noqa: F811
+def ld(fake_launchctl: FakeLaunchctl, fake_crontab: FakeCrontab,  # noqa: F811
+       tmp_path: Path) -> FakeLaunchctl:
+    # The fake crontab too: uninstall looks for a block of the namespace in the crontab.
     write_config(tmp_path / "jobs.toml", JOBS)
     return fake_launchctl
 
@@ -283,13 +291,27 @@ def test_uninstall_boots_out_and_removes_everything_owned(ld: FakeLaunchctl, tmp
 
 
 def test_launchd_only_config_never_calls_crontab(ld: FakeLaunchctl, tmp_path: Path,
-                                                 fake_bin: Path) -> None:  # noqa: F811
-    from tests.helpers import write_executable
-
-    write_executable(fake_bin / "crontab", "#!/bin/sh\necho crontab was called >&2\nexit 9\n")
-    for args in (["apply"], ["diff"], ["status"], ["uninstall"]):
+                                                 fake_crontab: FakeCrontab) -> None:  # noqa: F811
+    for args in (["apply"], ["diff"], ["status"]):
         r = run(tmp_path, *args)
         assert r.returncode == 0, (args, r.stderr)
+    assert fake_crontab.calls() == []
+    # uninstall looks for the namespace's block (the markers alone make it ours) ...
+    assert run(tmp_path, "uninstall").returncode == 0
+    assert fake_crontab.calls() == [["-l"]]
+
+
+def test_uninstall_is_not_stopped_by_an_unreadable_crontab(ld: FakeLaunchctl, tmp_path: Path,
+                                                           fake_bin: Path,  # noqa: F811
+                                                           home: Path) -> None:
+    from tests.helpers import write_executable
+
+    run(tmp_path, "apply")
+    write_executable(fake_bin / "crontab", "#!/bin/sh\necho 'crontab: spool broken' >&2\nexit 9\n")
+    r = run(tmp_path, "uninstall")
+    assert r.returncode == 0, r.stderr
+    assert "warning: crontab -l failed: crontab: spool broken" in r.stdout
+    assert list(agents(home).iterdir()) == []
 
 
 def test_no_deprecated_verbs(ld: FakeLaunchctl, tmp_path: Path) -> None:

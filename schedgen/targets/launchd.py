@@ -12,6 +12,7 @@ from dataclasses import replace
 from schedgen import plan as p
 from schedgen.errors import SystemOpError
 from schedgen.render import Artifact
+from schedgen.state import Entry
 from schedgen.targets import launchctl
 from schedgen.targets.base import (
     ApplyContext,
@@ -91,7 +92,7 @@ class LaunchdTarget:
         launchctl.reload(ctx.ops, c.label, c.path)
         ctx.did("reload" if c.loaded else "load", c.label + (f" ({c.note})" if c.note else ""))
 
-    def _roll_back(self, c: p.Change, ctx: ApplyContext, old_entry: object) -> str:
+    def _roll_back(self, c: p.Change, ctx: ApplyContext, old_entry: Entry | None) -> str:
         """Put the previous plist back (and load it if it was loaded). Returns what happened."""
         assert c.path is not None and c.label is not None
         try:
@@ -103,7 +104,7 @@ class LaunchdTarget:
             ctx.ops.write(c.path, c.before, 0o644)
             ctx.record.drop(c.key)
             if old_entry is not None:
-                ctx.record.set(old_entry)  # type: ignore[arg-type]
+                ctx.record.set(old_entry)
             ctx.did("restore", f"previous plist {c.path}")
             if not c.loaded:
                 return f"{c.label}: the previous plist was put back (it was not loaded before)."
