@@ -193,6 +193,6 @@ def settle(ctx: ApplyContext, c: p.Change) -> bool:
         return True
     if c.action == p.UNCHANGED and c.before is not None:
         entry = ctx.record.get(c.key)
-        if entry is None or entry.sha256 != p.digest(c.before):
+        if entry is None or entry.sha256 != p.digest(c.before) or entry.targets != c.targets:
             record_file(ctx, c, c.before)  # adopt a file that is already exactly right
     return c.action == p.UNCHANGED and not c.reload
