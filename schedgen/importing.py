@@ -124,8 +124,9 @@ def build(found: list[Found], target: str, origin: str, path: Path) -> ImportRes
     notes: list[Note] = []
     taken: set[str] = set()
     named = [(job_name(f.name_hint, taken), f) for f in found]
+    factor = True
     while True:
-        text = render_toml(named, target, origin)
+        text = render_toml(named, target, origin, factor)
         if not named:
             return ImportResult(text, (), tuple(notes))
         origins = tuple((n, f.source) for n, f in named)
@@ -133,12 +134,15 @@ def build(found: list[Found], target: str, origin: str, path: Path) -> ImportRes
             cfg.loads(text, path)
         except ConfigError as exc:
             bad = _jobs_named(exc, {n for n, _ in named})
+            if not bad and factor:
+                factor = False  # a shared value is bad: keep values per job to find whose
+                continue
             if not bad:
                 raise SchedgenError(f"import produced an invalid jobs.toml (a bug):\n{exc}") from None
             for name, f in named:
                 if name in bad:
-                    notes += [Note(f.source, f"skipped: {p.message}") for p in exc.problems
-                              if _problem_job(p.where) == name]
+                    notes += [Note(f.source, f"skipped: {_field(p.where)}{p.message}")
+                              for p in exc.problems if _problem_job(p.where) == name]
             named = [(n, f) for n, f in named if n not in bad]
             continue
         return ImportResult(text, tuple(n for n, _ in named), tuple(notes), origins)
@@ -149,6 +153,11 @@ def _problem_job(where: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[0] == "jobs" else None
 
 
+def _field(where: str) -> str:
+    parts = where.split(".", 2)
+    return f"{parts[2]}: " if len(parts) == 3 else ""
+
+
 def _jobs_named(exc: ConfigError, names: set[str]) -> set[str]:
     hit = {_problem_job(p.where) for p in exc.problems}
     # Every problem must belong to a job, or dropping jobs cannot fix the document.
@@ -157,12 +166,13 @@ def _jobs_named(exc: ConfigError, names: set[str]) -> set[str]:
     return {h for h in hit if h}
 
 
-def render_toml(named: list[tuple[str, Found]], target: str, origin: str) -> str:
+def render_toml(named: list[tuple[str, Found]], target: str, origin: str,
+                factor: bool = True) -> str:
     import tomli_w
 
     jobs = {name: dict(f.keys) for name, f in named}
     defaults: dict[str, Any] = {"targets": [target]}
-    for key in ("path", "working_dir"):
+    for key in ("path", "working_dir") if factor else ():
         # The most common value (shared by two jobs at least) moves to [defaults]; the
         # readers give every job both keys, so no job silently inherits one.
         values = [j[key] for j in jobs.values() if key in j]

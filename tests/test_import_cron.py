@@ -239,7 +239,17 @@ def test_a_job_the_loader_rejects_is_dropped_and_reported(tmp_path: Path) -> Non
     result = run_import("cron", table, None, False)
     assert result.jobs == ("a",)
     assert [str(n) for n in result.notes] == [
-        "t line 3: skipped: SCHEDGEN_JOB is set by schedgen (use `path` for PATH)"]
+        "t line 3: skipped: env: SCHEDGEN_JOB is set by schedgen (use `path` for PATH)"]
+
+
+def test_a_bad_shared_value_is_pinned_on_its_jobs(tmp_path: Path) -> None:
+    # An empty PATH shared by two jobs would go to [defaults]; the jobs are named instead.
+    table = tmp_path / "t"
+    table.write_text("PATH=\n@daily /usr/bin/a\n@hourly /usr/bin/b\nPATH=/bin\n@daily /usr/bin/c\n")
+    result = run_import("cron", table, None, False)
+    assert result.jobs == ("c",)
+    assert [str(n) for n in result.notes] == [
+        f"t line {n}: skipped: path: expected a non-empty list of directories" for n in (2, 3)]
 
 
 # --- through the command line, with a fake `crontab` first on PATH ---------------------
