@@ -53,6 +53,7 @@ def test_twenty_runs_at_once_one_runs_nineteen_exit_75_at_once(
             assert "busy" in err
     assert busy == [75] * 19
     assert elapsed < 10, f"19 busy runs took {elapsed:.1f}s (each must give up at once)"
+    wait_for(lambda: _started(tmp_path), what="the holder's command to start")
     assert len(_started(tmp_path)) == 1
     assert len(w.events("busy")) == 19 and len(w.events("start")) == 1
     assert len(w.run_dirs()) == 1  # busy runs make no run directory
