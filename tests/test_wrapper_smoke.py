@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from schedgen.runner import script_for
@@ -11,8 +15,10 @@ from tests.wrapper_kit import (
     fill_inbox,
     kill_group,
     make_job,
+    needs_proc,
     queue_fields,
     wait_for,
+    wait_until_gone,
 )
 
 SMOKE = {"SCHEDGEN_SMOKE": "1"}
@@ -176,3 +182,28 @@ def test_schedgen_run_uses_the_installed_wrapper_only_when_identical(tmp_path: P
         assert path.stat().st_mode & 0o077 == 0
     finally:
         path.unlink()
+
+
+@needs_proc
+def test_ctrl_c_on_schedgen_run_stops_the_run_and_returns_the_item(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    cfg = _config(tmp_path, f"""
+[jobs.slow]
+command = ["bash", "-c", "touch {started}; sleep 60", "_", "{{item}}"]
+schedule = "@daily"
+[jobs.slow.queue]
+inbox = "{tmp_path}/q/inbox"
+""")
+    fill_inbox(tmp_path / "q" / "inbox", ["a.json"])
+    p = subprocess.Popen([sys.executable, "-m", "schedgen", "run", "slow", "-c", str(cfg)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    wait_for(started.exists, what="the command to start")
+    os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C does: INT to the foreground group
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err
+    assert wait_until_gone(p.pid) == []
+    assert sorted(f.name for f in (tmp_path / "q" / "inbox").iterdir()) == ["a.json"]
+    [run_dir] = list((tmp_path / "logs" / "slow" / "runs").iterdir())
+    assert json.loads((run_dir / "manifest.json").read_text())["outcome"] == "interrupted"
