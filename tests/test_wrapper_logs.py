@@ -127,3 +127,17 @@ def test_batch_items_each_get_a_run_dir_and_keep_runs_applies(tmp_path: Path) ->
                  queue=queue_fields(tmp_path, batch=0))
     assert w.run().returncode == 0
     assert [m["item"] for m in w.manifests()] == ["2.json", "3.json", "4.json"]
+
+
+def test_prune_never_takes_a_run_dir_whose_manifest_is_missing_or_being_written(
+        tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["true"], logs={"keep_runs": 1})
+    runs = w.log_dir / "runs"
+    for name, manifest in [("20000101T000000Z-1", None), ("20000101T000000Z-2", ""),
+                           ("20000101T000000Z-3", '{\n  "outcome": "ok",\n}\n')]:
+        (runs / name).mkdir(parents=True)
+        if manifest is not None:
+            (runs / name / "manifest.json").write_text(manifest)
+    assert w.run().returncode == 0
+    left = [d.name for d in w.run_dirs()]
+    assert left[:2] == ["20000101T000000Z-1", "20000101T000000Z-2"] and len(left) == 3
