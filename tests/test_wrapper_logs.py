@@ -141,3 +141,17 @@ def test_prune_never_takes_a_run_dir_whose_manifest_is_missing_or_being_written(
     assert w.run().returncode == 0
     left = [d.name for d in w.run_dirs()]
     assert left[:2] == ["20000101T000000Z-1", "20000101T000000Z-2"] and len(left) == 3
+
+
+def test_with_a_large_max_size_sizes_are_checked_every_few_runs(tmp_path: Path) -> None:
+    # max_size 200 KB: one `find` every 3 runs (max_size / 64 KB), starting with the first.
+    w = make_job(tmp_path, command=["true"], logs={"max_size": "200KB", "keep": 5})
+    assert "once every 3 runs" in w.text
+    w.log_dir.mkdir(parents=True)
+    big = PAD * 2100  # 210 KB
+    rotated = []
+    for _ in range(7):
+        (w.log_dir / "launchd.err.log").write_text(big)
+        assert w.run().returncode == 0
+        rotated.append(not (w.log_dir / "launchd.err.log").exists())
+    assert rotated == [True, False, False, True, False, False, True]

@@ -168,3 +168,22 @@ def test_the_no_flock_path_really_has_no_flock_timeout_or_setsid(tmp_path: Path)
     r = subprocess.run([BASH, "-c", f"PATH={bindir}; command -v perl mv date find"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and len(r.stdout.split()) == 4
+
+
+def test_the_fork_free_clock_matches_the_utc_calendar(rendered: dict[str, str]) -> None:
+    """sg_now turns epoch seconds into dates with bash arithmetic; check it against Python."""
+    import datetime as dt
+    import random
+
+    text = rendered["minimal"]
+    func = text[text.index("sg_base=''\n"):]
+    func = func[:func.index("\n}\n") + 3]
+    rng = random.Random(3)
+    epochs = [0, 59, 86399, 86400, 951782400, 951868800, 1709164800, 1709251199,
+              4102444800, 4107542400, 253402300799] + [rng.randrange(0, 2**33) for _ in range(300)]
+    script = func + "".join(
+        f'sg_base=$(({e} - SECONDS)); sg_now; echo "$sg_epoch $sg_stamp $sg_iso"\n' for e in epochs)
+    out = subprocess.run([BASH, "-c", script], capture_output=True, text=True, check=True).stdout
+    for e, line in zip(epochs, out.splitlines(), strict=True):
+        t = dt.datetime.fromtimestamp(e, dt.UTC)
+        assert line == f"{e} {t:%Y%m%dT%H%M%SZ} {t:%Y-%m-%dT%H:%M:%SZ}"
