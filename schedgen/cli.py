@@ -21,9 +21,9 @@ app = typer.Typer(
 
 ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs Optional)
     "-c", "--config", metavar="PATH",
-    help="jobs.toml to read [default: ./jobs.toml, or $SCHEDGEN_CONFIG]")]
+    help="jobs.toml to read (default: ./jobs.toml, or $SCHEDGEN_CONFIG)")]
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
-    "--target", "-t", metavar="NAME", help="launchd or cron; repeat for both [default: all]")]
+    "--target", "-t", metavar="NAME", help="launchd or cron; repeat for both (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
 
 
@@ -191,7 +191,7 @@ def import_cmd(
 @app.command("next")
 def next_cmd(
     jobs: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
-        metavar="[JOB]...", help="jobs to show [default: all]")] = None,
+        metavar="[JOB]...", help="jobs to show (default: all)")] = None,
     count: Annotated[int, typer.Option("-n", min=1, help="how many times per job")] = 5,
     config: ConfigOpt = None, as_json: JsonOpt = False,
 ) -> None:
