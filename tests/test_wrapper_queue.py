@@ -271,3 +271,16 @@ def test_queue_folders_are_created_when_missing(tmp_path: Path, tool_path: list[
         assert (tmp_path / "q" / d).is_dir()
     assert [e["event"] for e in w.events()] == ["empty"]
     assert w.run_dirs() == []
+
+
+def test_run_ids_are_never_reused_even_after_their_dirs_are_pruned(
+        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+    names = [f"{i:03d}.json" for i in range(40)]
+    fill_inbox(tmp_path / "q" / "inbox", names)
+    w = make_job(tmp_path, command=["true", "{item}"], path=tool_path, lock=False,
+                 queue=queue_fields(tmp_path, batch=0), logs={"keep_runs": 1})
+    results = finish(start_together([w.argv()] * 3, w.env(), tmp_path))
+    assert [(rc, err) for rc, _, err in results] == [(0, "")] * 3
+    ids = [e["run_id"] for e in w.events("start")]
+    assert len(ids) == 40 and len(set(ids)) == 40
+    assert len(w.run_dirs()) == 1
