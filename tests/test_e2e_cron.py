@@ -39,13 +39,16 @@ WAIT = 130  # seconds: cron reads a changed crontab at the next minute, then run
 
 
 def _cron_pids() -> list[int]:
+    """Live cron daemons (a zombie left by a container's init that does not reap is not one)."""
     pids = []
     for d in Path("/proc").glob("[0-9]*"):
         try:
-            if (d / "comm").read_text().strip() in ("cron", "crond"):
-                pids.append(int(d.name))
+            stat = (d / "stat").read_text()
         except OSError:
             continue
+        name, _, rest = stat.partition(") ")
+        if name.split(" (", 1)[-1] in ("cron", "crond") and not rest.startswith(("Z", "X")):
+            pids.append(int(d.name))
     return pids
 
 
