@@ -57,7 +57,7 @@ def _date_dicts(cron: Cron) -> list[CalendarDict]:
                 need_weekdays[m] = cron.weekdays
     if len(all_months) == 12:
         return [{}]
-    out: list[CalendarDict] = [{"Month": m} for m in sorted(all_months)]
+    out: list[CalendarDict] = []
 
     def covered(m: int, key: str, v: int) -> bool:
         if m in all_months:
@@ -75,7 +75,12 @@ def _date_dicts(cron: Cron) -> list[CalendarDict]:
                 out.append({key: v})
             else:
                 out += [{"Month": m, key: v} for m in sorted(need) if v in need[m]]
-    return out
+    # A month where every day fires needs its own dict, unless month-wildcard Day
+    # dicts already cover each of its days.
+    wild_days = {d["Day"] for d in out if d.keys() == {"Day"}}
+    whole = [{"Month": m} for m in sorted(all_months)
+             if not set(range(1, MONTH_DAYS[m] + 1)) <= wild_days]
+    return whole + out
 
 
 def calendar_dicts(cron: Cron) -> list[CalendarDict]:

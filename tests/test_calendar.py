@@ -85,6 +85,8 @@ CASES = [
     ("0 0 1-31 * 3", 1),              # OR with a full day field: every day
     ("0 0 15 * 0-6", 1),              # OR with every weekday: every day
     ("0 0 1 6 3", 2),                 # June 1st and Wednesdays in June
+    ("0 */6 1-29 * *", 116),          # 29 Day dicts cover February too: no Month dict
+    ("0 0 1-29 1,2 *", 30),           # all of February, and Jan 1-29
 ]
 
 
