@@ -39,15 +39,34 @@ def last_run(job: Job) -> dict[str, Any] | None:
         path = runs / run_id / "manifest.json"
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            # A run that is still starting writes its manifest a moment later.
+        except (FileNotFoundError, ValueError):
+            # A run that is starting writes its manifest a moment later, in one write
+            # that a reader can catch half-way: look at the run before it.
             continue
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             return {"run_id": run_id, "outcome": "unreadable", "error": str(exc)}
         if isinstance(data, dict):
             data.setdefault("run_id", run_id)
+            if data.get("outcome") == "running" and _dead_here(data):
+                data["outcome"] = "crashed"  # killed before it could record its end
             return data
     return None
+
+
+def _dead_here(manifest: dict[str, Any]) -> bool:
+    """The run was on this host and its process is gone."""
+    if manifest.get("host") not in (os.uname().nodename, os.environ.get("HOSTNAME")):
+        return False
+    pid = manifest.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def queue_depth(job: Job) -> QueueDepth | None:
@@ -70,6 +89,8 @@ def _claims(processing: Path) -> int:
     total = 0
     try:
         for entry in processing.iterdir():
+            if entry.name.startswith("."):
+                continue  # .attempts/ and other bookkeeping
             if entry.is_dir():
                 total += sum(1 for f in entry.iterdir() if f.is_file()
                              and not f.name.startswith("."))
@@ -90,6 +111,15 @@ def lock_held(job: Job) -> bool | None:
         return None
     path = job.lock_dir / f"{job.lock.name}.lock"
     try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    held = _proc_locks_holds(st)
+    if held is not None:
+        return held
+    # No /proc/locks (macOS): try the lock for an instant. A run starting in that
+    # instant would find it busy, which is why /proc/locks is preferred.
+    try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
         return False
@@ -104,3 +134,20 @@ def lock_held(job: Job) -> bool | None:
         return False
     finally:
         os.close(fd)
+
+
+def _proc_locks_holds(st: os.stat_result) -> bool | None:
+    """Linux: is there a FLOCK on this file in /proc/locks? None if it can't be read."""
+    try:
+        text = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    ident = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in text.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 00:2e:5678 0 EOF" ("->" marks waiters)
+        if "->" in fields:
+            continue
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == ident:
+            return True
+    return False
