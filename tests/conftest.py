@@ -39,3 +39,23 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                 "SCHEDGEN_SMOKE", "NO_COLOR"):
         monkeypatch.delenv(var, raising=False)
     return h
+
+
+_GUARD = """#!/bin/sh
+echo "test guard: a test reached the real $(basename "$0") $*; use the fakes in tests/fakes.py" >&2
+exit 99
+"""
+
+
+@pytest.fixture(autouse=True)
+def _no_real_crontab_or_launchctl(request: pytest.FixtureRequest, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside the end-to-end test, `crontab` and `launchctl` fail loudly unless faked."""
+    if request.node.get_closest_marker("e2e"):
+        return
+    guard = tmp_path / "guard-bin"
+    guard.mkdir()
+    for name in ("crontab", "launchctl"):
+        (guard / name).write_text(_GUARD)
+        (guard / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{guard}{os.pathsep}{os.environ.get('PATH', '')}")
