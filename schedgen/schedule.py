@@ -171,7 +171,7 @@ def parse_schedule(value: object) -> tuple[Entry, ...]:
     errors: list[str] = []
     for i, item in enumerate(items):
         try:
-            entry = parse_entry(item)  # type: ignore[arg-type]
+            entry = parse_entry(item)
         except ValueError as exc:
             errors.append(f"[{i}] {exc}" if isinstance(value, list) else str(exc))
             continue
