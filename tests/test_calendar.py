@@ -11,43 +11,16 @@ from collections import Counter
 from datetime import date, datetime, timedelta
 
 import pytest
-from cronsim import CronSim
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from schedgen.calendar import NotExpressible, calendar_dicts
 from schedgen.schedule import parse_cron
-
-# 2028 is a leap year: the window holds Feb 29 and every month end.
-START = datetime(2028, 1, 1)
-END = datetime(2029, 1, 1)
+from tests.oracles import END, START, cronsim_minutes, launchd_minutes
 
 
-def cron_minutes(expr: str, start: datetime = START, end: datetime = END) -> set[datetime]:
-    out = set()
-    for dt in CronSim(expr, start - timedelta(minutes=1)):
-        if dt >= end:
-            break
-        out.add(dt)
-    return out
-
-
-def launchd_minutes(dicts: list[dict[str, int]], start: datetime = START,
-                    end: datetime = END) -> set[datetime]:
-    out = set()
-    day = start.date()
-    while day < end.date():
-        weekday = (day.weekday() + 1) % 7  # launchd/cron: 0 = Sunday
-        for d in dicts:
-            if d.get("Month", day.month) != day.month or d.get("Day", day.day) != day.day:
-                continue
-            if "Weekday" in d and d["Weekday"] % 7 != weekday:
-                continue
-            hours = [d["Hour"]] if "Hour" in d else range(24)
-            minutes = [d["Minute"]] if "Minute" in d else range(60)
-            out.update(datetime(day.year, day.month, day.day, h, m) for h in hours for m in minutes)
-        day += timedelta(days=1)
-    return out
+def cron_minutes(expr: str) -> set[datetime]:
+    return cronsim_minutes([expr], START, END)
 
 
 # (expression, minimal number of dicts)

@@ -13,27 +13,15 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
-from cronsim import CronSim
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from schedgen.calendar import NotExpressible, calendar_dicts, union_dicts
 from schedgen.import_calendar import boxes_of, field, to_cron
 from schedgen.schedule import parse_cron
+from tests.oracles import END, START, cronsim_minutes, launchd_minutes
 
-START = datetime(2028, 1, 1)
-END = datetime(2029, 1, 1)
 WINDOW = (datetime(2028, 2, 1), datetime(2028, 4, 1))
-
-
-def cronsim_minutes(exprs: list[str], start: datetime, end: datetime) -> set[datetime]:
-    out: set[datetime] = set()
-    for expr in exprs:
-        for dt in CronSim(expr, start - timedelta(minutes=1)):
-            if dt >= end:
-                break
-            out.add(dt)
-    return out
 
 
 def cron_minutes(exprs: list[str], start: datetime = START, end: datetime = END) -> set[datetime]:
@@ -48,29 +36,6 @@ def cron_minutes(exprs: list[str], start: datetime = START, end: datetime = END)
             if day.month in c.months and ((dom and dow) if c.day_and else (dom or dow)):
                 out.update(datetime(day.year, day.month, day.day, h, m)
                            for h in c.hours for m in c.minutes)
-        day += timedelta(days=1)
-    return out
-
-
-def launchd_minutes(dicts: list[dict[str, int]], start: datetime = START,
-                    end: datetime = END) -> set[datetime]:
-    out: set[datetime] = set()
-    day = start.date()
-    while day < end.date():
-        weekday = (day.weekday() + 1) % 7
-        for d in dicts:
-            if d.get("Month", day.month) != day.month:
-                continue
-            day_ok = d.get("Day", day.day) == day.day
-            weekday_ok = d.get("Weekday", weekday) % 7 == weekday
-            if "Day" in d and "Weekday" in d:
-                if not (day_ok or weekday_ok):
-                    continue
-            elif not (day_ok and weekday_ok):
-                continue
-            hours = [d["Hour"]] if "Hour" in d else range(24)
-            minutes = [d["Minute"]] if "Minute" in d else range(60)
-            out.update(datetime(day.year, day.month, day.day, h, m) for h in hours for m in minutes)
         day += timedelta(days=1)
     return out
 

@@ -17,7 +17,7 @@ from schedgen.importing import ImportResult, run_import
 from schedgen.model import Config, Job
 from schedgen.render import plist as render_plist
 from tests.helpers import schedgen
-from tests.test_import_calendar import cronsim_minutes, launchd_minutes
+from tests.oracles import cronsim_minutes, launchd_minutes
 
 WINDOW = (datetime(2028, 2, 1), datetime(2028, 4, 1))  # leap day and month ends
 
