@@ -86,7 +86,7 @@ def render(
         typer.echo(f"wrote {p}")
 
 
-# --- install and reconcile (issue 4): diff, apply, status/reconcile, uninstall ---------
+# --- install and reconcile: diff, apply, status/reconcile, uninstall
 PruneOpt = Annotated[bool, typer.Option(
     "--prune", help="also remove owned artifacts whose job is gone from jobs.toml")]
 ForceOpt = Annotated[bool, typer.Option(
@@ -159,10 +159,9 @@ def uninstall_cmd(
     verb = "would remove" if dry_run else "removed"
     what = f"{verb} {n} artifact{'s' if n != 1 else ''}" if n else "nothing was installed"
     typer.echo(f"namespace {out.plan.namespace}: {what}")
-# --- end issue 4 -------------------------------------------------------------------
 
 
-# --- meet users where they are (issue 5): import, next, schema ------------------------
+# --- meeting users where they are: import, next, schema
 @app.command("import")
 def import_cmd(
     source: Annotated[str, typer.Option("--from", metavar="cron|launchd",
@@ -212,10 +211,9 @@ def schema_cmd() -> None:
     from schedgen.schema import schema_text
 
     typer.echo(schema_text(), nl=False)
-# --- end issue 5 -------------------------------------------------------------------
 
 
-# --- issue 3: run ------------------------------------------------------------------
+# --- run a job now
 @app.command("run")
 def run_cmd(
     job: Annotated[str, typer.Argument(metavar="JOB", help="the job to run")],
@@ -227,7 +225,6 @@ def run_cmd(
     from schedgen import runner
 
     raise typer.Exit(runner.run(config_path(config), job, smoke))
-# --- end issue 3 -------------------------------------------------------------------
 
 
 def main() -> None:
