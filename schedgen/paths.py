@@ -33,6 +33,12 @@ def data_dir() -> Path:
     return _xdg("XDG_DATA_HOME", ".local/share") / "schedgen"
 
 
+def cache_dir() -> Path:
+    if is_macos():
+        return home() / "Library" / "Caches" / "schedgen"
+    return _xdg("XDG_CACHE_HOME", ".cache") / "schedgen"
+
+
 def default_log_root() -> Path:
     if is_macos():
         return home() / "Library" / "Logs" / "schedgen"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jinja2
 
-from schedgen import __version__
+from schedgen import __version__, paths
 from schedgen.calendar import union_dicts
 from schedgen.describe import describe
 from schedgen.model import PLACEHOLDERS, Command, Config, Job
@@ -37,7 +37,7 @@ def _env() -> jinja2.Environment:
         return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
 
     env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(load),
+        loader=jinja2.FunctionLoader(load), bytecode_cache=_bytecode_cache(),
         autoescape=jinja2.select_autoescape(enabled_extensions=("plist.j2",), default=False),
         keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
@@ -49,6 +49,20 @@ def _env() -> jinja2.Environment:
     env.filters["xml_comment"] = lambda s: str(s).replace("--", "- -")
     env.filters["describe"] = describe  # the schedule in words; never depends on the clock
     return env
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates, kept between runs: compiling them is most of a `diff`.
+
+    Keyed by the template's checksum (and the Python version, by jinja2); the folder
+    is per schedgen version because the lexer options live in code, not in the source.
+    """
+    folder = paths.cache_dir() / f"jinja-{__version__}"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(folder))
 
 
 def bash_word(arg: str) -> str:

@@ -10,7 +10,8 @@ import pytest
 REAL_HOME = Path(os.path.expanduser("~"))
 # What schedgen would write under a real home; none of it may change during tests.
 _WATCHED = [".local/share/schedgen", ".local/state/schedgen", "Library/LaunchAgents",
-            "Library/Logs/schedgen", "Library/Application Support/schedgen"]
+            "Library/Logs/schedgen", "Library/Application Support/schedgen",
+            ".cache/schedgen", "Library/Caches/schedgen"]
 
 
 def _snapshot() -> dict[str, list[str]]:

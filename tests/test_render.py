@@ -189,3 +189,19 @@ def test_unknown_target_is_exit_2(tmp_path: Path) -> None:
     cfg = write_config(tmp_path / "jobs.toml", CONFIG)
     r = schedgen("render", "-c", str(cfg), "--out", str(tmp_path / "o"), "--target", "systemd")
     assert r.returncode == 2 and "expected launchd or cron" in r.stderr
+
+
+def test_compiled_templates_are_cached_and_a_damaged_cache_is_ignored(tmp_path: Path,
+                                                                      home: Path) -> None:
+    cfg = write_config(tmp_path / "jobs.toml", CONFIG)
+    first = schedgen("render", "-c", str(cfg), "--out", str(tmp_path / "a"))
+    assert first.returncode == 0, first.stderr
+    cached = list((home / ".cache/schedgen").rglob("*.cache"))
+    assert len(cached) == 3  # wrapper, plist and crontab templates
+    for f in cached:
+        f.write_bytes(b"garbage")
+    again = schedgen("render", "-c", str(cfg), "--out", str(tmp_path / "b"))
+    assert again.returncode == 0, again.stderr
+    for f in (tmp_path / "a").rglob("*"):
+        if f.is_file():
+            assert f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes()
