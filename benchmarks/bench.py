@@ -42,7 +42,7 @@ flock -n 9 || exit 75
 set -a
 . "$ENV_FILE"
 set +a
-true > "$ARTIFACT_DIR/output.log" 2>&1
+/bin/true "$RUN_ID" > "$ARTIFACT_DIR/output.log" 2>&1
 echo "{\\"run_id\\": \\"$RUN_ID\\", \\"exit_code\\": 0}" > "$ARTIFACT_DIR/manifest.json"
 """
 # The claim of the note-funnel report: one process per file, `ls | head -1`, mv.
