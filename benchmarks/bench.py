@@ -85,10 +85,23 @@ def config_text(n: int, root: Path, extra: str = "") -> str:
             f'lock_dir = "{root}/locks"\nwrapper_dir = "{root}/wrappers"\n\n{jobs}')
 
 
+SITE: Path | None = None  # schedgen installed as a user would (not editable), see main()
+
+
+def install_site(tmp: Path) -> Path:
+    """`pip install .` into a folder: an editable install's import hook would be timed too."""
+    site = tmp / "site"
+    subprocess.run([PY, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+                    str(ROOT)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return site
+
+
 def env_for(home: Path, bindir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "SCHEDGEN_"))}
     env.update(HOME=str(home), PATH=f"{bindir}:{env.get('PATH', '/usr/bin:/bin')}",
                BENCH_CRONTAB=str(home / "crontab.txt"))
+    if SITE is not None:
+        env["PYTHONPATH"] = str(SITE)
     return env
 
 
@@ -221,8 +234,10 @@ def main() -> None:
     files = 200 if args.quick else 1000
     print(f"schedgen benchmarks ({'quick' if args.quick else 'full'}: {rounds} rounds, "
           f"medians; python {sys.version.split()[0]}, {os.cpu_count()} cpus)\n")
+    global SITE
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+        SITE = install_site(tmp)
         for sub in ("cli", "wrapper", "queue", "render"):
             (tmp / sub).mkdir()
         cli = bench_cli(tmp / "cli", rounds)
