@@ -150,10 +150,10 @@ def test_every_rendered_wrapper_parses(rendered: dict[str, str], tmp_path: Path)
 
 def test_only_the_stanzas_a_job_uses_are_rendered(rendered: dict[str, str]) -> None:
     minimal = rendered["minimal"]
-    for absent in ("sg_claim_next", "set -m", "set -a", "\ncd ", "sg_recover", "bash -n"):
+    for absent in ("sg_claim_chunk", "set -m", "set -a", "\ncd ", "sg_recover", "bash -n"):
         assert absent not in minimal, absent
     everything = rendered["everything"]
-    for present in ("sg_claim_next", "set -m", "set -a", "\ncd ", "sg_recover", "exec 9>>",
+    for present in ("sg_claim_chunk", "set -m", "set -a", "\ncd ", "sg_recover", "exec 9>>",
                     "export A="):
         assert present in everything, present
     assert "exec 9>>" not in rendered["string"]
