@@ -18,6 +18,7 @@ from schedgen import state
 from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.model import Config
 from schedgen.ops import DryOps, Ops
+from schedgen.render import keep_compiled_templates
 from schedgen.targets.base import ApplyContext, target_by_name
 
 Say = Callable[[str], None]
@@ -41,6 +42,8 @@ def diff(config_path: Path, targets: tuple[str, ...] | None = None, *, prune: bo
 def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run: bool = False,
           prune: bool = False, force: bool = False, say: Say = print) -> Outcome:
     config = cfg.load(config_path)  # a bad config stops here: nothing touched
+    if not dry_run:
+        keep_compiled_templates()
     with _lock(dry_run, say):
         record = state.load(config.namespace)
         record.config = str(config.path)

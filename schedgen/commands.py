@@ -16,9 +16,10 @@ def validate(config_path: Path) -> Config:
 
 def render(config_path: Path, out: Path, targets: tuple[str, ...] | None) -> list[Path]:
     # Imported here so `validate` never pays for jinja2.
-    from schedgen.render import desired
+    from schedgen.render import desired, keep_compiled_templates
 
     config = cfg.load(config_path)
+    keep_compiled_templates()
     artifacts = desired(config, targets)
     written = []
     for a in artifacts:

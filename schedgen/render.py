@@ -37,7 +37,7 @@ def _env() -> jinja2.Environment:
         return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
 
     env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(load), bytecode_cache=_bytecode_cache(),
+        loader=jinja2.FunctionLoader(load), bytecode_cache=_TemplateCache(),
         autoescape=jinja2.select_autoescape(enabled_extensions=("plist.j2",), default=False),
         keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
@@ -51,18 +51,34 @@ def _env() -> jinja2.Environment:
     return env
 
 
-def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Compiled templates, kept between runs: compiling them is most of a `diff`.
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept between runs: compiling them was most of a `diff`.
 
-    Keyed by the template's checksum (and the Python version, by jinja2); the folder
-    is per schedgen version because the lexer options live in code, not in the source.
+    Read by every command; written only by those that write anyway (`render`, `apply`),
+    so `diff`, `status` and dry runs leave the disk alone. Keyed by each template's
+    checksum (and the Python version, by jinja2); the folder is per schedgen version
+    because the lexer options live in code, not in the templates.
     """
-    folder = paths.cache_dir() / f"jinja-{__version__}"
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return jinja2.FileSystemBytecodeCache(str(folder))
+
+    writable = False
+
+    def __init__(self) -> None:
+        self.folder = paths.cache_dir() / f"jinja-{__version__}"
+        super().__init__(str(self.folder))
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if not self.writable:
+            return
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+
+def keep_compiled_templates() -> None:
+    """Let this process store the templates it compiles (for commands that write)."""
+    _TemplateCache.writable = True
 
 
 def bash_word(arg: str) -> str:

@@ -8,7 +8,7 @@ is a ValueError whose message is shown to the user.
 from __future__ import annotations
 
 import calendar
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from schedgen.units import format_duration, parse_duration
 
@@ -36,8 +36,7 @@ _FIELDS = (
 )
 
 
-@dataclass(frozen=True)
-class Cron:
+class Cron(NamedTuple):
     """A 5-field expression as the sets of values it matches (weekday 7 → 0)."""
 
     text: str
@@ -58,13 +57,11 @@ class Cron:
         return len(self.weekdays) == 7
 
 
-@dataclass(frozen=True)
-class Reboot:
+class Reboot(NamedTuple):
     text: str = "@reboot"
 
 
-@dataclass(frozen=True)
-class Every:
+class Every(NamedTuple):
     seconds: int
     text: str
 
@@ -156,7 +153,7 @@ def parse_entry(text: str) -> Entry:
         return Every(seconds=seconds, text=f"@every {format_duration(seconds)}")
     if low in MACROS:
         cron = parse_cron(MACROS[low])
-        return Cron(**{**cron.__dict__, "text": low})
+        return cron._replace(text=low)
     if low.startswith("@"):
         raise ValueError(f"unknown macro {stripped!r}; known: {', '.join([*MACROS, '@reboot', '@every <duration>'])}")
     return parse_cron(stripped)

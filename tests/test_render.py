@@ -205,3 +205,9 @@ def test_compiled_templates_are_cached_and_a_damaged_cache_is_ignored(tmp_path: 
     for f in (tmp_path / "a").rglob("*"):
         if f.is_file():
             assert f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes()
+
+
+def test_diff_reads_the_template_cache_but_never_writes_it(tmp_path: Path, home: Path) -> None:
+    cfg = write_config(tmp_path / "jobs.toml", CONFIG)
+    schedgen("diff", "-c", str(cfg))
+    assert not (home / ".cache").exists()
