@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from tests.wrapper_kit import fill_inbox, kill_group, make_job, queue_fields, wait_for
@@ -131,16 +132,22 @@ def test_batch_items_each_get_a_run_dir_and_keep_runs_applies(tmp_path: Path) ->
 
 def test_prune_never_takes_a_run_dir_whose_manifest_is_missing_or_being_written(
         tmp_path: Path) -> None:
+    # No manifest yet: the run (made ahead, or just made) is kept while the process its
+    # ID names lives (here: this one). test_wrapper_chunks has the case of a dead one.
     w = make_job(tmp_path, command=["true"], logs={"keep_runs": 1})
     runs = w.log_dir / "runs"
-    for name, manifest in [("20000101T000000Z-1", None), ("20000101T000000Z-2", ""),
-                           ("20000101T000000Z-3", '{\n  "outcome": "ok",\n}\n')]:
+    pid = os.getpid()
+    for name, manifest in [(f"20000101T000000Z-{pid}", None), ("20000101T000000Z-2", ""),
+                           ("20000101T000000Z-3", '{\n  "outcome": "ok",\n}\n'),
+                           ("20000101T000000Z-4", '{\n  "outcome": "runn')]:
         (runs / name).mkdir(parents=True)
         if manifest is not None:
             (runs / name / "manifest.json").write_text(manifest)
     assert w.run().returncode == 0
     left = [d.name for d in w.run_dirs()]
-    assert left[:2] == ["20000101T000000Z-1", "20000101T000000Z-2"] and len(left) == 3
+    assert sorted(left[:3]) == sorted([f"20000101T000000Z-{pid}", "20000101T000000Z-2",
+                                       "20000101T000000Z-4"])
+    assert len(left) == 4  # and this run's own: only the finished -3 went
 
 
 def test_with_a_large_max_size_sizes_are_checked_every_few_runs(tmp_path: Path) -> None:
