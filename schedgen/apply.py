@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from schedgen import config as cfg
 from schedgen import plan as p
@@ -24,8 +24,7 @@ from schedgen.targets.base import ApplyContext, target_by_name
 Say = Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     plan: p.Plan
     done: tuple[str, ...]
     dry_run: bool

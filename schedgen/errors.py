@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 EXIT_OK = 0
 EXIT_CHANGES = 1
@@ -20,8 +20,7 @@ class UsageError(SchedgenError):
     exit_code = EXIT_INPUT
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One thing wrong with a config: where (``jobs.x.field``) and what."""
 
     where: str

@@ -10,15 +10,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from schedgen.errors import SystemOpError
 from schedgen.fsutil import atomic_write
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     returncode: int
     stdout: str
     stderr: str

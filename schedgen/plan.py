@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from schedgen.model import Config
 from schedgen.state import Record
@@ -30,8 +30,7 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron"
     kind: str  # "wrapper" | "plist" | "cron"
     key: str  # its key in the ownership record
@@ -76,11 +75,10 @@ class Change:
         return "".join(out)
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     namespace: str
     changes: tuple[Change, ...]
-    warnings: tuple[str, ...] = field(default_factory=tuple)
+    warnings: tuple[str, ...] = ()
 
     @property
     def in_sync(self) -> bool:
@@ -130,7 +128,7 @@ def build(config: Config | None, record: Record, *, selected: tuple[str, ...] | 
         changes += target.plan(ctx, tuple(changes))
     # A job left running keeps the wrapper its loaded plist calls.
     running = {c.job: c.deferred for c in changes if c.deferred and c.action == DELETE}
-    changes = [replace(c, deferred=f"its launchd job is {running[c.job]}")
+    changes = [c._replace(deferred=f"its launchd job is {running[c.job]}")
                if c.kind == "wrapper" and c.action == DELETE and c.job in running else c
                for c in changes]
     return Plan(record.namespace, tuple(changes), tuple(ctx.warnings))

@@ -13,9 +13,10 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from schedgen import __version__, paths
 from schedgen.errors import SchedgenError, SystemOpError
@@ -24,8 +25,7 @@ from schedgen.fsutil import atomic_write
 FORMAT = 1  # bump when the layout below changes; older readers refuse newer files
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     kind: str  # "wrapper" | "plist" | "cron"
     path: str | None  # None for the crontab block
     sha256: str
@@ -109,7 +109,7 @@ def save(record: Record) -> None:
             "namespace": record.namespace,
             "config": record.config,
             "updated_at": now(),
-            "artifacts": [asdict(e) for e in sorted(record.entries.values(), key=lambda e: e.key)],
+            "artifacts": [e._asdict() for e in sorted(record.entries.values(), key=lambda e: e.key)],
         }
         atomic_write(path, json.dumps(data, indent=2) + "\n", 0o600)
     except OSError as exc:

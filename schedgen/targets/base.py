@@ -8,7 +8,7 @@ how to carry out one change (`apply`). Nothing else cares which target it is.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Protocol
@@ -116,17 +116,17 @@ def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
                      targets=targets_of(a), mode=a.mode)
         edited = entry is not None and before is not None and p.digest(before) != entry.sha256
         if before is None:
-            c = replace(c, action=p.CREATE, note="missing" if entry else "")
+            c = c._replace(action=p.CREATE, note="missing" if entry else "")
         elif before == a.content and mode == a.mode:
             pass
         elif entry is None and MARKER not in before:
             how = ", overwritten (--force)" if ctx.force else "; --force overwrites it"
-            c = replace(c, action=p.UPDATE if ctx.force else p.CONFLICT,
+            c = c._replace(action=p.UPDATE if ctx.force else p.CONFLICT,
                         note="not written by schedgen" + how)
         elif before == a.content:
-            c = replace(c, action=p.UPDATE, note=f"mode {mode:o}, wants {a.mode:o}")
+            c = c._replace(action=p.UPDATE, note=f"mode {mode:o}, wants {a.mode:o}")
         else:
-            c = replace(c, action=p.UPDATE, edited=edited, note="hand-edited" if edited else "")
+            c = c._replace(action=p.UPDATE, edited=edited, note="hand-edited" if edited else "")
         out.append(c)
     for entry in ctx.record.of_kind(kind):
         if entry.key in seen or entry.path is None:
@@ -143,17 +143,17 @@ def unwanted_file(target: str, entry: Entry, ctx: PlanContext) -> p.Change:
                  targets=entry.targets, mode=entry.mode or 0o644)
     gone = ctx.why_unwanted(entry.job)
     if before is None:
-        return replace(c, action=p.FORGET, note="already removed")
+        return c._replace(action=p.FORGET, note="already removed")
     if MARKER not in before:
-        return replace(c, action=p.DISOWN,
+        return c._replace(action=p.DISOWN,
                        note="no longer carries the schedgen marker; left in place as yours")
     if not ctx.explicit((entry.job,) if entry.job else ()) and not ctx.prune:
-        return replace(c, action=p.ORPHAN, note=f"{gone}; apply --prune removes it")
+        return c._replace(action=p.ORPHAN, note=f"{gone}; apply --prune removes it")
     edited = p.digest(before) != entry.sha256
     if edited and not ctx.force and not ctx.uninstall:
-        return replace(c, action=p.KEPT, edited=True,
+        return c._replace(action=p.KEPT, edited=True,
                        note="hand-edited since schedgen installed it; --force removes it")
-    return replace(c, edited=edited, note=gone if not ctx.uninstall else "")
+    return c._replace(edited=edited, note=gone if not ctx.uninstall else "")
 
 
 def record_file(ctx: ApplyContext, c: p.Change, content: str) -> None:

@@ -7,7 +7,6 @@ a hand edit shows up as drift. Its lines always follow the config exactly.
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
 
 from schedgen import plan as p
 from schedgen.errors import SystemOpError
@@ -45,21 +44,21 @@ class CronTarget:
         edited = entry is not None and before is not None and p.digest(before) != entry.sha256
         if after is not None:
             if before is None:
-                return [replace(c, action=p.CREATE, note="missing" if entry else "")]
+                return [c._replace(action=p.CREATE, note="missing" if entry else "")]
             if before == after:
                 return [c]
             note = "hand-edited" if edited else ""
-            return [replace(c, action=p.UPDATE, edited=edited, note=note)]
+            return [c._replace(action=p.UPDATE, edited=edited, note=note)]
         if before is None:
-            return [replace(c, action=p.FORGET, note="already removed")] if entry else []
+            return [c._replace(action=p.FORGET, note="already removed")] if entry else []
         if not ctx.explicit(jobs) and not ctx.prune:
-            return [replace(c, action=p.ORPHAN, note="no job of this namespace targets cron any "
+            return [c._replace(action=p.ORPHAN, note="no job of this namespace targets cron any "
                             "more; apply --prune removes the block")]
         if edited and not ctx.force and not ctx.uninstall:
-            return [replace(c, action=p.KEPT, edited=True,
+            return [c._replace(action=p.KEPT, edited=True,
                             note="hand-edited since schedgen installed it; --force removes it")]
         note = "" if ctx.uninstall else "no enabled job of this namespace targets cron"
-        return [replace(c, action=p.DELETE, edited=edited, note=note)]
+        return [c._replace(action=p.DELETE, edited=edited, note=note)]
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
         if settle(ctx, change):

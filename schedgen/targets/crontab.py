@@ -9,7 +9,7 @@ Bytes that are not UTF-8 survive too (surrogateescape both ways).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.ops import Ops, run
@@ -22,8 +22,7 @@ class DamagedBlock(SchedgenError):
     """The markers for a namespace do not form exactly one BEGIN..END pair."""
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(NamedTuple):
     text: str
     present: bool  # False: "no crontab for <user>"
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from schedgen.errors import SystemOpError
 from schedgen.ops import Ops, Result, run
@@ -26,8 +26,7 @@ RETRY_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0)  # seconds between bootstrap attempts 
 _CODE = re.compile(r"failed: (\d+):")
 
 
-@dataclass(frozen=True)
-class Service:
+class Service(NamedTuple):
     label: str
     pid: int | None  # running now
     last_exit: int | None  # last exit status (negative: killed by that signal)

@@ -7,8 +7,6 @@ that is running right now is left alone unless --force.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from schedgen import plan as p
 from schedgen.errors import SystemOpError
 from schedgen.render import Artifact
@@ -45,19 +43,19 @@ class LaunchdTarget:
             assert c.path is not None
             label = c.path.name.removesuffix(".plist")
             svc = services.get(label)
-            c = replace(c, label=label, loaded=svc is not None, pid=svc.pid if svc else None,
+            c = c._replace(label=label, loaded=svc is not None, pid=svc.pid if svc else None,
                         last_exit=svc.last_exit if svc else None)
             if c.action in (p.CREATE, p.UPDATE):
-                c = replace(c, reload=True)
+                c = c._replace(reload=True)
             elif c.action == p.UNCHANGED and svc is None:
-                c = replace(c, action=p.UPDATE, reload=True, note="not loaded in launchd")
+                c = c._replace(action=p.UPDATE, reload=True, note="not loaded in launchd")
             elif c.action == p.UNCHANGED and c.job in rewrapped:
-                c = replace(c, reload=True, note="its wrapper changed")
+                c = c._replace(reload=True, note="its wrapper changed")
             elif c.action == p.FORGET and svc is not None:
-                c = replace(c, action=p.DELETE, note="plist already removed, still loaded")
+                c = c._replace(action=p.DELETE, note="plist already removed, still loaded")
             busy = c.reload or c.action == p.DELETE
             if c.pid is not None and busy and not ctx.force and not ctx.uninstall:
-                c = replace(c, deferred=f"running (PID {c.pid})")
+                c = c._replace(deferred=f"running (PID {c.pid})")
             out.append(c)
         return out
 
