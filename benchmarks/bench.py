@@ -68,12 +68,23 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> floa
     return elapsed
 
 
-def interleave(rounds: int, named: dict[str, Callable[[], float]]) -> dict[str, float]:
-    samples: dict[str, list[float]] = {k: [] for k in named}
+class Samples(dict[str, list[float]]):
+    """Per-round figures of interleaved runs: medians, and medians of per-round ratios."""
+
+    def __getitem__(self, key: str) -> float:  # type: ignore[override]
+        return statistics.median(super().__getitem__(key))
+
+    def ratio(self, a: str, b: str) -> float:
+        pairs = zip(super().__getitem__(a), super().__getitem__(b), strict=True)
+        return statistics.median(x / y for x, y in pairs)
+
+
+def interleave(rounds: int, named: dict[str, Callable[[], float]]) -> Samples:
+    samples = Samples({k: [] for k in named})
     for _ in range(rounds):
         for k, fn in named.items():
-            samples[k].append(fn())
-    return {k: statistics.median(v) for k, v in samples.items()}
+            dict.__getitem__(samples, k).append(fn())
+    return samples
 
 
 def config_text(n: int, root: Path, extra: str = "") -> str:
@@ -111,7 +122,7 @@ def write_exec(path: Path, text: str) -> Path:
     return path
 
 
-def bench_cli(tmp: Path, rounds: int) -> dict[str, float]:
+def bench_cli(tmp: Path, rounds: int) -> Samples:
     home, bindir = tmp / "home", tmp / "bin"
     home.mkdir()
     bindir.mkdir()
@@ -131,7 +142,7 @@ def bench_cli(tmp: Path, rounds: int) -> dict[str, float]:
     })
 
 
-def bench_wrapper(tmp: Path, rounds: int) -> dict[str, float]:
+def bench_wrapper(tmp: Path, rounds: int) -> Samples:
     home, bindir = tmp / "home", tmp / "bin"
     home.mkdir()
     bindir.mkdir()
@@ -166,7 +177,7 @@ def _drain(workers: list[Callable[[], subprocess.Popen[bytes]]], loop: bool) -> 
     return time.perf_counter() - t
 
 
-def bench_queue(tmp: Path, files: int, rounds: int) -> dict[str, float]:
+def bench_queue(tmp: Path, files: int, rounds: int) -> Samples:
     home, bindir = tmp / "home", tmp / "bin"
     home.mkdir()
     bindir.mkdir()
@@ -211,7 +222,7 @@ def bench_queue(tmp: Path, files: int, rounds: int) -> dict[str, float]:
     })
 
 
-def bench_render(tmp: Path, rounds: int) -> dict[str, float]:
+def bench_render(tmp: Path, rounds: int) -> Samples:
     env = env_for(tmp, tmp)
     cfgs = {}
     for n in (100, 1000):
@@ -232,8 +243,8 @@ def main() -> None:
     args = ap.parse_args()
     rounds = 3 if args.quick else 15
     files = 200 if args.quick else 1000
-    print(f"schedgen benchmarks ({'quick' if args.quick else 'full'}: {rounds} rounds, "
-          f"medians; python {sys.version.split()[0]}, {os.cpu_count()} cpus)\n")
+    print(f"schedgen benchmarks ({'quick' if args.quick else 'full'}: {rounds} rounds; "
+          f"times are medians, ratios medians of per-round ratios; python {sys.version.split()[0]}, {os.cpu_count()} cpus)\n")
     global SITE
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -244,20 +255,20 @@ def main() -> None:
         print("1. CLI start-up, 20-job config installed and in sync")
         print(f"   floor `python -c 'import typer, jinja2'`  {cli['floor'] * 1000:7.1f} ms")
         for k, goal in (("validate", 1.1), ("diff", 1.5)):
-            r = cli[k] / cli["floor"]
+            r = cli.ratio(k, "floor")
             print(f"   schedgen {k:<9} {cli[k] * 1000:7.1f} ms  {r:5.2f}x floor  (goal <= {goal}x)")
         w = bench_wrapper(tmp / "wrapper", rounds)
-        r = w["schedgen"] / w["hand"]
+        r = w.ratio("schedgen", "hand")
         print("\n2. One wrapper run, command `true`")
         print(f"   hand-written cron+flock wrapper  {w['hand'] * 1000:7.1f} ms")
         print(f"   schedgen wrapper                 {w['schedgen'] * 1000:7.1f} ms  {r:5.2f}x  (goal <= 1.5x)")
         qb = bench_queue(tmp / "queue", files, max(1, rounds // 3))
-        r = qb["schedgen"] / qb["seed"]
+        r = qb.ratio("schedgen", "seed")
         print(f"\n3. Draining {files} queued files with 4 workers (each file processed exactly once)")
         print(f"   seed-000 pattern, one process per file  {qb['seed']:8.0f} files/s")
         print(f"   schedgen, batch = 0                      {qb['schedgen']:8.0f} files/s  {r:5.1f}x  (goal >= 5x)")
         rb = bench_render(tmp / "render", rounds)
-        r = rb["1000"] / rb["100"]
+        r = rb.ratio("1000", "100")
         print("\n4. `schedgen render`")
         print(f"   100 jobs   {rb['100'] * 1000:7.1f} ms")
         print(f"   1000 jobs  {rb['1000'] * 1000:7.1f} ms  {r:5.2f}x the 100-job time  (goal <= 11x)")
