@@ -10,12 +10,10 @@ skipped rather than changed. A comment block right above a job becomes its descr
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from schedgen.errors import SchedgenError, SystemOpError
+from schedgen.errors import SchedgenError
 from schedgen.importing import Found, ImportResult, Note, build, program_name
 from schedgen.schedule import MACROS, parse_entry
 
@@ -44,18 +42,11 @@ def read_crontab(file: Path | None) -> tuple[str, str]:
             return file.read_text(encoding="utf-8"), str(file)
         except (OSError, UnicodeDecodeError) as exc:
             raise SchedgenError(f"cannot read {file}: {exc}") from None
-    exe = shutil.which("crontab")
-    if exe is None:
-        raise SystemOpError("no `crontab` program on PATH; give a file with --file")
-    try:
-        proc = subprocess.run([exe, "-l"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SystemOpError(f"crontab -l failed: {exc}") from None
-    if proc.returncode != 0:
-        if "no crontab for" in proc.stderr.lower():
-            return "", "the crontab (empty)"
-        raise SystemOpError(f"crontab -l failed (exit {proc.returncode}): {proc.stderr.strip()}")
-    return proc.stdout, "the crontab (crontab -l)"
+    # The same reader `apply` uses: "no crontab for <user>" is an empty table.
+    from schedgen.targets import crontab
+
+    table = crontab.read()
+    return table.text, "the crontab (crontab -l)" if table.present else "the crontab (empty)"
 
 
 def import_cron(file: Path | None, dest: Path) -> ImportResult:
