@@ -259,7 +259,7 @@ def main() -> None:
             print(f"   schedgen {k:<9} {cli[k] * 1000:7.1f} ms  {r:5.2f}x floor  (goal <= {goal}x)")
         w = bench_wrapper(tmp / "wrapper", rounds)
         r = w.ratio("schedgen", "hand")
-        print("\n2. One wrapper run, command `true`")
+        print("\n2. One wrapper run, command `/bin/true`")
         print(f"   hand-written cron+flock wrapper  {w['hand'] * 1000:7.1f} ms")
         print(f"   schedgen wrapper                 {w['schedgen'] * 1000:7.1f} ms  {r:5.2f}x  (goal <= 1.5x)")
         qb = bench_queue(tmp / "queue", files, max(1, rounds // 3))
