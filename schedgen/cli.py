@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from schedgen import __version__
-from schedgen.config import config_path
+from schedgen.config.load import config_path
 from schedgen.errors import ConfigError, SchedgenError
 
 app = typer.Typer(
@@ -53,7 +53,7 @@ def _targets(values: list[str] | None) -> tuple[str, ...] | None:
 @app.command()
 def validate(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     """Load and check the config; list every problem, each naming the job and field."""
-    from schedgen import commands
+    from schedgen.commands import render as commands
 
     path = config_path(config)
     try:
@@ -80,7 +80,7 @@ def render(
     config: ConfigOpt = None, target: TargetOpt = None,
 ) -> None:
     """Write the desired state as files: wrappers/, launchd/, cron/crontab."""
-    from schedgen import commands
+    from schedgen.commands import render as commands
 
     for p in commands.render(config_path(config), out, _targets(target)):
         typer.echo(f"wrote {p}")
@@ -98,7 +98,8 @@ ForceOpt = Annotated[bool, typer.Option(
 def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt = False,
              force: ForceOpt = False, as_json: JsonOpt = False) -> None:
     """Show installed vs desired as unified diffs and a summary. Exit 0 in sync, 1 pending."""
-    from schedgen import apply, report
+    from schedgen.commands import apply
+    from schedgen.output import plan as report
 
     plan = apply.diff(config_path(config), _targets(target), prune=prune, force=force)
     if as_json:
@@ -116,7 +117,7 @@ def apply_cmd(
     prune: PruneOpt = False, force: ForceOpt = False,
 ) -> None:
     """Make the machine match the config: wrappers, plists, the crontab block, reloads."""
-    from schedgen import apply
+    from schedgen.commands import apply
 
     out = apply.apply(config_path(config), _targets(target), dry_run=dry_run, prune=prune,
                       force=force, say=typer.echo)
@@ -133,7 +134,7 @@ def status_cmd(
     check: Annotated[bool, typer.Option("--check", help="exit 1 if anything drifted")] = False,
 ) -> None:
     """Per job: installed, drifted, loaded/running, last run, next run, queue, lock."""
-    from schedgen import status
+    from schedgen.commands import status
 
     st = status.status(config_path(config), _targets(target))
     typer.echo(json.dumps(status.as_json(st), indent=2) if as_json else status.as_text(st))
@@ -152,7 +153,7 @@ def uninstall_cmd(
     = False,
 ) -> None:
     """Remove everything schedgen installed for the namespace; logs and run records stay."""
-    from schedgen import apply
+    from schedgen.commands import apply
 
     out = apply.uninstall(config_path(config), namespace, dry_run=dry_run, say=typer.echo)
     n = len([c for c in out.plan.changes if c.action == "delete"])
@@ -175,7 +176,7 @@ def import_cmd(
     force: Annotated[bool, typer.Option("--force", help="overwrite --out if it exists")] = False,
 ) -> None:
     """Turn hand-written crontab lines or plists into a jobs.toml that validates."""
-    from schedgen.importing import run_import
+    from schedgen.importers.document import run_import
 
     result = run_import(source, file, out, force)
     for note in result.notes:
@@ -195,8 +196,8 @@ def next_cmd(
     config: ConfigOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """The next firing times of each job in local time, with the schedule in words."""
-    from schedgen import nexttimes
-    from schedgen.config import load
+    from schedgen.config.load import load
+    from schedgen.schedule import upcoming as nexttimes
 
     results = nexttimes.upcoming(load(config_path(config)), jobs, count)
     if as_json:
@@ -208,7 +209,7 @@ def next_cmd(
 @app.command("schema")
 def schema_cmd() -> None:
     """Print the JSON Schema (draft 2020-12) of jobs.toml, for editors and CI."""
-    from schedgen.schema import schema_text
+    from schedgen.config.schema import schema_text
 
     typer.echo(schema_text(), nl=False)
 
@@ -222,7 +223,7 @@ def run_cmd(
     config: ConfigOpt = None,
 ) -> None:
     """Run the job's wrapper now, in the foreground; exit with the wrapper's status."""
-    from schedgen import runner
+    from schedgen.commands import run as runner
 
     raise typer.Exit(runner.run(config_path(config), job, smoke))
 

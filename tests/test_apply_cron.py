@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from schedgen import apply as ap
-from schedgen import state
+from schedgen.commands import apply as ap
+from schedgen.machine import ownership as state
 from tests.fakes import FakeCrontab, fake_bin, fake_crontab  # noqa: F401
 from tests.helpers import schedgen, write_config
 

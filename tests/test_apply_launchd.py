@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgen import state
+from schedgen.machine import ownership as state
 from tests.fakes import (  # noqa: F401
     FakeCrontab,
     FakeLaunchctl,
@@ -262,7 +262,7 @@ def test_failed_reload_puts_the_previous_plist_back(ld: FakeLaunchctl, tmp_path:
     assert "previous plist was put back and loaded again" in r.stderr
     assert plist.read_text() == old and B in ld.loaded()
     entry = state.load("default").get(state.key("plist", plist))
-    from schedgen.plan import digest
+    from schedgen.plan.changes import digest
 
     assert entry is not None and entry.sha256 == digest(old)
     assert run(tmp_path, "diff").returncode == 1  # still pending, not forgotten

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from schedgen.calendar import NotExpressible, calendar_dicts
-from schedgen.schedule import parse_cron
+from schedgen.schedule.expressions import parse_cron
+from schedgen.schedule.to_calendar import NotExpressible, calendar_dicts
 from tests.oracles import END, START, cronsim_minutes, launchd_minutes
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgen.config import load, loads
+from schedgen.config.load import load, loads
 from schedgen.errors import ConfigError
 from tests.helpers import schedgen, write_config
 

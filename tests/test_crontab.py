@@ -81,7 +81,7 @@ def test_read_write_round_trip_keeps_non_utf8_bytes(fake_crontab: FakeCrontab) -
     raw = b"# caf\xc3\xa9 latin-1 \xe9 byte\nA=1\n"
     fake_crontab.set(raw)
     table = crontab.read()
-    from schedgen.ops import Ops
+    from schedgen.machine.ops import Ops
 
     crontab.write(Ops(), crontab.splice(table.text, "default", BLOCK))
     assert fake_crontab.read() == raw + BLOCK.encode()
@@ -90,7 +90,7 @@ def test_read_write_round_trip_keeps_non_utf8_bytes(fake_crontab: FakeCrontab) -
 
 
 def test_writing_an_empty_table_removes_the_crontab(fake_crontab: FakeCrontab) -> None:  # noqa: F811
-    from schedgen.ops import Ops
+    from schedgen.machine.ops import Ops
 
     fake_crontab.set(BLOCK)
     crontab.write(Ops(), "")

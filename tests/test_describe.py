@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedgen.describe import describe, describe_entries, describe_entry
-from schedgen.schedule import parse_entry, parse_schedule
+from schedgen.schedule.describe import describe, describe_entries, describe_entry
+from schedgen.schedule.expressions import parse_entry, parse_schedule
 
 
 @pytest.mark.parametrize(("expr", "text"), [
@@ -54,7 +54,7 @@ def test_a_list_of_expressions_is_one_sentence() -> None:
 
 
 def test_describe_job_uses_its_schedule(tmp_path) -> None:
-    from schedgen.config import loads
+    from schedgen.config.load import loads
 
     config = loads('[jobs.a]\ncommand = "true"\nschedule = ["@hourly", "30 2 * * *"]\n',
                    tmp_path / "jobs.toml")
@@ -79,7 +79,7 @@ def test_every_valid_expression_gets_one_line(fields) -> None:
 
 
 def test_description_does_not_depend_on_the_time_zone() -> None:
-    code = ("from schedgen.describe import describe_entry; from schedgen.schedule import "
+    code = ("from schedgen.schedule.describe import describe_entry; from schedgen.schedule.expressions import "
             "parse_entry; print(describe_entry(parse_entry('30 2 * 3 0')))")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={"TZ": tz, "PATH": "/usr/bin:/bin"}, check=True).stdout
@@ -90,9 +90,9 @@ def test_description_does_not_depend_on_the_time_zone() -> None:
 def test_validate_never_imports_the_describers(tmp_path) -> None:
     cfg = tmp_path / "jobs.toml"
     cfg.write_text('[jobs.a]\ncommand = "true"\nschedule = "@daily"\n')
-    code = ("import sys; from schedgen import commands; from pathlib import Path; "
+    code = ("import sys; from schedgen.commands import render as commands; from pathlib import Path; "
             f"commands.validate(Path({str(cfg)!r})); "
-            "print(sorted(m for m in sys.modules if m == 'schedgen.describe' "
+            "print(sorted(m for m in sys.modules if m == 'schedgen.schedule.describe' "
             "or m.split('.')[0] in ('cronsim', 'cron_descriptor', 'jinja2')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from schedgen import apply as ap
-from schedgen import report
+from schedgen.commands import apply as ap
+from schedgen.output import plan as report
 from tests.fakes import (  # noqa: F401
     FakeCrontab,
     FakeLaunchctl,

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from schedgen.calendar import NotExpressible, calendar_dicts, union_dicts
-from schedgen.import_calendar import boxes_of, field, to_cron
-from schedgen.schedule import parse_cron
+from schedgen.schedule.expressions import parse_cron
+from schedgen.schedule.from_calendar import boxes_of, field, to_cron
+from schedgen.schedule.to_calendar import NotExpressible, calendar_dicts, union_dicts
 from tests.oracles import END, START, cronsim_minutes, launchd_minutes
 
 WINDOW = (datetime(2028, 2, 1), datetime(2028, 4, 1))

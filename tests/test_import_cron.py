@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from cronsim import CronSim
 
-from schedgen.config import loads
-from schedgen.import_cron import as_command, parse_crontab, unescape_command
-from schedgen.importing import ImportResult, run_import
-from schedgen.model import Config, Job
-from schedgen.render import cron_block
-from schedgen.schedule import MACROS
+from schedgen.config.load import loads
+from schedgen.config.model import Config, Job
+from schedgen.importers.cron import as_command, parse_crontab, unescape_command
+from schedgen.importers.document import ImportResult, run_import
+from schedgen.render.artifacts import cron_block
+from schedgen.schedule.expressions import MACROS
 from tests.helpers import schedgen, write_executable
 
 WINDOW = (datetime(2028, 2, 1), datetime(2028, 4, 1))
@@ -222,7 +222,7 @@ def test_job_names_are_sanitised_and_unique() -> None:
         "/opt/My Tools/Run.Me.sh", "/opt/x/run.me.sh", "FOO=1 /usr/bin/env python3 /srv/Ünï.py",
         "~/bin/---", "cd / && run-parts --report /etc/cron.daily", "/x/" + "a" * 80])
     found, _ = parse_crontab(text, "t")
-    from schedgen.importing import job_name, program_name
+    from schedgen.importers.document import job_name, program_name
 
     taken: set[str] = set()
     names = [job_name(program_name(f.keys["command"]), taken) for f in found]

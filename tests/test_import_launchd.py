@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from schedgen.config import loads
-from schedgen.importing import ImportResult, run_import
-from schedgen.model import Config, Job
-from schedgen.render import plist as render_plist
+from schedgen.config.load import loads
+from schedgen.config.model import Config, Job
+from schedgen.importers.document import ImportResult, run_import
+from schedgen.render.artifacts import plist as render_plist
 from tests.helpers import schedgen
 from tests.oracles import cronsim_minutes, launchd_minutes
 

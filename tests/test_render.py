@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from schedgen.config import loads
-from schedgen.render import bash_word, cron_block, desired, plist
+from schedgen.config.load import loads
+from schedgen.render.artifacts import bash_word, cron_block, desired, plist
 from tests.helpers import schedgen, write_config
 
 CONFIG = """

@@ -8,8 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from schedgen import runs
-from schedgen.config import loads
+from schedgen.config.load import loads
+from schedgen.records import runs
 from tests.helpers import build_file_tree
 
 JOB = """

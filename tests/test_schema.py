@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from schedgen import config as cfg
-from schedgen import schema as sch
+from schedgen.config import load as cfg
+from schedgen.config import schema as sch
 from schedgen.errors import ConfigError
 from tests.helpers import schedgen
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from schedgen import __version__, state
+from schedgen import __version__
 from schedgen.errors import SchedgenError
+from schedgen.machine import ownership as state
 from tests.fakes import FakeCrontab, fake_bin, fake_crontab  # noqa: F401
 from tests.helpers import schedgen, write_config
 
@@ -44,7 +45,7 @@ def test_record_lists_path_hash_and_version(cfg: Path, home: Path) -> None:
     assert data["namespace"] == "ns1" and data["config"] == str(cfg)
     wrappers = [a for a in data["artifacts"] if a["kind"] == "wrapper"]
     assert {Path(a["path"]).name for a in wrappers} == {"alpha.sh", "beta.sh"}
-    from schedgen.plan import digest
+    from schedgen.plan.changes import digest
 
     for a in wrappers:
         assert a["sha256"] == digest(Path(a["path"]).read_text())

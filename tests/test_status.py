@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgen import status as st
+from schedgen.commands import status as st
 from tests.fakes import (  # noqa: F401
     FakeCrontab,
     FakeLaunchctl,
@@ -137,7 +137,7 @@ def test_next_run_and_schedules_without_calendar_times(env: Path) -> None:
     assert jobs["boot"].next_run is None and any("boot" in n for n in jobs["boot"].next_notes)
     assert jobs["agent"].next_run is None
     assert "StartInterval); there is no calendar time" in jobs["agent"].next_notes[0]
-    assert jobs["funnel"].readable  # from schedgen.describe
+    assert jobs["funnel"].readable  # from schedgen.schedule.describe
 
 
 def test_running_pid_and_json(env: Path, tmp_path: Path,

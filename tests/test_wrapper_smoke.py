@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from schedgen.runner import script_for
+from schedgen.commands.run import script_for
 from tests.helpers import schedgen, write_executable
 from tests.wrapper_kit import (
     fill_inbox,

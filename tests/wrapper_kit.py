@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import tomli_w
 
-from schedgen.config import loads
-from schedgen.model import Config, Job
-from schedgen.render import wrapper
+from schedgen.config.load import loads
+from schedgen.config.model import Config, Job
+from schedgen.render.artifacts import wrapper
 
 BASH = "/bin/bash"
 SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]

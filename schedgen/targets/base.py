@@ -13,11 +13,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
-from schedgen import plan as p
-from schedgen.model import Config
-from schedgen.ops import Ops, read_file
-from schedgen.render import MARKER, Artifact, desired
-from schedgen.state import Entry, Record, key, now
+from schedgen.config.model import Config
+from schedgen.machine.ops import Ops, read_file
+from schedgen.machine.ownership import Entry, Record, key, now
+from schedgen.plan import changes as p
+from schedgen.render.artifacts import MARKER, Artifact, desired
 
 
 @dataclass

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import shutil
 
-from schedgen import plan as p
 from schedgen.errors import SystemOpError
+from schedgen.plan import changes as p
 from schedgen.targets import crontab
 from schedgen.targets.base import ApplyContext, PlanContext, record_file, settle
 

@@ -12,7 +12,7 @@ import re
 from typing import NamedTuple
 
 from schedgen.errors import SchedgenError, SystemOpError
-from schedgen.ops import Ops, run
+from schedgen.machine.ops import Ops, run
 
 BEGIN = re.compile(r"[ \t]*#[ \t]*BEGIN schedgen namespace=(\S+)")
 END = re.compile(r"[ \t]*#[ \t]*END schedgen namespace=(\S+)")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from schedgen.errors import SystemOpError
-from schedgen.ops import Ops, Result, run
+from schedgen.machine.ops import Ops, Result, run
 
 NOT_LOADED = (3, 113)
 BUSY = 5

@@ -7,10 +7,10 @@ that is running right now is left alone unless --force.
 
 from __future__ import annotations
 
-from schedgen import plan as p
 from schedgen.errors import SystemOpError
-from schedgen.render import Artifact
-from schedgen.state import Entry
+from schedgen.machine.ownership import Entry
+from schedgen.plan import changes as p
+from schedgen.render.artifacts import Artifact
 from schedgen.targets import launchctl
 from schedgen.targets.base import (
     ApplyContext,

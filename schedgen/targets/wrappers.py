@@ -5,8 +5,8 @@ They are installed first (plists and crontab lines call them) and removed last.
 
 from __future__ import annotations
 
-from schedgen import plan as p
-from schedgen.render import Artifact
+from schedgen.plan import changes as p
+from schedgen.render.artifacts import Artifact
 from schedgen.targets.base import (
     ApplyContext,
     PlanContext,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from schedgen.schedule import Entry
+from schedgen.schedule.expressions import Entry
 
 PLACEHOLDERS = ("item", "run_id", "artifact_dir", "job")
 

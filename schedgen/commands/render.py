@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schedgen import config as cfg
+from schedgen.config import load as cfg
+from schedgen.config.model import Config
 from schedgen.errors import SystemOpError
-from schedgen.fsutil import atomic_write
-from schedgen.model import Config
+from schedgen.machine.fs import atomic_write
 
 
 def validate(config_path: Path) -> Config:
@@ -16,7 +16,7 @@ def validate(config_path: Path) -> Config:
 
 def render(config_path: Path, out: Path, targets: tuple[str, ...] | None) -> list[Path]:
     # Imported here so `validate` never pays for jinja2.
-    from schedgen.render import desired, keep_compiled_templates
+    from schedgen.render.artifacts import desired, keep_compiled_templates
 
     config = cfg.load(config_path)
     keep_compiled_templates()

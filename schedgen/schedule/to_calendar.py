@@ -8,7 +8,7 @@ refuses what launchd cannot say (both day fields restricted under cron's AND).
 
 from __future__ import annotations
 
-from schedgen.schedule import MONTH_DAYS, Cron, days_in_month
+from schedgen.schedule.expressions import MONTH_DAYS, Cron, days_in_month
 
 CalendarDict = dict[str, int]
 

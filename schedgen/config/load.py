@@ -10,12 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from schedgen import fields as f
 from schedgen import paths
-from schedgen.calendar import NotExpressible, union_dicts
+from schedgen.config import values as f
+from schedgen.config.model import Config, Job, Lock, Logs, Queue
 from schedgen.errors import ConfigError, Problem, SchedgenError
-from schedgen.model import Config, Job, Lock, Logs, Queue
-from schedgen.schedule import Cron, Every, every_as_cron, parse_schedule
+from schedgen.schedule.expressions import Cron, Every, every_as_cron, parse_schedule
+from schedgen.schedule.to_calendar import NotExpressible, union_dicts
 
 FORMAT = 1
 SHARED_KEYS = ("label_prefix", "targets", "path", "log_root", "lock_dir", "wrapper_dir")

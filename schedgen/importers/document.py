@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schedgen import config as cfg
+from schedgen.config import load as cfg
 from schedgen.errors import ConfigError, SchedgenError, SystemOpError, UsageError
-from schedgen.fsutil import atomic_write
+from schedgen.machine.fs import atomic_write
 
 _SANITISE = re.compile(r"[^a-z0-9_-]+")
 _EXTENSIONS = (".sh", ".bash", ".zsh", ".py", ".rb", ".pl", ".js", ".mjs", ".ts", ".php", ".command")
@@ -201,11 +201,11 @@ def run_import(source: str, file: Path | None, out: Path | None, force: bool) ->
         raise UsageError(f"{out} already exists; use --force to overwrite it")
     dest = out if out is not None else Path.cwd() / "jobs.toml"
     if source == "cron":
-        from schedgen import import_cron
+        from schedgen.importers import cron as import_cron
 
         result = import_cron.import_cron(file, dest)
     elif source == "launchd":
-        from schedgen import import_launchd
+        from schedgen.importers import launchd as import_launchd
 
         result = import_launchd.import_launchd(file, dest)
     else:

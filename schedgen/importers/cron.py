@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.errors import SchedgenError
-from schedgen.importing import Found, ImportResult, Note, build, program_name
-from schedgen.schedule import MACROS, parse_entry
+from schedgen.importers.document import Found, ImportResult, Note, build, program_name
+from schedgen.schedule.expressions import MACROS, parse_entry
 
 CRON_DEFAULT_PATH = ["/usr/bin", "/bin"]  # Debian, cronie and macOS cron alike
 # cron's own test: a name without spaces, then "=" (a job line never has that shape).

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from schedgen import __version__, paths
 from schedgen.errors import SchedgenError, SystemOpError
-from schedgen.fsutil import atomic_write
+from schedgen.machine.fs import atomic_write
 
 FORMAT = 1  # bump when the layout below changes; older readers refuse newer files
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from schedgen.model import Job
+from schedgen.config.model import Job
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from schedgen import config as cfg
-from schedgen import plan as p
-from schedgen import state
+from schedgen.config import load as cfg
+from schedgen.config.model import Config
 from schedgen.errors import SchedgenError, SystemOpError
-from schedgen.model import Config
-from schedgen.ops import DryOps, Ops
-from schedgen.render import keep_compiled_templates
+from schedgen.machine import ownership as state
+from schedgen.machine.ops import DryOps, Ops
+from schedgen.plan import changes as p
+from schedgen.render.artifacts import keep_compiled_templates
 from schedgen.targets.base import ApplyContext, target_by_name
 
 Say = Callable[[str], None]

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.errors import SchedgenError
-from schedgen.import_calendar import to_cron
-from schedgen.importing import Found, ImportResult, Note, build
+from schedgen.importers.document import Found, ImportResult, Note, build
 from schedgen.paths import launch_agents_dir
-from schedgen.render import MARKER
+from schedgen.render.artifacts import MARKER
+from schedgen.schedule.from_calendar import to_cron
 from schedgen.units import format_duration
 
 LAUNCHD_DEFAULT_PATH = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]

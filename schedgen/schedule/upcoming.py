@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 
-from schedgen.describe import describe
+from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
-from schedgen.model import Config, Job
-from schedgen.schedule import MACROS, Cron, Every, Reboot, every_as_cron
+from schedgen.schedule.describe import describe
+from schedgen.schedule.expressions import MACROS, Cron, Every, Reboot, every_as_cron
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any, TextIO
 
 import typer
 
-from schedgen import plan as p
+from schedgen.plan import changes as p
 
 _SYMBOL = {p.CREATE: "+", p.UPDATE: "~", p.DELETE: "-", p.ORPHAN: "?", p.KEPT: "!",
            p.CONFLICT: "!", p.DISOWN: "?"}

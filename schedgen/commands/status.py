@@ -12,13 +12,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from schedgen import config as cfg
-from schedgen import plan as p
-from schedgen import runs, state
-from schedgen.model import Job
-from schedgen.nexttimes import local_zone, next_times
-from schedgen.render import cron_escape
-from schedgen.schedule import Every
+from schedgen.config import load as cfg
+from schedgen.config.model import Job
+from schedgen.machine import ownership as state
+from schedgen.plan import changes as p
+from schedgen.records import runs
+from schedgen.render.artifacts import cron_escape
+from schedgen.schedule.expressions import Every
+from schedgen.schedule.upcoming import local_zone, next_times
 from schedgen.units import format_duration
 
 

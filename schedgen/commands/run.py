@@ -16,9 +16,9 @@ import tempfile
 from pathlib import Path
 from types import FrameType
 
-from schedgen import config as cfg
+from schedgen.config import load as cfg
+from schedgen.config.model import Job
 from schedgen.errors import SystemOpError, UsageError
-from schedgen.model import Job
 
 
 def _bash() -> str:
@@ -33,7 +33,7 @@ def _bash() -> str:
 
 def run(config_path: Path, job_name: str, smoke: bool = False) -> int:
     """Run JOB's wrapper in the foreground; return its exit status (128+N if killed by N)."""
-    from schedgen.render import wrapper
+    from schedgen.render.artifacts import wrapper
 
     config = cfg.load(config_path)
     job = config.job(job_name)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from schedgen.errors import SystemOpError
-from schedgen.fsutil import atomic_write
+from schedgen.machine.fs import atomic_write
 
 
 class Result(NamedTuple):

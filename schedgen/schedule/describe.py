@@ -8,8 +8,8 @@ Both are imported inside the functions, so `validate` never loads them.
 
 from __future__ import annotations
 
-from schedgen.model import Job
-from schedgen.schedule import MACROS, Cron, Entry, Every, Reboot
+from schedgen.config.model import Job
+from schedgen.schedule.expressions import MACROS, Cron, Entry, Every, Reboot
 
 _UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
 

@@ -11,8 +11,8 @@ import hashlib
 from pathlib import Path
 from typing import NamedTuple
 
-from schedgen.model import Config
-from schedgen.state import Record
+from schedgen.config.model import Config
+from schedgen.machine.ownership import Record
 
 # What apply will do with an artifact.
 CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"

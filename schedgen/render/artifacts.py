@@ -12,10 +12,10 @@ from pathlib import Path
 import jinja2
 
 from schedgen import __version__, paths
-from schedgen.calendar import union_dicts
-from schedgen.describe import describe
-from schedgen.model import PLACEHOLDERS, Command, Config, Job
-from schedgen.schedule import Cron, Every, Reboot, every_as_cron
+from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
+from schedgen.schedule.describe import describe
+from schedgen.schedule.expressions import Cron, Every, Reboot, every_as_cron
+from schedgen.schedule.to_calendar import union_dicts
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -34,7 +34,7 @@ class Artifact:
 @cache
 def _env() -> jinja2.Environment:
     def load(name: str) -> str:
-        return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
+        return resources.files("schedgen.render.templates").joinpath(name).read_text(encoding="utf-8")
 
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(load), bytecode_cache=_TemplateCache(),

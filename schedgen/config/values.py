@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from schedgen.model import PLACEHOLDERS, Command
+from schedgen.config.model import PLACEHOLDERS, Command
 from schedgen.paths import expand
 from schedgen.units import parse_duration, parse_size
 

@@ -11,9 +11,9 @@ import json
 import re
 from typing import Any
 
-from schedgen import config as cfg
-from schedgen import fields as f
-from schedgen.schedule import MACROS
+from schedgen.config import load as cfg
+from schedgen.config import values as f
+from schedgen.schedule.expressions import MACROS
 
 Schema = dict[str, Any]
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

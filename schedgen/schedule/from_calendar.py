@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from schedgen.schedule import MONTH_DAYS
+from schedgen.schedule.expressions import MONTH_DAYS
 
 KEYS = ("Month", "Day", "Weekday", "Hour", "Minute")
 _RANGES = {"Month": (1, 12), "Day": (1, 31), "Weekday": (0, 7), "Hour": (0, 23), "Minute": (0, 59)}

@@ -1,0 +1,1 @@
+"""jobs.toml into the immutable model: the model, single values, defaults, the loader and its schema."""

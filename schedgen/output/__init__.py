@@ -1,0 +1,1 @@
+"""How results read: text for people, JSON for CI, in one place."""

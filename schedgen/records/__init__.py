@@ -1,0 +1,1 @@
+"""What the wrappers leave behind (run manifests, queue folders, locks), read back."""
