@@ -34,7 +34,7 @@ class Artifact:
 @cache
 def _env() -> jinja2.Environment:
     def load(name: str) -> str:
-        return resources.files("schedgen.render.templates").joinpath(name).read_text(encoding="utf-8")
+        return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
 
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(load), bytecode_cache=_TemplateCache(),
