@@ -10,11 +10,10 @@ from __future__ import annotations
 from schedgen.errors import SystemOpError
 from schedgen.machine.ownership import Entry
 from schedgen.plan import changes as p
+from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact
 from schedgen.targets import launchctl
 from schedgen.targets.base import (
-    ApplyContext,
-    PlanContext,
     plan_files,
     remove_file,
     settle,
