@@ -9,10 +9,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from schedgen import __version__
+from schedgen import __version__, error_handler
 from schedgen.config.defaults import TARGETS
 from schedgen.config.load import config_path
-from schedgen.errors import ConfigError, SchedgenError, UsageError
+from schedgen.errors import ConfigError, UsageError
 
 app = typer.Typer(
     add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -222,10 +222,4 @@ def run_cmd(
 
 
 def main() -> None:
-    try:
-        app()
-    except SchedgenError as exc:
-        typer.echo(f"schedgen: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    sys.exit(error_handler.run(app, lambda line: typer.echo(line, err=True)))

@@ -44,7 +44,7 @@ def module_name(path: Path) -> str:
 def stage(module: str) -> str:
     if module in BASE:
         return "base"
-    if module in ("schedgen.cli", "schedgen.__main__"):
+    if module in ("schedgen.cli", "schedgen.__main__", "schedgen.error_handler"):
         return "cli"
     return module.split(".")[1]
 

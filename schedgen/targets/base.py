@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from schedgen.machine.ops import read_file
-from schedgen.machine.ownership import Entry, key, now
+from schedgen.machine.ownership import Installed, key, now
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import MARKER, Artifact
@@ -49,7 +49,7 @@ def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
     return out
 
 
-def unwanted_file(target: str, entry: Entry, ctx: PlanContext) -> p.Change:
+def unwanted_file(target: str, entry: Installed, ctx: PlanContext) -> p.Change:
     """A recorded file the config no longer wants: delete, or say why not."""
     path = Path(entry.path or "")
     before, _ = read_file(path)
@@ -72,7 +72,7 @@ def unwanted_file(target: str, entry: Entry, ctx: PlanContext) -> p.Change:
 
 def record_file(ctx: ApplyContext, c: p.Change, content: str) -> None:
     """Record an artifact as installed with this content (the crontab block has no path)."""
-    ctx.record.set(Entry(kind=c.kind, path=str(c.path) if c.path is not None else None,
+    ctx.record.set(Installed(kind=c.kind, path=str(c.path) if c.path is not None else None,
                          sha256=p.digest(content), job=c.job, jobs=c.jobs, targets=c.targets,
                          mode=c.mode if c.path is not None else None, installed_at=now()))
 
