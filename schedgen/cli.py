@@ -9,9 +9,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from schedgen import __version__
+from schedgen import __version__, error_handler
+from schedgen.config.defaults import TARGETS
 from schedgen.config.load import config_path
-from schedgen.errors import ConfigError, SchedgenError
+from schedgen.errors import ConfigError, UsageError
 
 app = typer.Typer(
     add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -45,33 +46,27 @@ def _targets(values: list[str] | None) -> tuple[str, ...] | None:
     if not values:
         return None
     for v in values:
-        if v not in ("launchd", "cron"):
-            raise SchedgenError(f"--target {v!r}: expected launchd or cron")
+        if v not in TARGETS:
+            raise UsageError(f"--target {v!r}: expected {' or '.join(TARGETS)}")
     return tuple(dict.fromkeys(values))
 
 
 @app.command()
 def validate(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     """Load and check the config; list every problem, each naming the job and field."""
-    from schedgen.commands import render as commands
+    from schedgen.commands.validate import validate
+    from schedgen.output import validate as out
 
     path = config_path(config)
     try:
-        loaded = commands.validate(path)
+        loaded = validate(path)
     except ConfigError as exc:
         if as_json:
-            typer.echo(json.dumps({"valid": False, "config": str(path), "problems": [
-                {"where": p.where, "message": p.message, "line": p.line} for p in exc.problems]},
-                indent=2))
+            typer.echo(json.dumps(out.invalid_json(path, exc), indent=2))
             raise typer.Exit(exc.exit_code) from None
         raise
-    if as_json:
-        typer.echo(json.dumps({"valid": True, "config": str(path),
-                               "namespace": loaded.namespace,
-                               "jobs": [j.name for j in loaded.jobs]}, indent=2))
-    else:
-        n = len(loaded.jobs)
-        typer.echo(f"{path}: valid, {n} job{'s' if n != 1 else ''} in namespace {loaded.namespace!r}")
+    typer.echo(json.dumps(out.valid_json(path, loaded), indent=2) if as_json
+               else out.valid_text(path, loaded))
 
 
 @app.command()
@@ -80,9 +75,9 @@ def render(
     config: ConfigOpt = None, target: TargetOpt = None,
 ) -> None:
     """Write the desired state as files: wrappers/, launchd/, cron/crontab."""
-    from schedgen.commands import render as commands
+    from schedgen.commands.render import render as render_to
 
-    for p in commands.render(config_path(config), out, _targets(target)):
+    for p in render_to(config_path(config), out, _targets(target)):
         typer.echo(f"wrote {p}")
 
 
@@ -134,10 +129,11 @@ def status_cmd(
     check: Annotated[bool, typer.Option("--check", help="exit 1 if anything drifted")] = False,
 ) -> None:
     """Per job: installed, drifted, loaded/running, last run, next run, queue, lock."""
-    from schedgen.commands import status
+    from schedgen.commands.status import status
+    from schedgen.output import status as out
 
-    st = status.status(config_path(config), _targets(target))
-    typer.echo(json.dumps(status.as_json(st), indent=2) if as_json else status.as_text(st))
+    st = status(config_path(config), _targets(target))
+    typer.echo(json.dumps(out.as_json(st), indent=2) if as_json else out.as_text(st))
     raise typer.Exit(1 if check and st.drifted else 0)
 
 
@@ -176,7 +172,7 @@ def import_cmd(
     force: Annotated[bool, typer.Option("--force", help="overwrite --out if it exists")] = False,
 ) -> None:
     """Turn hand-written crontab lines or plists into a jobs.toml that validates."""
-    from schedgen.importers.document import run_import
+    from schedgen.commands.import_jobs import run_import
 
     result = run_import(source, file, out, force)
     for note in result.notes:
@@ -196,14 +192,11 @@ def next_cmd(
     config: ConfigOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """The next firing times of each job in local time, with the schedule in words."""
-    from schedgen.config.load import load
-    from schedgen.schedule import upcoming as nexttimes
+    from schedgen.commands.next import next_cmd
+    from schedgen.output import next as out
 
-    results = nexttimes.upcoming(load(config_path(config)), jobs, count)
-    if as_json:
-        typer.echo(json.dumps(nexttimes.as_json(results), indent=2))
-    else:
-        typer.echo(nexttimes.as_text(results))
+    results = next_cmd(config_path(config), jobs, count)
+    typer.echo(json.dumps(out.as_json(results), indent=2) if as_json else out.as_text(results))
 
 
 @app.command("schema")
@@ -223,16 +216,10 @@ def run_cmd(
     config: ConfigOpt = None,
 ) -> None:
     """Run the job's wrapper now, in the foreground; exit with the wrapper's status."""
-    from schedgen.commands import run as runner
+    from schedgen.commands.run import run
 
-    raise typer.Exit(runner.run(config_path(config), job, smoke))
+    raise typer.Exit(run(config_path(config), job, smoke))
 
 
 def main() -> None:
-    try:
-        app()
-    except SchedgenError as exc:
-        typer.echo(f"schedgen: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    sys.exit(error_handler.run(app, lambda line: typer.echo(line, err=True)))

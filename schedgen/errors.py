@@ -1,4 +1,9 @@
-"""One exception base for expected failures, mapped to exit codes at the CLI."""
+"""One exception base for expected failures, mapped to exit codes at the CLI.
+
+The codes (README "Commands"): 0 ok, 1 changes pending (diff, status --check),
+2 bad input (config or usage), 3 a system operation failed, 70 a bug in schedgen
+(EX_SOFTWARE; the CLI writes a log with the traceback).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ EXIT_OK = 0
 EXIT_CHANGES = 1
 EXIT_INPUT = 2
 EXIT_SYSTEM = 3
+EXIT_BUG = 70
 
 
 class SchedgenError(Exception):
@@ -48,5 +54,11 @@ class ConfigError(SchedgenError):
 
 class SystemOpError(SchedgenError):
     """A system operation (crontab, launchctl, a write) failed."""
+
+    exit_code = EXIT_SYSTEM
+
+
+class RecordError(SystemOpError):
+    """The ownership record cannot be used (damaged, or from a newer schedgen)."""
 
     exit_code = EXIT_SYSTEM

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedgen.schedule.describe import describe, describe_entries, describe_entry
+from schedgen.schedule.describe import describe_entries, describe_entry
 from schedgen.schedule.expressions import parse_entry, parse_schedule
 
 
@@ -58,7 +58,7 @@ def test_describe_job_uses_its_schedule(tmp_path) -> None:
 
     config = loads('[jobs.a]\ncommand = "true"\nschedule = ["@hourly", "30 2 * * *"]\n',
                    tmp_path / "jobs.toml")
-    assert describe(config.jobs[0]) == "At the start of every hour; at 02:30 every day"
+    assert describe_entries(config.jobs[0].schedule) == "At the start of every hour; at 02:30 every day"
 
 
 _FIELD = st.sampled_from(["*", "0", "5", "1-5", "*/2", "*/7", "1,3", "2-6/2", "1-3,5"])
@@ -90,7 +90,7 @@ def test_description_does_not_depend_on_the_time_zone() -> None:
 def test_validate_never_imports_the_describers(tmp_path) -> None:
     cfg = tmp_path / "jobs.toml"
     cfg.write_text('[jobs.a]\ncommand = "true"\nschedule = "@daily"\n')
-    code = ("import sys; from schedgen.commands import render as commands; from pathlib import Path; "
+    code = ("import sys; from schedgen.commands import validate as commands; from pathlib import Path; "
             f"commands.validate(Path({str(cfg)!r})); "
             "print(sorted(m for m in sys.modules if m == 'schedgen.schedule.describe' "
             "or m.split('.')[0] in ('cronsim', 'cron_descriptor', 'jinja2')))")

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from cronsim import CronSim
 
+from schedgen.commands.import_jobs import run_import
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
 from schedgen.importers.cron import as_command, parse_crontab, unescape_command
-from schedgen.importers.document import ImportResult, run_import
+from schedgen.importers.document import ImportResult
 from schedgen.render.artifacts import cron_block
 from schedgen.schedule.expressions import MACROS
 from tests.helpers import schedgen, write_executable

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from schedgen.commands.import_jobs import run_import
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
-from schedgen.importers.document import ImportResult, run_import
+from schedgen.importers.document import ImportResult
 from schedgen.render.artifacts import plist as render_plist
 from tests.helpers import schedgen
 from tests.oracles import cronsim_minutes, launchd_minutes

@@ -12,10 +12,11 @@ from zoneinfo import ZoneInfo
 import pytest
 from cronsim import CronSim
 
+from schedgen.commands.next import next_times, upcoming
 from schedgen.config.load import loads
 from schedgen.config.model import Config
+from schedgen.output.next import as_json, as_text
 from schedgen.schedule.expressions import MACROS, Cron, parse_cron
-from schedgen.schedule.upcoming import as_json, as_text, next_times, upcoming
 from tests.helpers import schedgen, write_config
 
 START = datetime(2028, 1, 30, 23, 59)  # just before a month end; 2028 is a leap year

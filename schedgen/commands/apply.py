@@ -1,8 +1,7 @@
-"""`diff`, `apply` and `uninstall`: build the plan, then carry it out change by change.
+"""`diff`, `apply` and `uninstall`: build one plan, then (apply, uninstall) carry it out.
 
-Installs run in target order (wrappers, plists, crontab), removals in reverse, so a
-plist or crontab line never points at a wrapper that is not there. The ownership
-record is saved after every step, so it stays true to the disk if a step fails.
+All three read the same plan (schedgen.plan.build) with the same options, so `diff`
+and `apply --dry-run` say exactly what `apply` does; schedgen.plan.execute runs it.
 """
 
 from __future__ import annotations
@@ -14,12 +13,15 @@ from typing import NamedTuple
 
 from schedgen.config import load as cfg
 from schedgen.config.model import Config
-from schedgen.errors import SchedgenError, SystemOpError
+from schedgen.errors import SchedgenError
 from schedgen.machine import ownership as state
 from schedgen.machine.ops import DryOps, Ops
 from schedgen.plan import changes as p
-from schedgen.render.artifacts import keep_compiled_templates
-from schedgen.targets.base import ApplyContext, target_by_name
+from schedgen.plan.build import build
+from schedgen.plan.context import ApplyContext
+from schedgen.plan.execute import execute
+from schedgen.render.artifacts import storing_compiled_templates
+from schedgen.targets.registry import all_targets
 
 Say = Callable[[str], None]
 
@@ -34,26 +36,24 @@ def diff(config_path: Path, targets: tuple[str, ...] | None = None, *, prune: bo
          force: bool = False) -> p.Plan:
     """The plan `apply` with the same options would carry out; changes nothing."""
     config = cfg.load(config_path)
-    return p.build(config, state.load(config.namespace), selected=targets, prune=prune,
-                   force=force)
+    return build(config, state.load(config.namespace), all_targets(), selected=targets,
+                 prune=prune, force=force)
 
 
 def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run: bool = False,
           prune: bool = False, force: bool = False, say: Say = print) -> Outcome:
     config = cfg.load(config_path)  # a bad config stops here: nothing touched
-    if not dry_run:
-        keep_compiled_templates()
-    with _lock(dry_run, say):
+    with _lock(dry_run, say), _storing(not dry_run):
         record = state.load(config.namespace)
         record.config = str(config.path)
-        plan = p.build(config, record, selected=targets, prune=prune, force=force)
+        plan = build(config, record, all_targets(), selected=targets, prune=prune, force=force)
         conflicts = [c for c in plan.changes if c.action == p.CONFLICT]
         if conflicts:
             raise SchedgenError("nothing was changed: schedgen would overwrite files it did not "
                                 "write:\n" + "\n".join(f"  {c.where}" for c in conflicts)
                                 + "\nMove them away, or run apply --force to overwrite them.")
-        done = _execute(plan, record, DryOps() if dry_run else Ops(), force, say,
-                        lambda ctx: _log_dirs(config, plan, ctx))
+        done = execute(plan, record, all_targets(), DryOps() if dry_run else Ops(), force,
+                       say, lambda ctx: _log_dirs(config, plan, ctx))
     return Outcome(plan, done, dry_run)
 
 
@@ -63,9 +63,19 @@ def uninstall(config_path: Path, namespace: str | None = None, *, dry_run: bool 
     ns = namespace or cfg.load(config_path).namespace
     with _lock(dry_run, say):
         record = state.load(ns)
-        plan = p.build(None, record, uninstall=True)
-        done = _execute(plan, record, DryOps() if dry_run else Ops(), True, say)
+        plan = build(None, record, all_targets(), uninstall=True)
+        done = execute(plan, record, all_targets(), DryOps() if dry_run else Ops(), True, say)
     return Outcome(plan, done, dry_run)
+
+
+@contextmanager
+def _storing(store: bool) -> Iterator[None]:
+    """A real apply keeps the templates it compiles; a dry run writes nothing."""
+    if store:
+        with storing_compiled_templates():
+            yield
+    else:
+        yield
 
 
 @contextmanager
@@ -88,35 +98,3 @@ def _log_dirs(config: Config, plan: p.Plan, ctx: ApplyContext) -> None:
             ctx.ops.mkdir(job.log_dir)
             ctx.did("create", f"log dir {job.log_dir}")
 
-
-def _execute(plan: p.Plan, record: state.Record, ops: Ops, force: bool, say: Say,
-             prepare: Callable[[ApplyContext], None] | None = None) -> tuple[str, ...]:
-    ctx = ApplyContext(record=record, ops=ops, force=force, say=say)
-    for w in plan.warnings:
-        say(f"warning: {w}")
-    installs = [c for c in plan.changes if c.action != p.DELETE]
-    removals = [c for c in reversed(plan.changes) if c.action == p.DELETE]
-    steps = [*installs, *removals]
-    saved = dict(record.entries)
-    step = 0
-    try:
-        if prepare is not None:
-            prepare(ctx)
-        for step, change in enumerate(steps):  # noqa: B007 (used after the loop on failure)
-            target_by_name(change.target).apply(change, ctx)
-            if not ops.dry_run and record.entries != saved:
-                state.save(record)
-                saved = dict(record.entries)
-    except SystemOpError as exc:
-        if not ops.dry_run:
-            state.save(record)
-        raise SystemOpError(_failure(str(exc), ctx.done, steps[step:])) from None
-    return tuple(ctx.done)
-
-
-def _failure(error: str, done: list[str], left: list[p.Change]) -> str:
-    lines = [error, "", "Done before the failure (the ownership record says so too):"]
-    lines += [f"  {d}" for d in done] or ["  nothing"]
-    lines += ["Not done:"]
-    lines += [f"  {c.action} {c.kind} {c.where}" for c in left if c.pending] or ["  nothing"]
-    return "\n".join(lines)

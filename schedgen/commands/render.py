@@ -1,26 +1,19 @@
-"""The work behind `validate` and `render`: typed arguments in, result out."""
+"""`render --out DIR`: the desired state written as files, for review or another host."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from schedgen.config import load as cfg
-from schedgen.config.model import Config
 from schedgen.errors import SystemOpError
 from schedgen.machine.fs import atomic_write
-
-
-def validate(config_path: Path) -> Config:
-    return cfg.load(config_path)
+from schedgen.render.artifacts import desired, storing_compiled_templates
 
 
 def render(config_path: Path, out: Path, targets: tuple[str, ...] | None) -> list[Path]:
-    # Imported here so `validate` never pays for jinja2.
-    from schedgen.render.artifacts import desired, keep_compiled_templates
-
     config = cfg.load(config_path)
-    keep_compiled_templates()
-    artifacts = desired(config, targets)
+    with storing_compiled_templates():
+        artifacts = desired(config, targets)
     written = []
     for a in artifacts:
         dest = out / a.rel

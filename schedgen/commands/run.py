@@ -19,6 +19,7 @@ from types import FrameType
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError, UsageError
+from schedgen.render.artifacts import wrapper
 
 
 def _bash() -> str:
@@ -33,8 +34,6 @@ def _bash() -> str:
 
 def run(config_path: Path, job_name: str, smoke: bool = False) -> int:
     """Run JOB's wrapper in the foreground; return its exit status (128+N if killed by N)."""
-    from schedgen.render.artifacts import wrapper
-
     config = cfg.load(config_path)
     job = config.job(job_name)
     if job is None:

@@ -1,25 +1,27 @@
 """`status` (also `reconcile`): per job, is it installed as the config says, and how is it doing.
 
 Installed state and drift come from the same plan `diff` and `apply` use; the rest
-(last run, queue depth, lock) is read from what the wrappers leave behind (runs.py).
+(last run, queue depth, lock) is read from what the wrappers leave behind (records/).
 """
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from schedgen.commands.next import next_times
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.machine import ownership as state
 from schedgen.plan import changes as p
+from schedgen.plan.build import build
 from schedgen.records import runs
-from schedgen.render.artifacts import cron_escape
+from schedgen.render.artifacts import cron_command
 from schedgen.schedule.expressions import Every
-from schedgen.schedule.upcoming import local_zone, next_times
+from schedgen.schedule.upcoming import local_zone
+from schedgen.targets.registry import all_targets
 from schedgen.units import format_duration
 
 
@@ -29,7 +31,7 @@ class JobStatus:
     enabled: bool
     targets: tuple[str, ...]
     schedule: str
-    readable: str  # the schedule in words (schedgen.describe)
+    readable: str  # the schedule in words (schedgen.schedule.describe)
     installed: bool  # every artifact the job needs is there
     drift: tuple[str, ...]  # how the machine differs from the config for this job
     launchd: dict[str, Any] | None  # label, loaded, pid, last_exit
@@ -53,7 +55,7 @@ class Status:
 
 def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
     config = cfg.load(config_path)
-    plan = p.build(config, state.load(config.namespace), selected=targets)
+    plan = build(config, state.load(config.namespace), all_targets(), selected=targets)
     now = datetime.now(local_zone())
     jobs = tuple(_job(job, plan, now) for job in config.jobs)
     names = {j.name for j in config.jobs}
@@ -100,7 +102,7 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
 
 def _cron_part(c: p.Change, job: Job) -> p.Change | None:
     """The job's own lines of the crontab block, as a change of their own."""
-    token = cron_escape(shlex.quote(str(job.wrapper_path))) + " --cron"
+    token = cron_command(job)
     mine = lambda text: "".join(l for l in (text or "").splitlines(keepends=True)  # noqa: E731,E741
                                 if l.rstrip("\n").endswith(token)) or None
     before, after = mine(c.before), mine(c.after)
@@ -130,49 +132,3 @@ def _words(c: p.Change, job: Job) -> str:
         return f"{what}: {'hand-edited' if c.edited else 'differs from the config'}"
     return f"{what}: {c.action}" + (f" ({c.note})" if c.note else "")
 
-
-def as_json(s: Status) -> dict[str, Any]:
-    return {
-        "namespace": s.namespace, "drift": s.drifted, "other": list(s.other),
-        "jobs": [{
-            "job": j.job, "enabled": j.enabled, "targets": list(j.targets),
-            "schedule": j.schedule, "readable": j.readable, "installed": j.installed,
-            "drift": list(j.drift), "launchd": j.launchd, "last_run": j.last_run,
-            "next_run": j.next_run, "next_notes": list(j.next_notes),
-            "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
-        } for j in s.jobs],
-    }
-
-
-def as_text(s: Status) -> str:
-    lines = [f"namespace {s.namespace}: {'DRIFT' if s.drifted else 'in sync'}"]
-    for j in s.jobs:
-        state_ = ("disabled" if not j.enabled else "installed" if j.installed else "not installed")
-        lines.append(f"{j.job}  [{', '.join(j.targets)}]  {state_}")
-        lines.append(f"  schedule   {j.schedule}  ({j.readable})")
-        if j.launchd:
-            ld = j.launchd
-            running = f"running, PID {ld['pid']}" if ld["pid"] else "not running"
-            loaded = "loaded" if ld["loaded"] else "not loaded"
-            last = f", last exit {ld['last_exit']}" if ld["last_exit"] is not None else ""
-            lines.append(f"  launchd    {ld['label']}: {loaded}, {running}{last}")
-        lr = j.last_run
-        if lr:
-            when = lr.get("finished_at") or lr.get("started_at") or "?"
-            code = f", exit {lr['exit_code']}" if lr.get("exit_code") is not None else ""
-            outcome = lr.get("outcome", "?")
-            lines.append(f"  last run   {lr.get('run_id')}: {outcome}{code} at {when}")
-        else:
-            lines.append("  last run   never")
-        nxt = j.next_run or "no calendar time"
-        lines.append(f"  next run   {nxt}" + "".join(f"; {n}" for n in j.next_notes))
-        if j.queue:
-            q = j.queue
-            lines.append(f"  queue      {q.inbox} waiting, {q.processing} processing, "
-                         f"{q.failed} failed")
-        if j.lock_held is not None:
-            lines.append(f"  lock       {'held (a run is active)' if j.lock_held else 'free'}")
-        for d in j.drift:
-            lines.append(f"  drift      {d}")
-    lines += [f"drift: {o}" for o in s.other]
-    return "\n".join(lines)

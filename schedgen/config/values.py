@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from schedgen.config.defaults import TARGETS
 from schedgen.config.model import PLACEHOLDERS, Command
 from schedgen.paths import expand
 from schedgen.units import parse_duration, parse_size
@@ -15,7 +16,6 @@ LOCK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 LABEL_PREFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]|[A-Za-z0-9]")
 NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-TARGETS = ("launchd", "cron")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 

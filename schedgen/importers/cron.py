@@ -16,6 +16,7 @@ from typing import Any
 from schedgen.errors import SchedgenError
 from schedgen.importers.document import Found, ImportResult, Note, build, program_name
 from schedgen.schedule.expressions import MACROS, parse_entry
+from schedgen.targets import crontab
 
 CRON_DEFAULT_PATH = ["/usr/bin", "/bin"]  # Debian, cronie and macOS cron alike
 # cron's own test: a name without spaces, then "=" (a job line never has that shape).
@@ -43,8 +44,6 @@ def read_crontab(file: Path | None) -> tuple[str, str]:
         except (OSError, UnicodeDecodeError) as exc:
             raise SchedgenError(f"cannot read {file}: {exc}") from None
     # The same reader `apply` uses: "no crontab for <user>" is an empty table.
-    from schedgen.targets import crontab
-
     table = crontab.read()
     return table.text, "the crontab (crontab -l)" if table.present else "the crontab (empty)"
 

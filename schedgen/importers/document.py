@@ -1,6 +1,6 @@
-"""`schedgen import`: jobs found in a crontab or in plists → a jobs.toml that validates.
+"""Jobs found in a crontab or in plists → a jobs.toml that validates.
 
-The readers (import_cron, import_launchd) turn their source into `Found` jobs, each
+The readers (importers.cron, importers.launchd) turn their source into `Found` jobs, each
 holding jobs.toml keys, and `Skipped` notes for what cannot be represented. This
 module names the jobs, writes the document with tomli-w, and checks it with
 schedgen's own loader before anyone sees it: a job the loader rejects is dropped
@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.config import load as cfg
-from schedgen.errors import ConfigError, SchedgenError, SystemOpError, UsageError
-from schedgen.machine.fs import atomic_write
+from schedgen.errors import ConfigError, SchedgenError
 
 _SANITISE = re.compile(r"[^a-z0-9_-]+")
 _EXTENSIONS = (".sh", ".bash", ".zsh", ".py", ".rb", ".pl", ".js", ".mjs", ".ts", ".php", ".command")
@@ -194,28 +193,3 @@ def render_toml(named: list[tuple[str, Found]], target: str, origin: str,
     ]
     return "\n".join(lines) + tomli_w.dumps(doc, multiline_strings=False)
 
-
-def run_import(source: str, file: Path | None, out: Path | None, force: bool) -> ImportResult:
-    """The work behind `schedgen import`: read, convert, validate, and write ``out`` if given."""
-    if out is not None and out.exists() and not force:
-        raise UsageError(f"{out} already exists; use --force to overwrite it")
-    dest = out if out is not None else Path.cwd() / "jobs.toml"
-    if source == "cron":
-        from schedgen.importers import cron as import_cron
-
-        result = import_cron.import_cron(file, dest)
-    elif source == "launchd":
-        from schedgen.importers import launchd as import_launchd
-
-        result = import_launchd.import_launchd(file, dest)
-    else:
-        raise UsageError(f"--from {source!r}: expected cron or launchd")
-    if not result.jobs:
-        found = "".join(f"\n  {note}" for note in result.notes)
-        raise SchedgenError(f"nothing to import from {source}{':' if found else ''}{found}")
-    if out is not None:
-        try:
-            atomic_write(out, result.text)
-        except OSError as exc:
-            raise SystemOpError(f"cannot write {out}: {exc.strerror}") from None
-    return result

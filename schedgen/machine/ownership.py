@@ -2,7 +2,7 @@
 
 One JSON file per namespace in the user's state dir. Each entry names an installed
 artifact (a wrapper, a plist, the crontab block), the hash of the content schedgen
-wrote, and the schedgen version that wrote it. Nothing is ever deleted that is not
+wrote, and the schedgen version that wrote it (its format: record_format.py). Nothing is ever deleted that is not
 recorded here; a hash that no longer matches the disk means someone edited the file.
 """
 
@@ -16,34 +16,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any
 
 from schedgen import __version__, paths
-from schedgen.errors import SchedgenError, SystemOpError
+from schedgen.errors import RecordError, SystemOpError
 from schedgen.machine.fs import atomic_write
+from schedgen.machine.record_format import FORMAT, Installed, artifact_json, key, read
 
-FORMAT = 1  # bump when the layout below changes; older readers refuse newer files
-
-
-class Entry(NamedTuple):
-    kind: str  # "wrapper" | "plist" | "cron"
-    path: str | None  # None for the crontab block
-    sha256: str
-    job: str | None = None  # the job a wrapper or plist belongs to
-    jobs: tuple[str, ...] = ()  # the jobs in the crontab block
-    targets: tuple[str, ...] = ()  # the targets a wrapper serves
-    mode: int | None = None
-    schedgen_version: str = __version__
-    installed_at: str = ""
-
-    @property
-    def key(self) -> str:
-        return key(self.kind, self.path)
-
-
-def key(kind: str, path: str | Path | None) -> str:
-    return f"{kind}:{path}" if path is not None else kind
-
+__all__ = ["FORMAT", "Installed", "Record", "apply_lock", "key", "load", "now", "record_path",
+           "save"]
 
 def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -52,19 +33,20 @@ def now() -> str:
 @dataclass
 class Record:
     namespace: str
-    entries: dict[str, Entry] = field(default_factory=dict)
+    entries: dict[str, Installed] = field(default_factory=dict)
     config: str = ""
+    extra: tuple[tuple[str, Any], ...] = ()  # top-level keys a newer minor version wrote
 
-    def get(self, k: str) -> Entry | None:
+    def get(self, k: str) -> Installed | None:
         return self.entries.get(k)
 
-    def set(self, entry: Entry) -> None:
+    def set(self, entry: Installed) -> None:
         self.entries[entry.key] = entry
 
     def drop(self, k: str) -> None:
         self.entries.pop(k, None)
 
-    def of_kind(self, kind: str) -> list[Entry]:
+    def of_kind(self, kind: str) -> list[Installed]:
         return [e for e in self.entries.values() if e.kind == kind]
 
 
@@ -79,21 +61,10 @@ def load(namespace: str) -> Record:
     except FileNotFoundError:
         return Record(namespace)
     except (OSError, ValueError) as exc:
-        raise SchedgenError(f"{path}: cannot read the ownership record ({exc}); "
-                            "move it away to let schedgen start a new one") from None
-    fmt = data.get("format") if isinstance(data, dict) else None
-    if not isinstance(fmt, int):
-        raise SchedgenError(f"{path}: not a schedgen ownership record (no format number)")
-    if fmt > FORMAT:
-        raise SchedgenError(
-            f"{path}: written by schedgen {data.get('schedgen_version', '?')} in record format "
-            f"{fmt}; this schedgen ({__version__}) reads format {FORMAT}. Upgrade schedgen.")
-    entries = {}
-    for raw in data.get("artifacts", []):
-        raw = {**raw, "jobs": tuple(raw.get("jobs", ())), "targets": tuple(raw.get("targets", ()))}
-        e = Entry(**raw)
-        entries[e.key] = e
-    return Record(namespace, entries, data.get("config", ""))
+        raise RecordError(f"{path}: cannot read the ownership record ({exc}); "
+                          "move it away to let schedgen start a new one") from None
+    doc = read(data, path, namespace)
+    return Record(namespace, {e.key: e for e in doc.artifacts}, doc.config, doc.extra)
 
 
 def save(record: Record) -> None:
@@ -104,12 +75,14 @@ def save(record: Record) -> None:
             path.unlink(missing_ok=True)
             return
         data = {
+            **dict(record.extra),
             "format": FORMAT,
             "schedgen_version": __version__,
             "namespace": record.namespace,
             "config": record.config,
             "updated_at": now(),
-            "artifacts": [e._asdict() for e in sorted(record.entries.values(), key=lambda e: e.key)],
+            "artifacts": [artifact_json(e)
+                          for e in sorted(record.entries.values(), key=lambda e: e.key)],
         }
         atomic_write(path, json.dumps(data, indent=2) + "\n", 0o600)
     except OSError as exc:

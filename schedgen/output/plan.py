@@ -1,16 +1,23 @@
-"""How a plan reads: unified diffs and a summary for people, JSON for CI."""
+"""How a plan reads (`diff`): unified diffs and a summary for people, JSON for CI."""
 
 from __future__ import annotations
 
 import os
 from typing import Any, TextIO
 
-import typer
-
 from schedgen.plan import changes as p
 
 _SYMBOL = {p.CREATE: "+", p.UPDATE: "~", p.DELETE: "-", p.ORPHAN: "?", p.KEPT: "!",
            p.CONFLICT: "!", p.DISOWN: "?"}
+
+
+_ANSI = {"red": 31, "green": 32, "yellow": 33, "cyan": 36}
+
+
+def style(text: str, fg: str | None = None, bold: bool = False) -> str:
+    """ANSI colour and weight, as a terminal understands them (no CLI library needed)."""
+    codes = ([f"\x1b[{_ANSI[fg]}m"] if fg else []) + (["\x1b[1m"] if bold else [])
+    return "".join(codes) + text + "\x1b[0m" if codes else text
 
 
 def use_color(stream: TextIO) -> bool:
@@ -33,8 +40,8 @@ def headline(c: p.Change) -> str:
 def diff_text(plan: p.Plan, color: bool) -> str:
     out: list[str] = []
 
-    def paint(text: str, **style: Any) -> str:
-        return typer.style(text, **style) if color else text
+    def paint(text: str, fg: str | None = None, bold: bool = False) -> str:
+        return style(text, fg, bold) if color else text
 
     for c in plan.changes:
         if not c.pending and not (c.reload and c.action == p.UNCHANGED):

@@ -1,7 +1,7 @@
-"""The plan: desired artifacts vs what is installed, as a list of changes.
+"""The change records: what apply will do with each artifact, and the plan they make up.
 
-`diff`, `apply --dry-run`, `apply`, `status` and `uninstall` all start here, so they
-agree by construction about what is installed and what would change.
+`diff`, `apply --dry-run`, `apply`, `status` and `uninstall` all start from one plan
+(schedgen.plan.build), so they agree by construction about what would change.
 """
 
 from __future__ import annotations
@@ -10,9 +10,6 @@ import difflib
 import hashlib
 from pathlib import Path
 from typing import NamedTuple
-
-from schedgen.config.model import Config
-from schedgen.machine.ownership import Record
 
 # What apply will do with an artifact.
 CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
@@ -115,20 +112,3 @@ class Plan(NamedTuple):
     def for_job(self, job: str) -> list[Change]:
         return [c for c in self.changes if c.job == job or job in c.jobs]
 
-
-def build(config: Config | None, record: Record, *, selected: tuple[str, ...] | None = None,
-          prune: bool = False, force: bool = False, uninstall: bool = False) -> Plan:
-    """Ask every target for its changes. `config=None` with `uninstall`: remove all owned."""
-    from schedgen.targets.base import PlanContext, all_targets
-
-    ctx = PlanContext(config=config, record=record, prune=prune, force=force,
-                      uninstall=uninstall, selected=selected or ("launchd", "cron"))
-    changes: list[Change] = []
-    for target in all_targets():
-        changes += target.plan(ctx, tuple(changes))
-    # A job left running keeps the wrapper its loaded plist calls.
-    running = {c.job: c.deferred for c in changes if c.deferred and c.action == DELETE}
-    changes = [c._replace(deferred=f"its launchd job is {running[c.job]}")
-               if c.kind == "wrapper" and c.action == DELETE and c.job in running else c
-               for c in changes]
-    return Plan(record.namespace, tuple(changes), tuple(ctx.warnings))

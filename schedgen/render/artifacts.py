@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -12,8 +15,9 @@ from pathlib import Path
 import jinja2
 
 from schedgen import __version__, paths
+from schedgen.config.defaults import TARGETS
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
-from schedgen.schedule.describe import describe
+from schedgen.schedule.describe import describe_entries
 from schedgen.schedule.expressions import Cron, Every, Reboot, every_as_cron
 from schedgen.schedule.to_calendar import union_dicts
 
@@ -31,13 +35,21 @@ class Artifact:
     mode: int = 0o644
 
 
-@cache
+# Whether compiled templates may be stored: only inside `storing_compiled_templates()`.
+_STORE: ContextVar[bool] = ContextVar("schedgen_store_compiled", default=False)
+
+
 def _env() -> jinja2.Environment:
+    return _environment(_STORE.get(), paths.cache_dir() / f"jinja-{__version__}")
+
+
+@cache
+def _environment(store: bool, folder: Path) -> jinja2.Environment:
     def load(name: str) -> str:
         return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
 
     env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(load), bytecode_cache=_TemplateCache(),
+        loader=jinja2.FunctionLoader(load), bytecode_cache=_TemplateCache(folder, store),
         autoescape=jinja2.select_autoescape(enabled_extensions=("plist.j2",), default=False),
         keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
@@ -47,7 +59,9 @@ def _env() -> jinja2.Environment:
     env.filters["cron_escape"] = cron_escape
     # "--" may not appear inside an XML comment.
     env.filters["xml_comment"] = lambda s: str(s).replace("--", "- -")
-    env.filters["describe"] = describe  # the schedule in words; never depends on the clock
+    # The schedule in words; never depends on the clock.
+    env.filters["describe"] = lambda job: describe_entries(job.schedule)
+    env.filters["cron_command"] = cron_command
     return env
 
 
@@ -60,11 +74,10 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
     because the lexer options live in code, not in the templates.
     """
 
-    writable = False
-
-    def __init__(self) -> None:
-        self.folder = paths.cache_dir() / f"jinja-{__version__}"
-        super().__init__(str(self.folder))
+    def __init__(self, folder: Path, writable: bool) -> None:
+        self.writable = writable
+        self.folder = folder
+        super().__init__(str(folder))
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         if not self.writable:
@@ -76,9 +89,14 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
             pass  # a cache that cannot be written only costs time
 
 
-def keep_compiled_templates() -> None:
-    """Let this process store the templates it compiles (for commands that write)."""
-    _TemplateCache.writable = True
+@contextmanager
+def storing_compiled_templates() -> Iterator[None]:
+    """Within this block, templates compiled for rendering are stored (commands that write)."""
+    token = _STORE.set(True)
+    try:
+        yield
+    finally:
+        _STORE.reset(token)
 
 
 def bash_word(arg: str) -> str:
@@ -97,6 +115,11 @@ def bash_word(arg: str) -> str:
 def cron_escape(text: str) -> str:
     """cron turns an unescaped % into a newline; escape every one."""
     return text.replace("%", "\\%")
+
+
+def cron_command(job: Job) -> str:
+    """What a crontab line runs for a job; status finds the job's lines by it."""
+    return cron_escape(shlex.quote(str(job.wrapper_path))) + " --cron"
 
 
 def header(config: Config) -> dict[str, str]:
@@ -147,12 +170,10 @@ def cron_block(config: Config, jobs: tuple[Job, ...]) -> str:
 
 def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Artifact]:
     """Every artifact the config wants for the given targets (default: all it names)."""
-    wanted = targets or ("launchd", "cron")
+    wanted = targets or TARGETS
     out: list[Artifact] = []
     wrapped: set[str] = set()
-    from schedgen.paths import launch_agents_dir
-
-    for target in ("launchd", "cron"):
+    for target in TARGETS:
         if target not in wanted:
             continue
         jobs = config.for_target(target)
@@ -163,7 +184,7 @@ def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Arti
                                     job.wrapper_path, wrapper(job, config), 0o755))
             if target == "launchd":
                 out.append(Artifact("plist", job.name, f"launchd/{job.label}.plist",
-                                    launch_agents_dir() / f"{job.label}.plist", plist(job, config)))
+                                    paths.launch_agents_dir() / f"{job.label}.plist", plist(job, config)))
         if target == "cron" and jobs:
             out.append(Artifact("cron", None, "cron/crontab", None, cron_block(config, jobs)))
     return out

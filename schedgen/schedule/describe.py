@@ -8,18 +8,13 @@ Both are imported inside the functions, so `validate` never loads them.
 
 from __future__ import annotations
 
-from schedgen.config.model import Job
 from schedgen.schedule.expressions import MACROS, Cron, Entry, Every, Reboot
 
 _UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
 
 
-def describe(job: Job) -> str:
-    """The whole schedule of a job in one line, e.g. ``At 06:15 every day``."""
-    return describe_entries(job.schedule)
-
-
 def describe_entries(entries: tuple[Entry, ...] | list[Entry]) -> str:
+    """A whole schedule in one line, e.g. ``At 06:15 every day``."""
     parts = [describe_entry(e) for e in entries]
     if not parts:
         return "Never"

@@ -1,4 +1,4 @@
-"""The next firing times of each job, in local time (the work behind `schedgen next`).
+"""Firing times of schedule entries, in a given zone (what `next` and `status` show).
 
 Cron entries are walked with cronsim (Debian semantics, including its DST rules when
 given a zone), a list of expressions is merged and deduplicated. ``@every`` counts
@@ -12,72 +12,42 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import NamedTuple
 
-from schedgen.config.model import Config, Job
-from schedgen.errors import UsageError
-from schedgen.schedule.describe import describe
-from schedgen.schedule.expressions import MACROS, Cron, Every, Reboot, every_as_cron
+from schedgen.schedule.expressions import MACROS, Cron, Entry, Every, Reboot, every_as_cron
 
 
-@dataclass(frozen=True)
-class Upcoming:
-    job: str
-    description: str  # the job's own description, may be empty
-    schedule: str  # the schedule as written, entries joined by " | "
-    readable: str  # the schedule as a sentence
+class Firings(NamedTuple):
     times: tuple[datetime, ...]
-    notes: tuple[str, ...]
+    notes: tuple[str, ...]  # what the times do not say (@every on launchd, @reboot)
 
 
-def upcoming(config: Config, names: list[str] | None, n: int,
-             start: datetime | None = None) -> list[Upcoming]:
-    """Next ``n`` times for the named jobs (default: every job), after ``start`` (default: now)."""
-    if n < 1:
-        raise UsageError("-n must be at least 1")
-    if names:
-        unknown = [x for x in names if config.job(x) is None]
-        if unknown:
-            known = ", ".join(j.name for j in config.jobs)
-            raise UsageError(f"no job named {', '.join(map(repr, unknown))} in {config.path} "
-                             f"(jobs: {known})")
-        jobs = [j for name in dict.fromkeys(names) if (j := config.job(name)) is not None]
-    else:
-        jobs = list(config.jobs)
-    when = start if start is not None else datetime.now(local_zone()).replace(microsecond=0)
-    return [next_times(job, n, when) for job in jobs]
+def firings(entries: Sequence[Entry], n: int, start: datetime, *, launchd: bool) -> Firings:
+    """The first ``n`` distinct times the entries fire after ``start``, merged.
 
-
-def next_times(job: Job, n: int, start: datetime) -> Upcoming:
+    ``launchd``: the entries may run under launchd, whose StartInterval counts from
+    when the job is loaded, so an @every has no calendar times there.
+    """
     notes: list[str] = []
-    times: list[datetime] = []
-    if not job.enabled:
-        notes.append("disabled (enabled = false): it does not run")
-    else:
-        streams: list[Iterator[datetime]] = []
-        for entry in job.schedule:
-            if isinstance(entry, Cron):
-                streams.append(cron_times(entry.text, start))
-            elif isinstance(entry, Every):
-                as_cron = every_as_cron(entry.seconds)
-                if "launchd" not in job.targets and as_cron:
-                    notes.append(f"{entry.text}: cron runs it as {as_cron!r}")
-                    streams.append(cron_times(as_cron, start))
-                else:
-                    notes.append(f"{entry.text}: launchd counts from when the job is loaded; "
-                                 "times shown as if it were loaded at the start time")
-                    streams.append(_every(start, entry.seconds))
-            elif isinstance(entry, Reboot):
-                notes.append("at boot (@reboot)")
-        if job.run_at_load and "launchd" in job.targets:
-            notes.append("also whenever launchd loads it (run_at_load)")
-        times = _first_distinct(heapq.merge(*streams), n)
-    return Upcoming(job=job.name, description=job.description,
-                    schedule=" | ".join(job.schedule_text), readable=describe(job),
-                    times=tuple(times), notes=tuple(notes))
+    streams: list[Iterator[datetime]] = []
+    for entry in entries:
+        if isinstance(entry, Cron):
+            streams.append(cron_times(entry.text, start))
+        elif isinstance(entry, Every):
+            as_cron = every_as_cron(entry.seconds)
+            if not launchd and as_cron:
+                notes.append(f"{entry.text}: cron runs it as {as_cron!r}")
+                streams.append(cron_times(as_cron, start))
+            else:
+                notes.append(f"{entry.text}: launchd counts from when the job is loaded; "
+                             "times shown as if it were loaded at the start time")
+                streams.append(_every(start, entry.seconds))
+        elif isinstance(entry, Reboot):
+            notes.append("at boot (@reboot)")
+    return Firings(tuple(_first_distinct(heapq.merge(*streams), n)), tuple(notes))
 
 
 def cron_times(expr: str, start: datetime) -> Iterator[datetime]:
@@ -131,18 +101,3 @@ def local_zone() -> tzinfo:
             pass
     return datetime.now().astimezone().tzinfo or ZoneInfo("UTC")
 
-
-def as_json(results: list[Upcoming]) -> dict[str, list[str]]:
-    return {r.job: [t.isoformat() for t in r.times] for r in results}
-
-
-def as_text(results: list[Upcoming]) -> str:
-    lines: list[str] = []
-    for r in results:
-        head = f"{r.job}: {r.description}" if r.description else r.job
-        lines.append(head)
-        lines.append(f"  {r.schedule}  ({r.readable})")
-        lines += [f"  {t.strftime('%a %Y-%m-%d %H:%M %Z').rstrip()}" for t in r.times]
-        lines += [f"  note: {note}" for note in r.notes]
-        lines.append("")
-    return "\n".join(lines).rstrip("\n")

@@ -1,104 +1,18 @@
-"""What every target has in common, and the file logic wrappers and plists share.
+"""The file logic wrappers and plists share: plan a whole file, write it, remove it.
 
-A target knows three things: what it wants on disk for a config (`plan` reads the
-desired artifacts from render), how to read what is installed (also in `plan`), and
-how to carry out one change (`apply`). Nothing else cares which target it is.
+What a target is (the protocol) and the contexts it works in are in schedgen.plan.context.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
-from typing import Protocol
 
-from schedgen.config.model import Config
-from schedgen.machine.ops import Ops, read_file
-from schedgen.machine.ownership import Entry, Record, key, now
+from schedgen.machine.ops import read_file
+from schedgen.machine.ownership import Installed, key, now
 from schedgen.plan import changes as p
-from schedgen.render.artifacts import MARKER, Artifact, desired
-
-
-@dataclass
-class PlanContext:
-    config: Config | None
-    record: Record
-    prune: bool
-    force: bool
-    uninstall: bool
-    selected: tuple[str, ...]
-    warnings: list[str] = field(default_factory=list)
-
-    @cached_property
-    def desired(self) -> list[Artifact]:
-        return desired(self.config) if self.config is not None else []
-
-    def artifacts(self, kind: str) -> list[Artifact]:
-        return [a for a in self.desired if a.kind == kind]
-
-    def job_targets(self, job: str | None) -> tuple[str, ...]:
-        j = self.config.job(job) if self.config is not None and job else None
-        return j.targets if j is not None else ()
-
-    def why_unwanted(self, job: str | None) -> str:
-        j = self.config.job(job) if self.config is not None and job else None
-        if j is None:
-            return "its job is no longer in jobs.toml"
-        if not j.enabled:
-            return f"job {j.name} is disabled (enabled = false)"
-        return f"job {j.name} no longer uses it (targets or paths changed)"
-
-    def explicit(self, jobs: tuple[str, ...]) -> bool:
-        """Is this artifact unwanted because the config says so (not just silent about it)?
-
-        A job still in jobs.toml (disabled, or moved to another target or path) has its
-        old artifacts removed by a plain apply. A job gone from jobs.toml leaves orphans,
-        which only `apply --prune` removes.
-        """
-        if self.uninstall:
-            return True
-        return self.config is not None and any(self.config.job(j) for j in jobs)
-
-
-_PAST = {"create": "created", "update": "updated", "remove": "removed", "load": "loaded",
-         "reload": "reloaded", "unload": "unloaded", "restore": "restored"}
-
-
-@dataclass
-class ApplyContext:
-    record: Record
-    ops: Ops
-    force: bool
-    say: Callable[[str], None]
-    done: list[str] = field(default_factory=list)
-
-    def did(self, verb: str, what: str) -> None:
-        """Report one thing done (or, in a dry run, that would be done): did("create", x)."""
-        line = f"{'would ' + verb if self.ops.dry_run else _PAST[verb]}: {what}"
-        self.done.append(line)
-        self.say(line)
-
-
-class Target(Protocol):
-    name: str
-
-    def plan(self, ctx: PlanContext, earlier: tuple[p.Change, ...]) -> list[p.Change]: ...
-
-    def apply(self, change: p.Change, ctx: ApplyContext) -> None: ...
-
-
-def all_targets() -> list[Target]:
-    """In install order; removals run in the reverse order."""
-    from schedgen.targets.cron import CronTarget
-    from schedgen.targets.launchd import LaunchdTarget
-    from schedgen.targets.wrappers import WrapperTarget
-
-    return [WrapperTarget(), LaunchdTarget(), CronTarget()]
-
-
-def target_by_name(name: str) -> Target:
-    return next(t for t in all_targets() if t.name == name)
+from schedgen.plan.context import ApplyContext, PlanContext
+from schedgen.render.artifacts import MARKER, Artifact
 
 
 def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
@@ -135,7 +49,7 @@ def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
     return out
 
 
-def unwanted_file(target: str, entry: Entry, ctx: PlanContext) -> p.Change:
+def unwanted_file(target: str, entry: Installed, ctx: PlanContext) -> p.Change:
     """A recorded file the config no longer wants: delete, or say why not."""
     path = Path(entry.path or "")
     before, _ = read_file(path)
@@ -158,7 +72,7 @@ def unwanted_file(target: str, entry: Entry, ctx: PlanContext) -> p.Change:
 
 def record_file(ctx: ApplyContext, c: p.Change, content: str) -> None:
     """Record an artifact as installed with this content (the crontab block has no path)."""
-    ctx.record.set(Entry(kind=c.kind, path=str(c.path) if c.path is not None else None,
+    ctx.record.set(Installed(kind=c.kind, path=str(c.path) if c.path is not None else None,
                          sha256=p.digest(content), job=c.job, jobs=c.jobs, targets=c.targets,
                          mode=c.mode if c.path is not None else None, installed_at=now()))
 

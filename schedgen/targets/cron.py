@@ -10,8 +10,9 @@ import shutil
 
 from schedgen.errors import SystemOpError
 from schedgen.plan import changes as p
+from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.targets import crontab
-from schedgen.targets.base import ApplyContext, PlanContext, record_file, settle
+from schedgen.targets.base import record_file, settle
 
 KEY = "cron"
 

@@ -8,13 +8,12 @@ that is running right now is left alone unless --force.
 from __future__ import annotations
 
 from schedgen.errors import SystemOpError
-from schedgen.machine.ownership import Entry
+from schedgen.machine.ownership import Installed
 from schedgen.plan import changes as p
+from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact
 from schedgen.targets import launchctl
 from schedgen.targets.base import (
-    ApplyContext,
-    PlanContext,
     plan_files,
     remove_file,
     settle,
@@ -90,7 +89,7 @@ class LaunchdTarget:
         launchctl.reload(ctx.ops, c.label, c.path)
         ctx.did("reload" if c.loaded else "load", c.label + (f" ({c.note})" if c.note else ""))
 
-    def _roll_back(self, c: p.Change, ctx: ApplyContext, old_entry: Entry | None) -> str:
+    def _roll_back(self, c: p.Change, ctx: ApplyContext, old_entry: Installed | None) -> str:
         """Put the previous plist back (and load it if it was loaded). Returns what happened."""
         assert c.path is not None and c.label is not None
         try:

@@ -6,10 +6,9 @@ They are installed first (plists and crontab lines call them) and removed last.
 from __future__ import annotations
 
 from schedgen.plan import changes as p
+from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact
 from schedgen.targets.base import (
-    ApplyContext,
-    PlanContext,
     plan_files,
     remove_file,
     settle,

@@ -1,0 +1,54 @@
+"""How `status` reads: a block per job for people, one object for --json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedgen.commands.status import Status
+
+
+def as_json(s: Status) -> dict[str, Any]:
+    return {
+        "namespace": s.namespace, "drift": s.drifted, "other": list(s.other),
+        "jobs": [{
+            "job": j.job, "enabled": j.enabled, "targets": list(j.targets),
+            "schedule": j.schedule, "readable": j.readable, "installed": j.installed,
+            "drift": list(j.drift), "launchd": j.launchd, "last_run": j.last_run,
+            "next_run": j.next_run, "next_notes": list(j.next_notes),
+            "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
+        } for j in s.jobs],
+    }
+
+
+def as_text(s: Status) -> str:
+    lines = [f"namespace {s.namespace}: {'DRIFT' if s.drifted else 'in sync'}"]
+    for j in s.jobs:
+        state_ = ("disabled" if not j.enabled else "installed" if j.installed else "not installed")
+        lines.append(f"{j.job}  [{', '.join(j.targets)}]  {state_}")
+        lines.append(f"  schedule   {j.schedule}  ({j.readable})")
+        if j.launchd:
+            ld = j.launchd
+            running = f"running, PID {ld['pid']}" if ld["pid"] else "not running"
+            loaded = "loaded" if ld["loaded"] else "not loaded"
+            last = f", last exit {ld['last_exit']}" if ld["last_exit"] is not None else ""
+            lines.append(f"  launchd    {ld['label']}: {loaded}, {running}{last}")
+        lr = j.last_run
+        if lr:
+            when = lr.get("finished_at") or lr.get("started_at") or "?"
+            code = f", exit {lr['exit_code']}" if lr.get("exit_code") is not None else ""
+            outcome = lr.get("outcome", "?")
+            lines.append(f"  last run   {lr.get('run_id')}: {outcome}{code} at {when}")
+        else:
+            lines.append("  last run   never")
+        nxt = j.next_run or "no calendar time"
+        lines.append(f"  next run   {nxt}" + "".join(f"; {n}" for n in j.next_notes))
+        if j.queue:
+            q = j.queue
+            lines.append(f"  queue      {q.inbox} waiting, {q.processing} processing, "
+                         f"{q.failed} failed")
+        if j.lock_held is not None:
+            lines.append(f"  lock       {'held (a run is active)' if j.lock_held else 'free'}")
+        for d in j.drift:
+            lines.append(f"  drift      {d}")
+    lines += [f"drift: {o}" for o in s.other]
+    return "\n".join(lines)

@@ -1,0 +1,28 @@
+"""The builder: ask every target what it would change, in install order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from schedgen.config.defaults import TARGETS
+from schedgen.config.model import Config
+from schedgen.machine.ownership import Record
+from schedgen.plan.changes import DELETE, Change, Plan
+from schedgen.plan.context import PlanContext, Target
+
+
+def build(config: Config | None, record: Record, targets: Sequence[Target], *,
+          selected: tuple[str, ...] | None = None, prune: bool = False, force: bool = False,
+          uninstall: bool = False) -> Plan:
+    """Ask every target for its changes. `config=None` with `uninstall`: remove all owned."""
+    ctx = PlanContext(config=config, record=record, prune=prune, force=force,
+                      uninstall=uninstall, selected=selected or TARGETS)
+    changes: list[Change] = []
+    for target in targets:
+        changes += target.plan(ctx, tuple(changes))
+    # A job left running keeps the wrapper its loaded plist calls.
+    running = {c.job: c.deferred for c in changes if c.deferred and c.action == DELETE}
+    changes = [c._replace(deferred=f"its launchd job is {running[c.job]}")
+               if c.kind == "wrapper" and c.action == DELETE and c.job in running else c
+               for c in changes]
+    return Plan(record.namespace, tuple(changes), tuple(ctx.warnings))

@@ -1,0 +1,88 @@
+"""What a target plans and applies in, and the shape every target has.
+
+A target knows three things: what it wants on disk for a config (`plan` reads the
+desired artifacts from render), how to read what is installed (also in `plan`), and
+how to carry out one change (`apply`). The builder and the executor only see this
+protocol, so nothing else cares which target it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Protocol
+
+from schedgen.config.model import Config
+from schedgen.machine.ops import Ops
+from schedgen.machine.ownership import Record
+from schedgen.plan.changes import Change
+from schedgen.render.artifacts import Artifact, desired
+
+
+@dataclass
+class PlanContext:
+    config: Config | None
+    record: Record
+    prune: bool
+    force: bool
+    uninstall: bool
+    selected: tuple[str, ...]
+    warnings: list[str] = field(default_factory=list)
+
+    @cached_property
+    def desired(self) -> list[Artifact]:
+        return desired(self.config) if self.config is not None else []
+
+    def artifacts(self, kind: str) -> list[Artifact]:
+        return [a for a in self.desired if a.kind == kind]
+
+    def job_targets(self, job: str | None) -> tuple[str, ...]:
+        j = self.config.job(job) if self.config is not None and job else None
+        return j.targets if j is not None else ()
+
+    def why_unwanted(self, job: str | None) -> str:
+        j = self.config.job(job) if self.config is not None and job else None
+        if j is None:
+            return "its job is no longer in jobs.toml"
+        if not j.enabled:
+            return f"job {j.name} is disabled (enabled = false)"
+        return f"job {j.name} no longer uses it (targets or paths changed)"
+
+    def explicit(self, jobs: tuple[str, ...]) -> bool:
+        """Is this artifact unwanted because the config says so (not just silent about it)?
+
+        A job still in jobs.toml (disabled, or moved to another target or path) has its
+        old artifacts removed by a plain apply. A job gone from jobs.toml leaves orphans,
+        which only `apply --prune` removes.
+        """
+        if self.uninstall:
+            return True
+        return self.config is not None and any(self.config.job(j) for j in jobs)
+
+
+_PAST = {"create": "created", "update": "updated", "remove": "removed", "load": "loaded",
+         "reload": "reloaded", "unload": "unloaded", "restore": "restored"}
+
+
+@dataclass
+class ApplyContext:
+    record: Record
+    ops: Ops
+    force: bool
+    say: Callable[[str], None]
+    done: list[str] = field(default_factory=list)
+
+    def did(self, verb: str, what: str) -> None:
+        """Report one thing done (or, in a dry run, that would be done): did("create", x)."""
+        line = f"{'would ' + verb if self.ops.dry_run else _PAST[verb]}: {what}"
+        self.done.append(line)
+        self.say(line)
+
+
+class Target(Protocol):
+    name: str
+
+    def plan(self, ctx: PlanContext, earlier: tuple[Change, ...]) -> list[Change]: ...
+
+    def apply(self, change: Change, ctx: ApplyContext) -> None: ...

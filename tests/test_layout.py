@@ -1,0 +1,182 @@
+"""The package reads like the data flow: stages in order, no cycles, no hidden imports.
+
+Every module of schedgen belongs to a stage; a stage imports only stages before it
+(DESIGN.md §2). Imports inside functions count too, so they cannot hide a cycle, and
+only cli.py may import lazily (it loads the one command it runs, for start-up time).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import schedgen
+
+ROOT = Path(schedgen.__file__).parent
+# The order of the stages. Stages of the same rank may not import each other.
+RANK = {
+    "base": 0,  # errors, paths, units, the version
+    "schedule": 1,  # the cron language on its own
+    "config": 2,  # jobs.toml into the model
+    "render": 3,  # config -> desired artifacts
+    "records": 3,  # what the wrappers leave behind
+    "machine": 3,  # commands, atomic writes, the ownership record
+    "plan": 4,  # desired vs installed, and carrying it out
+    "targets": 5,  # the only code that knows launchd and cron
+    "importers": 6,  # crontab lines and plists -> jobs.toml
+    "commands": 7,  # one module per verb
+    "output": 8,  # text and JSON of the commands' results
+    "cli": 9,
+}
+BASE = {"schedgen", "schedgen.errors", "schedgen.paths", "schedgen.units"}
+LAZY_ALLOWED = {"schedgen.cli"}
+CLI_ONLY = ("typer", "click")
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def stage(module: str) -> str:
+    if module in BASE:
+        return "base"
+    if module in ("schedgen.cli", "schedgen.__main__", "schedgen.error_handler"):
+        return "cli"
+    return module.split(".")[1]
+
+
+class Import:
+    def __init__(self, source: str, target: str, line: int, nested: bool):
+        self.source, self.target, self.line, self.nested = source, target, line, nested
+
+    def __repr__(self) -> str:
+        return f"{self.source}:{self.line} -> {self.target}"
+
+
+def imports(modules: dict[str, ast.Module]) -> list[Import]:
+    """Every import of a schedgen module, resolved to the module it loads."""
+    out: list[Import] = []
+    for name, tree in modules.items():
+        nested_nodes = {id(n) for f in ast.walk(tree)
+                        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                        for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            nested = id(node) in nested_nodes
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                # `from schedgen.plan import changes` loads the submodule when there is one.
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules
+                           else node.module for a in node.names]
+            else:
+                continue
+            out += [Import(name, t, node.lineno, nested) for t in targets]
+    return out
+
+
+def cycles(edges: list[Import]) -> list[list[str]]:
+    graph: dict[str, set[str]] = {}
+    for e in edges:
+        if e.target.startswith("schedgen") and e.target != e.source:
+            graph.setdefault(e.source, set()).add(e.target)
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                found.append([*stack[stack.index(nxt):], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return found
+
+
+def upward(edges: list[Import]) -> list[Import]:
+    bad = []
+    for e in edges:
+        if not e.target.startswith("schedgen"):
+            continue
+        a, b = stage(e.source), stage(e.target)
+        if a != b and RANK[b] >= RANK[a]:
+            bad.append(e)
+    return bad
+
+
+def parse_package() -> dict[str, ast.Module]:
+    return {module_name(p): ast.parse(p.read_text(encoding="utf-8"), str(p))
+            for p in sorted(ROOT.rglob("*.py"))}
+
+
+MODULES = parse_package()
+EDGES = imports(MODULES)
+
+
+def test_every_module_is_in_a_known_stage() -> None:
+    unknown = sorted(m for m in MODULES if stage(m) not in RANK)
+    assert not unknown, f"place these in RANK (tests/test_layout.py): {unknown}"
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(EDGES) == []
+
+
+def test_no_stage_imports_a_later_one() -> None:
+    assert upward(EDGES) == []
+
+
+def test_no_imports_inside_functions_outside_the_cli() -> None:
+    hidden = [e for e in EDGES if e.nested and e.target.startswith("schedgen")
+              and e.source not in LAZY_ALLOWED]
+    assert hidden == []
+
+
+def test_only_the_cli_knows_the_cli_library() -> None:
+    bad = [e for e in EDGES if e.target.split(".")[0] in CLI_ONLY and stage(e.source) != "cli"]
+    assert bad == []
+
+
+# The checks themselves, on graphs that break the rules.
+def _graph(source: str) -> list[Import]:
+    modules: dict[str, ast.Module] = {}
+    for block in source.strip().split("\n\n"):
+        name, _, body = block.partition("\n")
+        modules[name.strip("# ")] = ast.parse(body)
+    return imports(modules)
+
+
+def test_the_checks_find_a_cycle_hidden_in_a_function() -> None:
+    edges = _graph("""
+# schedgen.plan.changes
+def build():
+    from schedgen.targets.base import x
+
+# schedgen.targets.base
+from schedgen.plan import changes
+""")
+    assert cycles(edges) == [["schedgen.plan.changes", "schedgen.targets.base",
+                              "schedgen.plan.changes"]]
+    assert [e.nested for e in edges] == [True, False]
+
+
+@pytest.mark.parametrize("source, target", [
+    ("schedgen.config.load", "schedgen.render.artifacts"),  # a later stage
+    ("schedgen.render.artifacts", "schedgen.machine.ops"),  # same rank, other stage
+    ("schedgen.schedule.describe", "schedgen.config.model"),
+])
+def test_the_checks_find_an_upward_import(source: str, target: str) -> None:
+    pkg, _, mod = target.rpartition(".")
+    edges = _graph(f"# {source}\nfrom {pkg} import {mod}\n\n# {target}\nX = 1\n")
+    assert [(e.source, e.target) for e in upward(edges)] == [(source, target)]
