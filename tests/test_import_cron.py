@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
 from datetime import datetime, timedelta
 from pathlib import Path
