@@ -115,6 +115,9 @@ def as_command(command: str, shell: str = CRON_DEFAULT_SHELL,
         return words
     if shell in _BASH:
         return command
+    if home_from_env and command.startswith("~"):
+        # schedgen expands a leading ~/ in an argument to your home; the shell, to this HOME
+        command = " " + command
     return [shell, "-c", command]
 
 

@@ -30,10 +30,16 @@ def job_argv(job: Job, config: Config) -> list[str]:
 
 
 def same_as_cron(shell: str, command: str, argv: list[str], home: str) -> bool:
-    """Does ``argv`` (what the job file execs) do what ``shell -c command`` did under cron?"""
-    if argv[:3] == [shell, "-c", command] and len(argv) == 3:
+    """Does ``argv`` (what the job file execs) do what ``shell -c command`` did under cron?
+
+    ``home``: cron's HOME for the line. A script that starts with ~/ may arrive with it
+    expanded (schedgen expands a leading ~/ in every argument): the shell would have
+    expanded it to the same HOME.
+    """
+    scripts = {command, home + command[1:]} if command.startswith("~/") else {command}
+    if len(argv) == 3 and argv[:2] == [shell, "-c"] and argv[2] in scripts:
         return True
-    if len(argv) == 4 and argv[:3] == ["bash", "-c", command] and shell in _BASH:
+    if len(argv) == 4 and argv[:2] == ["bash", "-c"] and argv[2] in scripts and shell in _BASH:
         return True  # schedgen's own `bash -c CMD JOB`: $0 is the job name
     words = command.split()
     if not words or _SH_SPECIAL.search(command) or "=" in words[0]:
