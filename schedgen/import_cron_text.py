@@ -32,7 +32,8 @@ _MODELINE = re.compile(r"(?:vim?|ex):\s*set?\s", re.IGNORECASE)
 def is_stock_example(body: str, job_line: re.Pattern[str]) -> bool:
     """A commented line that only shows the format: times, then 'command to be executed'."""
     m = job_line.fullmatch(body)
-    return bool(m and _STOCK_COMMAND.fullmatch(m.group(2).strip()))
+    # trailing box edges ("command   |") are art too
+    return bool(m and _STOCK_COMMAND.fullmatch(re.sub(r"[\s|#]+$", "", m.group(2))))
 
 
 def reads_like_description(line: str) -> bool:

@@ -133,6 +133,7 @@ def test_descriptions_only_from_prose_directly_above(tmp_path: Path) -> None:
 # m h  dom mon dow   command
 0 1 * * * /usr/bin/first
 # * * * * *  command to execute
+# *     *       *       *       *       command                         |
 # │ │ │ │ └───── day of week (0 - 6)
 # │ └──────────── hour (0 - 23)
 0 2 * * * /usr/bin/second
@@ -148,11 +149,22 @@ def test_descriptions_only_from_prose_directly_above(tmp_path: Path) -> None:
 """
     result, config, by_line = do_import(tmp_path, text)
     assert {n: j.description for n, j in by_line.items()} == {
-        8: "", 12: "", 15: "Upgrade vim plugins once a week", 18: "", 20: ""}
+        8: "", 13: "", 16: "Upgrade vim plugins once a week", 19: "", 21: ""}
     # the stock examples are headers; a real commented-out job is still reported
     assert [n for n in result.notes if "commented-out" in n.message] == [
-        n for n in result.notes if n.source == "crontab.txt line 21"]
-    assert len(notes_at(result, 21)) == 1
+        n for n in result.notes if n.source == "crontab.txt line 22"]
+    assert len(notes_at(result, 22)) == 1
+
+
+def test_system_flag_without_file_reads_etc_crontab(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from schedgen import import_cron_system
+
+    table = tmp_path / "crontab"
+    table.write_text(f"0 4 * * * {ME} /usr/bin/true\n")
+    monkeypatch.setattr(import_cron_system, "SYSTEM_CRONTAB", table)
+    result = run_import("cron", None, None, False, system=True)
+    assert result.origins == (("true", "crontab line 1"),)
 
 
 def test_mailto_empty_is_silent_and_mailto_set_is_reported(tmp_path: Path) -> None:
