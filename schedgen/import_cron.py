@@ -283,9 +283,10 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
         skip(f"CRON_TZ={state.cron_tz} runs it in another time zone, which schedgen cannot "
              "express")
         return None
-    if _PLACEHOLDER.search(command):
-        skip(f"the command holds {_PLACEHOLDER.search(command).group(0)}, which schedgen "  # type: ignore[union-attr]
-             "would replace at run time")
+    placeholder = _PLACEHOLDER.search(command)
+    if placeholder:
+        skip(f"the command holds {placeholder.group(0)}, which schedgen would replace at run "
+             "time")
         return None
     if unescape_command(rest, bsd=True) != unescape_command(rest, bsd=False):
         notes.append(Note(at, "'\\\\' in the command: Debian's cron and cronie make it '\\', "

@@ -15,6 +15,7 @@ represented and is skipped. Files are read as leniently as launchd reads them
 from __future__ import annotations
 
 import posixpath
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,12 @@ from schedgen.import_calendar import to_cron
 from schedgen.import_cron_system import current_user
 from schedgen.import_plist_read import read_plist
 from schedgen.importing import Found, ImportResult, Note, build
+from schedgen.model import PLACEHOLDERS
 from schedgen.paths import launch_agents_dir
 from schedgen.render import MARKER
 from schedgen.units import format_duration
 
+_PLACEHOLDER = re.compile(r"\{(?:" + "|".join(PLACEHOLDERS) + r")\}")
 LAUNCHD_DEFAULT_PATH = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
 # Keys that start the job on something other than time: schedgen cannot say that.
 _OTHER_TRIGGERS = ("WatchPaths", "QueueDirectories", "StartOnMount", "Sockets", "MachServices",
@@ -131,6 +134,10 @@ def plist_job(where: str, data: bytes, notes: list[Note], user: str | None = Non
     command = _command(plist)
     if isinstance(command, str):
         skip(command)
+        return None
+    placeholder = next((m.group(0) for a in command for m in [_PLACEHOLDER.search(a)] if m), None)
+    if placeholder:
+        skip(f"an argument holds {placeholder}, which schedgen would replace at run time")
         return None
     if plist.get("Program") and plist.get("ProgramArguments") and \
             plist["ProgramArguments"][0] != plist["Program"]:

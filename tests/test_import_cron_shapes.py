@@ -194,3 +194,10 @@ def test_cli_system_and_no_lock(tmp_path: Path) -> None:
     assert f"runs as {ME}" in out.stderr and "default lock" not in out.stderr
     bad = schedgen("import", "--from", "launchd", "--system", cwd=tmp_path)
     assert bad.returncode == 2 and "--system is for --from cron" in bad.stderr
+
+
+def test_a_placeholder_in_a_command_is_skipped_not_replaced() -> None:
+    found, notes = parse_crontab("0 * * * * echo {job} {}\n0 1 * * * find . -exec rm {} +\n", "t")
+    assert [f.source for f in found] == ["t line 2"]  # {} is no placeholder
+    assert notes[0].message == ("skipped: the command holds {job}, which schedgen would replace "
+                                "at run time")

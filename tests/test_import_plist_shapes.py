@@ -102,3 +102,12 @@ def test_username_of_someone_else_is_skipped_and_yours_noted(tmp_path: Path) -> 
     assert result.jobs == ("job",)
     assert any(n.message == f"UserName {me} is you: imported as one of your jobs"
                for n in result.notes)
+
+
+def test_a_placeholder_in_an_argument_is_skipped() -> None:
+    notes: list[Note] = []
+    data = plistlib.dumps({"Label": "a.b.c", "ProgramArguments": ["/bin/echo", "{run_id}"],
+                           "StartInterval": 60})
+    assert plist_job("a.plist", data, notes) is None
+    assert notes[0].message == ("skipped: an argument holds {run_id}, which schedgen would "
+                                "replace at run time")
