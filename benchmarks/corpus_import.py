@@ -36,9 +36,9 @@ from cronsim import CronSim
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from schedgen import import_cron_system  # noqa: E402
 from schedgen.config import loads  # noqa: E402
 from schedgen.import_cron import import_cron  # noqa: E402
-from schedgen.import_cron_system import current_user  # noqa: E402
 from schedgen.import_launchd import import_launchd  # noqa: E402
 from schedgen.importing import LOCK_NOTES, ImportResult  # noqa: E402
 from schedgen.model import Config, Job  # noqa: E402
@@ -101,7 +101,9 @@ def reason(message: str) -> str:
 
 
 def note_kind(message: str) -> str:
-    return re.sub(r"'[^']*'|\"[^\"]*\"|\S+/\S+|\d+", "…", message.split(":")[0])[:70]
+    """The note without its particulars (paths, numbers, long quoted values)."""
+    head = message.split(": ")[0].split("; ")[0]
+    return re.sub(r"'[^']{4,}'|\"[^\"]{4,}\"|\S+/\S+|\d+", "…", head)
 
 
 # --- cron ---------------------------------------------------------------------------
@@ -322,7 +324,7 @@ def same_launchd(plist: dict[str, Any], job: Job, config: Config, me: str) -> bo
 # --- report -------------------------------------------------------------------------
 
 def run(corpus: Path) -> dict[str, Tally]:
-    me = current_user()
+    me = import_cron_system.current_user()
     tallies = {"cron": Tally(), "cron --system": Tally(), "launchd": Tally()}
     with tempfile.TemporaryDirectory() as tmp:
         for path in sorted((corpus / "cron").iterdir()):
@@ -335,7 +337,8 @@ def run(corpus: Path) -> dict[str, Tally]:
 
 
 def report(tallies: dict[str, Tally]) -> str:
-    out = [f"(running as {current_user()!r}: system crontab lines for that user are imported)"]
+    out = [f"(running as {import_cron_system.current_user()!r}: system crontab lines for that "
+           "user are imported)"]
     for kind, t in tallies.items():
         unit = "plists" if kind == "launchd" else "job lines"
         out.append(f"\n{kind}: {t.files} files, {t.seen} {unit}")

@@ -19,9 +19,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from schedgen import import_cron_system
 from schedgen.errors import SchedgenError
 from schedgen.import_calendar import to_cron
-from schedgen.import_cron_system import current_user
 from schedgen.import_plist_read import read_plist
 from schedgen.importing import Found, ImportResult, Note, build
 from schedgen.model import PLACEHOLDERS
@@ -126,7 +126,7 @@ def plist_job(where: str, data: bytes, notes: list[Note], user: str | None = Non
              "cannot be represented")
         return None
 
-    me = user or current_user()
+    me = user or import_cron_system.current_user()
     if "UserName" in plist and plist["UserName"] != me:
         skip(f"runs as user {plist['UserName']!r} (UserName); schedgen installs jobs for you "
              f"({me}) only")

@@ -42,3 +42,16 @@ def test_every_corpus_file_imports_with_everything_accounted_for() -> None:
         assert tally.buckets["exact"] + tally.buckets["exact, with a note"] > 0, report
     # the user field is never the program: every system line is imported or skipped for it
     assert system.seen > 0 and system.buckets["differs, with a note"] == 0, report
+
+
+@pytest.mark.skipif(CORPUS is None, reason="corpus not found (set SCHEDGEN_CORPUS)")
+def test_as_a_user_named_in_no_system_crontab_their_lines_are_all_skipped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from schedgen import import_cron_system
+
+    monkeypatch.setattr(import_cron_system, "current_user", lambda: "someone-else")
+    assert CORPUS is not None
+    system = checker.run(CORPUS)["cron --system"]
+    assert system.failures == [], checker.report({"cron --system": system})
+    assert system.buckets["skipped"] == system.seen > 0
+    assert set(system.reasons) == {"runs as another user"}
