@@ -170,11 +170,17 @@ def import_cmd(
     out: Annotated[Optional[Path], typer.Option(  # noqa: UP007
         "--out", "-o", metavar="FILE", help="write here instead of printing")] = None,
     force: Annotated[bool, typer.Option("--force", help="overwrite --out if it exists")] = False,
+    system: Annotated[bool, typer.Option(
+        "--system", help="a system crontab: a user name before each command (default file: "
+                         "/etc/crontab); found by itself for /etc/crontab, /etc/cron.d and a "
+                         "header that names the user column")] = False,
+    no_lock: Annotated[bool, typer.Option(
+        "--no-lock", help="write `lock = false`: runs may overlap, as they could before")] = False,
 ) -> None:
     """Turn hand-written crontab lines or plists into a jobs.toml that validates."""
     from schedgen.commands.import_jobs import run_import
 
-    result = run_import(source, file, out, force)
+    result = run_import(source, file, out, force, system=system, lock=not no_lock)
     for note in result.notes:
         typer.echo(f"schedgen import: {note}", err=True)
     if out is None:

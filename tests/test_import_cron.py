@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -18,10 +17,11 @@ from schedgen.commands.import_jobs import run_import
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
 from schedgen.importers.cron import as_command, parse_crontab, unescape_command
-from schedgen.importers.document import ImportResult
+from schedgen.importers.document import LOCK_NOTES, ImportResult
 from schedgen.render.artifacts import cron_block
 from schedgen.schedule.expressions import MACROS
 from tests.helpers import schedgen, write_executable
+from tests.import_oracle import job_argv, same_as_cron
 
 WINDOW = (datetime(2028, 2, 1), datetime(2028, 4, 1))
 
@@ -69,16 +69,16 @@ GREETING = 'hello world'
 CRON_TZ=Asia/Tokyo
 0 9 * * * /usr/bin/in-tokyo"""  # no newline at the end
 
-# crontab -> {line: (expression, command as cron runs it)} for the lines imported.
+# crontab, its SHELL -> {line: (expression, command as cron runs it)} for the lines imported.
 CASES = {
-    "env_and_macros": (ENV_AND_MACROS, {
+    "env_and_macros": (ENV_AND_MACROS, "/bin/bash", {
         6: ("30 2 * * *", "/home/me/bin/backup.sh --keep 7"),
         7: ("@daily", "/usr/bin/python3 /home/me/report.py"),
         8: ("@reboot", "/home/me/bin/warm-cache"),
         10: ("@hourly", "cd /srv/app && ./sync.sh >> /tmp/sync.log 2>&1"),
         11: ("@weekly", "/usr/bin/backup.sh --full"),
     }),
-    "fields": (FIELDS, {
+    "fields": (FIELDS, "/bin/sh", {
         1: ("*/15 9-17 * * mon-fri", "/opt/bin/poll"),
         2: ("0 0 1,15 * 5", "/usr/local/bin/payday"),
         3: ("5 4 * jan,jul sun", "/usr/bin/rotate"),
@@ -87,11 +87,11 @@ CASES = {
         6: ("0 12 */2 * 1", "/usr/bin/odd-mondays"),
         7: ("7 6 * * *", "/usr/bin/spaced   out"),
     }),
-    "percent": (PERCENT, {
+    "percent": (PERCENT, "/bin/sh", {
         1: ("0 3 * * 1-5", 'echo "100%" % done >> /tmp/log'),
         3: ("0 5 * * *", "date +%Y-%m-%d > /tmp/today"),
     }),
-    "blocks_and_env": (BLOCKS_AND_ENV, {
+    "blocks_and_env": (BLOCKS_AND_ENV, "/bin/sh", {
         6: ("0 1 * * *", "/usr/bin/backup"),
         9: ("0 2 * * *", "/usr/bin/backup --again"),
     }),
@@ -129,22 +129,25 @@ def rendered_lines(config: Config) -> dict[str, list[str]]:
     return out
 
 
+def notes_but_lock(result: ImportResult) -> list[str]:
+    return [str(n) for n in result.notes if n.message not in LOCK_NOTES.values()]
+
+
 def command_text(job: Job) -> str:
     return job.command if isinstance(job.command, str) else " ".join(job.command)
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_crontab_round_trip_same_times_and_commands(tmp_path: Path, case: str) -> None:
-    text, expected = CASES[case]
+    text, shell, expected = CASES[case]
     result, config, by_line = do_import(tmp_path, text)
     assert set(by_line) == set(expected)
     lines = rendered_lines(config)
     for number, (expr, command) in expected.items():
         job = by_line[number]
-        if isinstance(job.command, tuple):  # only when the shell would just split words
-            assert list(job.command) == shlex.split(command)
-        else:
-            assert job.command == command
+        # what the rendered job file execs does what `$SHELL -c command` did under cron
+        argv = job_argv(job, config)
+        assert same_as_cron(shell, command, argv, str(Path.home())), (number, argv)
         rendered = lines[job.name]
         if expr == "@reboot":
             assert rendered == ["@reboot"]
@@ -179,7 +182,7 @@ def test_env_applies_to_the_jobs_below_it(tmp_path: Path) -> None:
     assert second.working_dir == Path("/srv/data")  # cron changes into $HOME
     assert first.path == second.path == ("/usr/bin", "/bin")  # cron's own default PATH
     assert not any("wrappers/work-sync.sh" in command_text(j) for j in config.jobs)
-    assert [str(n) for n in result.notes] == [
+    assert notes_but_lock(result) == [
         "crontab.txt line 12: has no newline at the end; some cron versions ignore such a line "
         "(imported)",
         "crontab.txt line 10: commented-out job, not imported",
@@ -193,29 +196,52 @@ def test_percent_is_unescaped_and_stdin_form_is_skipped(tmp_path: Path) -> None:
     assert 2 not in by_line
     skipped = [n for n in result.notes if n.source == "crontab.txt line 2"]
     assert len(skipped) == 1 and "unescaped %" in skipped[0].message
-    assert by_line[3].command == "date +%Y-%m-%d > /tmp/today"
+    assert by_line[3].command == ("/bin/sh", "-c", "date +%Y-%m-%d > /tmp/today")  # no SHELL=
     # and the rendered cron block escapes nothing of the command: only the wrapper is called
     assert "%" not in "".join(rendered_lines(config))
 
 
-@pytest.mark.parametrize(("original", "args"), [
-    ('echo "100\\%" \\% done', None),
-    ("printf '\\%s-\\%s|' a b", None),
-    ("/bin/echo plain words", ["/bin/echo", "plain", "words"]),
-    ("echo $HOME", None),
+@pytest.mark.parametrize(("shell", "original", "args"), [
+    ("/bin/sh", 'echo "100\\%" \\% done', ["/bin/sh", "-c", 'echo "100%" % done']),
+    ("/bin/sh", "printf '\\%s-\\%s|' a b", None),
+    ("/bin/sh", "/bin/echo plain words", ["/bin/echo", "plain", "words"]),
+    ("/bin/sh", "echo $HOME", None),
+    # sh (dash on Debian) and bash differ on these three: each keeps the shell it had
+    ("/bin/sh", "echo 'a\\tb'", ["/bin/sh", "-c", "echo 'a\\tb'"]),
+    ("/bin/bash", "echo 'a\\tb'", "echo 'a\\tb'"),
+    ("/bin/sh", "echo out &> /dev/null", None),
+    ("/bin/sh", "echo out 2&>1", None),
+    ("/bin/bash", "echo out &> /dev/null", "echo out &> /dev/null"),
 ])
-def test_imported_command_prints_what_cron_would(tmp_path: Path, original: str, args) -> None:
+def test_imported_command_prints_what_cron_would(tmp_path: Path, shell: str, original: str,
+                                                  args) -> None:
     cron_runs = unescape_command(original)
     assert cron_runs is not None
-    imported = as_command(cron_runs)
+    imported = as_command(cron_runs, shell)
     if args is not None:
         assert imported == args
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    by_cron = subprocess.run(["/bin/sh", "-c", cron_runs], capture_output=True, text=True,
-                             env=env)
-    by_schedgen = subprocess.run(imported if isinstance(imported, list) else
-                                 ["bash", "-c", imported], capture_output=True, text=True, env=env)
-    assert by_schedgen.stdout == by_cron.stdout
+    runs = {}
+    for who, argv in (("cron", [shell, "-c", cron_runs]),
+                      ("schedgen", imported if isinstance(imported, list) else
+                       ["bash", "-c", imported])):
+        (tmp_path / who).mkdir()
+        out = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path / who)
+        runs[who] = (out.stdout, sorted(p.name for p in (tmp_path / who).iterdir()))
+    assert runs["schedgen"] == runs["cron"]  # same output, same files made
+
+
+@pytest.mark.parametrize(("written", "debian", "bsd"), [
+    ("a\\%b", "a%b", "a%b"),
+    ("a\\b", "a\\b", "a\\b"),
+    ("a\\\\b", "a\\b", "a\\\\b"),  # Debian/cronie drop the escaping backslash, BSD keeps it
+    ("a\\\\%b", None, None),  # the escape is spent on the backslash: % sends stdin in both
+    ("a%b", None, None),
+])
+def test_unescape_follows_crons_own_loop(written: str, debian: str | None,
+                                         bsd: str | None) -> None:
+    assert unescape_command(written, bsd=False) == debian
+    assert unescape_command(written, bsd=True) == bsd
 
 
 def test_job_names_are_sanitised_and_unique() -> None:
@@ -239,7 +265,7 @@ def test_a_job_the_loader_rejects_is_dropped_and_reported(tmp_path: Path) -> Non
     table.write_text("@daily /usr/bin/a\nSCHEDGEN_JOB=x\n@hourly /usr/bin/b\n")
     result = run_import("cron", table, None, False)
     assert result.jobs == ("a",)
-    assert [str(n) for n in result.notes] == [
+    assert notes_but_lock(result) == [
         "t line 3: skipped: env: SCHEDGEN_JOB is set by schedgen (use `path` for PATH)"]
 
 
@@ -249,7 +275,7 @@ def test_a_bad_shared_value_is_pinned_on_its_jobs(tmp_path: Path) -> None:
     table.write_text("PATH=\n@daily /usr/bin/a\n@hourly /usr/bin/b\nPATH=/bin\n@daily /usr/bin/c\n")
     result = run_import("cron", table, None, False)
     assert result.jobs == ("c",)
-    assert [str(n) for n in result.notes] == [
+    assert notes_but_lock(result) == [
         f"t line {n}: skipped: path: expected a non-empty list of directories" for n in (2, 3)]
 
 

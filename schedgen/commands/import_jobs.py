@@ -11,15 +11,21 @@ from schedgen.importers.launchd import import_launchd
 from schedgen.machine.fs import atomic_write
 
 
-def run_import(source: str, file: Path | None, out: Path | None, force: bool) -> ImportResult:
-    """The work behind `schedgen import`: read, convert, validate, and write ``out`` if given."""
+def run_import(source: str, file: Path | None, out: Path | None, force: bool,
+               system: bool = False, lock: bool = True) -> ImportResult:
+    """The work behind `schedgen import`: read, convert, validate, and write ``out`` if given.
+
+    ``system``: the crontab has a user field (/etc/crontab style); ``lock``: see `build`.
+    """
     if out is not None and out.exists() and not force:
         raise UsageError(f"{out} already exists; use --force to overwrite it")
     dest = out if out is not None else Path.cwd() / "jobs.toml"
     if source == "cron":
-        result = import_cron(file, dest)
+        result = import_cron(file, dest, system=system, lock=lock)
     elif source == "launchd":
-        result = import_launchd(file, dest)
+        if system:
+            raise UsageError("--system is for --from cron (a crontab with a user field)")
+        result = import_launchd(file, dest, lock=lock)
     else:
         raise UsageError(f"--from {source!r}: expected cron or launchd")
     if not result.jobs:

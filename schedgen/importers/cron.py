@@ -1,30 +1,37 @@
-"""Read a user's crontab (outside schedgen's own block) into `Found` jobs.
+"""Read a crontab (outside schedgen's own block) into `Found` jobs.
 
 What cron does, reproduced: env lines apply to every job below them (PATH becomes
 `path`, HOME is where the job runs); without a PATH line cron uses /usr/bin:/bin;
-``\\%`` is a literal percent sign; an unescaped ``%`` ends the command and feeds the
-rest to its stdin, which a schedgen job cannot do, so such a line is reported and
-skipped rather than changed. A comment block right above a job becomes its description.
+cron runs each command with ``$SHELL -c`` (/bin/sh unless SHELL says otherwise), so
+an imported command keeps that shell; ``\\%`` is a literal percent sign; an unescaped
+``%`` ends the command and feeds the rest to its stdin, which a schedgen job cannot
+do, so such a line is reported and skipped rather than changed. A system crontab
+(see import_cron_system) has a user name before each command. A comment directly
+above a job becomes its description when it reads like one.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
+from schedgen.config.model import PLACEHOLDERS
 from schedgen.errors import SchedgenError
+from schedgen.importers import cron_system as system_cron
+from schedgen.importers import cron_text as text
 from schedgen.importers.document import Found, ImportResult, Note, build, program_name
 from schedgen.schedule.expressions import MACROS, parse_entry
-from schedgen.targets import crontab
 
 CRON_DEFAULT_PATH = ["/usr/bin", "/bin"]  # Debian, cronie and macOS cron alike
+CRON_DEFAULT_SHELL = "/bin/sh"
 # cron's own test: a name without spaces, then "=" (a job line never has that shape).
 _ENV = re.compile(r"\s*([^\s=#]+)\s*=\s*(.*?)\s*")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JOB = re.compile(r"\s*(@\S+|(?:\S+\s+){4}\S+)\s+(.*)")
 _SAFE_WORD = re.compile(r"(?:~/)?[A-Za-z0-9_@%+=:,./-]+")
-# Shell words that are not programs: such a command stays a `bash -c` string.
+# Shell words that are not programs: such a command keeps its shell.
 _SHELL_WORDS = {
     "!", ".", ":", "[", "[[", "alias", "bg", "break", "builtin", "case", "cd", "command",
     "continue", "declare", "do", "done", "echo", "elif", "else", "esac", "eval", "exec", "exit",
@@ -33,7 +40,12 @@ _SHELL_WORDS = {
     "test", "then", "time", "times", "trap", "true", "type", "typeset", "ulimit", "umask",
     "unalias", "unset", "until", "wait", "while", "{", "}",
 }
-_PLAIN_SHELLS = {"/bin/sh", "/bin/bash", "/usr/bin/sh", "/usr/bin/bash", "sh", "bash"}
+# Where schedgen's own `bash -c` (bash from the job's PATH) is the shell cron used.
+_BASH = {"/bin/bash", "/usr/bin/bash"}
+# Shells that split plain words as sh does: a plain-word command needs none of them.
+_WORD_SPLITTING_SHELL = re.compile(r"(?:.*/)?(?:(?:ba|da|z|k|mk|a|c|tc)?sh|fish)")
+_PLACEHOLDER = re.compile(r"\{(?:" + "|".join(PLACEHOLDERS) + r")\}")
+_SANE_SHELL = re.compile(r"/[A-Za-z0-9_./+-]+")
 
 
 def read_crontab(file: Path | None) -> tuple[str, str]:
@@ -44,40 +56,69 @@ def read_crontab(file: Path | None) -> tuple[str, str]:
         except (OSError, UnicodeDecodeError) as exc:
             raise SchedgenError(f"cannot read {file}: {exc}") from None
     # The same reader `apply` uses: "no crontab for <user>" is an empty table.
+    from schedgen.targets import crontab
+
     table = crontab.read()
     return table.text, "the crontab (crontab -l)" if table.present else "the crontab (empty)"
 
 
-def import_cron(file: Path | None, dest: Path) -> ImportResult:
-    text, origin = read_crontab(file)
-    found, notes = parse_crontab(text, "crontab" if file is None else file.name)
-    result = build(found, "cron", origin, dest)
+def import_cron(file: Path | None, dest: Path, system: bool = False,
+                lock: bool = True) -> ImportResult:
+    """``system``: the file has a user field (also when its path or header says so)."""
+    if system and file is None:
+        file = system_cron.SYSTEM_CRONTAB
+    table, origin = read_crontab(file)
+    if file is not None and system_cron.is_system_path(file):
+        system = True
+    found, notes = parse_crontab(table, "crontab" if file is None else file.name,
+                                 system=system or None)
+    result = build(found, "cron", origin, dest, lock=lock)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
 
 
-def unescape_command(command: str) -> str | None:
-    """cron's view of a command: ``\\%`` → ``%``; None when an unescaped % sends stdin."""
-    out, i = [], 0
-    while i < len(command):
-        ch = command[i]
-        if ch == "\\" and command[i + 1:i + 2] == "%":
-            out.append("%")
-            i += 2
+def unescape_command(command: str, bsd: bool | None = None) -> str | None:
+    """The command as cron runs it; None when an unescaped % sends the rest to stdin.
+
+    cron's own loop: a backslash escapes the next character, and is dropped before `%`
+    (and, in Debian's cron and cronie, before a second backslash; BSD and macOS cron
+    keep it there). ``bsd`` defaults to the cron of this host.
+    """
+    bsd = sys.platform == "darwin" if bsd is None else bsd
+    out: list[str] = []
+    escaped = False
+    for ch in command:
+        if escaped:
+            if ch == "%" or (ch == "\\" and not bsd):
+                out[-1] = ch  # the escaping backslash goes
+            else:
+                out.append(ch)
+            escaped = False
             continue
         if ch == "%":
             return None
         out.append(ch)
-        i += 1
+        escaped = ch == "\\"
     return "".join(out)
 
 
-def as_command(command: str) -> str | list[str]:
-    """An argv list when the shell would only split on spaces, else the string for bash -c."""
+def as_command(command: str, shell: str = CRON_DEFAULT_SHELL,
+               home_from_env: bool = False) -> str | list[str]:
+    """What runs ``command`` as ``shell -c`` would: plain words become an argv; a command
+    for /bin/bash stays a string (schedgen runs strings with bash -c); any other shell is
+    kept as ``[shell, "-c", command]``."""
     words = command.split()
-    if (words and all(_SAFE_WORD.fullmatch(w) for w in words) and words[0] not in _SHELL_WORDS
-            and "=" not in words[0]):
+    plain = (words and all(_SAFE_WORD.fullmatch(w) for w in words)
+             and words[0] not in _SHELL_WORDS and "=" not in words[0]
+             # with HOME= in the crontab, the shell's ~ is that HOME, not yours
+             and not (home_from_env and any(w.startswith("~") for w in words)))
+    if plain and _WORD_SPLITTING_SHELL.fullmatch(shell):
         return words
-    return command
+    if shell in _BASH:
+        return command
+    if home_from_env and command.startswith("~"):
+        # schedgen expands a leading ~/ in an argument to your home; the shell, to this HOME
+        command = " " + command
+    return [shell, "-c", command]
 
 
 class _State:
@@ -85,21 +126,31 @@ class _State:
         self.env: dict[str, str] = {}
         self.path = list(CRON_DEFAULT_PATH)
         self.home: str | None = None
-        self.shell = "/bin/sh"
+        self.shell = CRON_DEFAULT_SHELL
         self.cron_tz: str | None = None
 
 
-def parse_crontab(text: str, where: str) -> tuple[list[Found], list[Note]]:
+def parse_crontab(text_: str, where: str, system: bool | None = None,
+                  user: str | None = None) -> tuple[list[Found], list[Note]]:
+    """``system``: True/False, or None to decide from a header comment naming a user column;
+    ``user``: who runs schedgen (default: the current user)."""
     found: list[Found] = []
     notes: list[Note] = []
     state = _State()
     comments: list[str] = []
-    lines = text.split("\n")
+    lines = text_.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     elif lines:
         notes.append(Note(f"{where} line {len(lines)}", "has no newline at the end; some cron "
                                                          "versions ignore such a line (imported)"))
+    if system is None:
+        header = [ln.strip().lstrip("#") for ln in lines if ln.strip().startswith("#")]
+        system = system_cron.header_names_user_field(header)
+        if system:
+            notes.append(Note(where, "read as a system crontab (a user name before each "
+                                     "command): its header comment says so"))
+    me = user or system_cron.current_user()
     in_block = False
     for number, raw in enumerate(lines, 1):
         at = f"{where} line {number}"
@@ -117,17 +168,19 @@ def parse_crontab(text: str, where: str) -> tuple[list[Found], list[Note]]:
             continue
         if stripped.startswith("#"):
             body = stripped.lstrip("#").strip()
-            if _looks_like_job(body):
+            if text.is_stock_example(body, _JOB):
+                comments.append("")  # a column header, not a description
+            elif _looks_like_job(body):
                 notes.append(Note(at, "commented-out job, not imported"))
                 comments = []
-            elif body:
+            else:
                 comments.append(body)
             continue
         env = _ENV.fullmatch(line)
         if env:
             _set_env(state, _unquote(env.group(1)), _unquote(env.group(2)), at, notes)
             continue
-        job = _job(line, state, comments, at, notes)
+        job = _job(line, state, text.description(comments), at, notes, system, me)
         comments = []
         if job is not None:
             found.append(job)
@@ -137,8 +190,8 @@ def parse_crontab(text: str, where: str) -> tuple[list[Found], list[Note]]:
     return found, notes
 
 
-def _looks_like_job(text: str) -> bool:
-    m = _JOB.fullmatch(text)
+def _looks_like_job(body: str) -> bool:
+    m = _JOB.fullmatch(body)
     if not m or not m.group(2).strip():
         return False
     try:
@@ -163,49 +216,83 @@ def _set_env(state: _State, name: str, value: str, at: str, notes: list[Note]) -
         state.home = value
         state.env[name] = value
     elif name == "SHELL":
-        state.shell = value
+        state.shell = value or CRON_DEFAULT_SHELL
+        if not _SANE_SHELL.fullmatch(state.shell):
+            notes.append(Note(at, f"SHELL={state.shell!r} is not a plain absolute path: cron "
+                                  "cannot run the jobs below it either; they are imported with "
+                                  "it as they are"))
     elif name in ("MAILTO", "MAILFROM"):
-        notes.append(Note(at, f"{name} ignored: schedgen keeps each run's output in its run "
-                              "directory instead of mailing it"))
+        if value:  # MAILTO="" turns mail off, as schedgen has it anyway
+            notes.append(Note(at, f"{name} ignored: schedgen keeps each run's output in its run "
+                                  "directory instead of mailing it"))
     elif name == "CRON_TZ":
         state.cron_tz = value or None
     else:
         state.env[name] = value
 
 
-def _job(line: str, state: _State, comments: list[str], at: str,
-         notes: list[Note]) -> Found | None:
+def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
+         system: bool, me: str) -> Found | None:
+    def skip(why: str) -> None:
+        notes.append(Note(at, f"skipped: {why}"))
+
     m = _JOB.fullmatch(line)
     if not m or not m.group(2).strip():
         notes.append(Note(at, "not a cron job line (expected 5 time fields or a macro, then a "
-                              "command); skipped"))
+                              f"{'user and a ' if system else ''}command); skipped"))
         return None
     expr, rest = m.group(1), m.group(2).strip()
     if expr.startswith("@") and expr.lower() not in (*MACROS, "@reboot"):
-        notes.append(Note(at, f"skipped: cron does not know {expr!r}"))
+        skip(f"cron does not know {expr!r}")
         return None
     try:
         entry = parse_entry(expr)
     except ValueError as exc:
-        notes.append(Note(at, f"skipped: schedule {expr!r}: {exc}"))
+        skip(f"schedule {expr!r}: {exc}")
         return None
-    command = unescape_command(rest)
+    remark = ""
+    if system:
+        split = system_cron.split_user(line, rest)
+        if split is None:
+            skip("no user name before the command (a system crontab line is: time fields, "
+                 "user, command)")
+            return None
+        if split.user != me:
+            skip(f"runs as user {split.user!r} (the user field of a system crontab); schedgen "
+                 f"installs jobs into your own crontab ({me})")
+            return None
+        command = split.command
+        remark = f"user {split.user}"
+        notes.append(Note(at, f"runs as {split.user} (the user field of a system crontab), who "
+                              "you are: imported into your own crontab"))
+    else:
+        command = unescape_command(rest)
     if command is None:
-        notes.append(Note(at, "skipped: an unescaped % sends the rest of the line to the "
-                              "command's stdin, which a schedgen job cannot do; write the input "
-                              "into a script (or escape it as \\%) and import again"))
+        skip("an unescaped % sends the rest of the line to the command's stdin, which a "
+             "schedgen job cannot do; write the input into a script (or escape it as \\%) and "
+             "import again")
         return None
+    if not system:
+        first = command.split()[0]
+        if system_cron.looks_like_user_field(first, state.path):
+            skip(f"{first!r} before the command looks like the user field of a system crontab "
+                 "(/etc/crontab, /etc/cron.d), and is no program on the job's PATH; if this is "
+                 "one, import it again with --system")
+            return None
     if state.cron_tz:
-        notes.append(Note(at, f"skipped: CRON_TZ={state.cron_tz} runs it in another time zone, "
-                              "which schedgen cannot express"))
+        skip(f"CRON_TZ={state.cron_tz} runs it in another time zone, which schedgen cannot "
+             "express")
         return None
-    cmd = as_command(command)
-    if isinstance(cmd, str) and state.shell not in _PLAIN_SHELLS:
-        notes.append(Note(at, f"skipped: SHELL={state.shell} runs this command, schedgen runs "
-                              "command strings with bash"))
+    placeholder = _PLACEHOLDER.search(command)
+    if placeholder:
+        skip(f"the command holds {placeholder.group(0)}, which schedgen would replace at run "
+             "time")
         return None
+    if unescape_command(rest, bsd=True) != unescape_command(rest, bsd=False):
+        notes.append(Note(at, "'\\\\' in the command: Debian's cron and cronie make it '\\', "
+                              "BSD and macOS cron keep both; read as this host's cron does"))
+    cmd = as_command(command, state.shell, home_from_env=state.home is not None)
     keys: dict[str, Any] = {}
-    description = " ".join(comments)
     if description:
         keys["description"] = description
     keys["command"] = cmd
@@ -214,4 +301,4 @@ def _job(line: str, state: _State, comments: list[str], at: str,
     if state.env:
         keys["env"] = dict(state.env)
     keys["path"] = list(state.path)
-    return Found(source=at, name_hint=program_name(cmd), keys=keys)
+    return Found(source=at, name_hint=program_name(cmd), keys=keys, remark=remark)

@@ -1,6 +1,6 @@
-"""Jobs found in a crontab or in plists → a jobs.toml that validates.
+"""`schedgen import`: jobs found in a crontab or in plists → a jobs.toml that validates.
 
-The readers (importers.cron, importers.launchd) turn their source into `Found` jobs, each
+The readers (import_cron, import_launchd) turn their source into `Found` jobs, each
 holding jobs.toml keys, and `Skipped` notes for what cannot be represented. This
 module names the jobs, writes the document with tomli-w, and checks it with
 schedgen's own loader before anyone sees it: a job the loader rejects is dropped
@@ -30,6 +30,15 @@ _INTERPRETERS = re.compile(
     r"(?:ba|z|da|k)?sh|python[0-9.]*|node|ruby|perl|php|deno|bun|osascript|tsx|ts-node")
 _SETUP = {"cd", "export", "source", ".", "set", "umask", "ulimit", "test", "[", "true", ":"}
 _SEPARATORS = {"&&", "||", ";", "|", "&", "(", ")", "{", "}"}
+LOCK_NOTES = {
+    "cron": "every imported job runs under schedgen's default lock: a run that starts while "
+            "the last one is still going exits 75 at once, where cron would have run both; "
+            "import with --no-lock to write `lock = false` instead",
+    "launchd": "every imported job runs under schedgen's default lock (a run that finds the "
+               "last one still going exits 75); launchd itself never starts a job that is "
+               "still running, so this only shows with `schedgen run`; import with --no-lock "
+               "to write `lock = false` instead",
+}
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,7 @@ class Found:
     source: str  # "crontab line 7", "com.me.backup.plist"
     name_hint: str  # a label or a command; the job name is derived from it
     keys: dict[str, Any] = field(default_factory=dict)
+    remark: str = ""  # shown beside the source in the header ("user root")
 
 
 @dataclass(frozen=True)
@@ -76,8 +86,10 @@ def job_name(hint: str, taken: set[str]) -> str:
 def program_name(command: str | list[str]) -> str:
     """The basename of what a command runs, skipping cd/env/nice and interpreters."""
     if isinstance(command, str):
-        try:
-            words = shlex.split(command, comments=True)
+        try:  # separators apart even when written onto a word ("a;", "x&&y")
+            lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+            lexer.whitespace_split = True
+            words = list(lexer)
         except ValueError:
             words = command.split()
     else:
@@ -106,8 +118,9 @@ def _segment_program(words: list[str]) -> str | None:
         if _INTERPRETERS.fullmatch(prog) and "-c" in rest:
             inner = rest[rest.index("-c") + 1:]
             return program_name(inner[0]) if inner else prog
+        # what it runs is a file or a program: not an option, a duration or inline code
         args = [w for w in rest if not w.startswith("-") and not re.fullmatch(r"[0-9.]+[smhd]?", w)
-                and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w)]
+                and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w) and not re.search(r"\s", w)]
         if args:
             inner_found = _segment_program(args)
             if inner_found:
@@ -118,14 +131,18 @@ def _segment_program(words: list[str]) -> str | None:
     return prog
 
 
-def build(found: list[Found], target: str, origin: str, path: Path) -> ImportResult:
-    """Name the jobs, write the document and validate it; drop (and report) what fails."""
+def build(found: list[Found], target: str, origin: str, path: Path,
+          lock: bool = True) -> ImportResult:
+    """Name the jobs, write the document and validate it; drop (and report) what fails.
+
+    ``lock``: keep schedgen's default lock (said in a note), or write ``lock = false``.
+    """
     notes: list[Note] = []
     taken: set[str] = set()
     named = [(job_name(f.name_hint, taken), f) for f in found]
     factor = True
     while True:
-        text = render_toml(named, target, origin, factor)
+        text = render_toml(named, target, origin, factor, lock)
         if not named:
             return ImportResult(text, (), tuple(notes))
         origins = tuple((n, f.source) for n, f in named)
@@ -144,6 +161,8 @@ def build(found: list[Found], target: str, origin: str, path: Path) -> ImportRes
                               for p in exc.problems if _problem_job(p.where) == name]
             named = [(n, f) for n, f in named if n not in bad]
             continue
+        if lock:
+            notes.append(Note(origin, LOCK_NOTES[target]))
         return ImportResult(text, tuple(n for n, _ in named), tuple(notes), origins)
 
 
@@ -166,11 +185,13 @@ def _jobs_named(exc: ConfigError, names: set[str]) -> set[str]:
 
 
 def render_toml(named: list[tuple[str, Found]], target: str, origin: str,
-                factor: bool = True) -> str:
+                factor: bool = True, lock: bool = True) -> str:
     import tomli_w
 
     jobs = {name: dict(f.keys) for name, f in named}
     defaults: dict[str, Any] = {"targets": [target]}
+    if not lock:
+        defaults["lock"] = False
     for key in ("path", "working_dir") if factor else ():
         # The most common value (shared by two jobs at least) moves to [defaults]; the
         # readers give every job both keys, so no job silently inherits one.
@@ -188,8 +209,8 @@ def render_toml(named: list[tuple[str, Found]], target: str, origin: str,
         f"# Imported by `schedgen import --from {target}` from {origin}.",
         "# The originals are still installed: remove them before `schedgen apply`,",
         "# or every job runs twice.",
-        *(f"#   {n.ljust(width)}  <- {f.source}" for n, f in named),
+        *(f"#   {n.ljust(width)}  <- {f.source}{f' ({f.remark})' if f.remark else ''}"
+          for n, f in named),
         "",
     ]
     return "\n".join(lines) + tomli_w.dumps(doc, multiline_strings=False)
-

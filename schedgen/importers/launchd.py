@@ -4,24 +4,32 @@ Plists schedgen wrote itself (they carry its marker) are left out. What launchd
 would do is reproduced: ProgramArguments run as an argv; StartCalendarInterval
 becomes the fewest cron expressions with the same times; StartInterval becomes
 @every; RunAtLoad becomes run_at_load, or @reboot when nothing else starts the
-job; without WorkingDirectory launchd runs jobs in /, and without a PATH in
-EnvironmentVariables it uses /usr/bin:/bin:/usr/sbin:/sbin. A job that also starts
-on other events (KeepAlive, WatchPaths, ...) cannot be represented and is skipped.
+job; without WorkingDirectory launchd runs jobs in /, and resolves a relative one
+from / (it expands neither ~ nor $VARS); without a PATH in EnvironmentVariables it
+uses /usr/bin:/bin:/usr/sbin:/sbin. A job that also starts on other events
+(KeepAlive, WatchPaths, ...) or runs as another user (UserName) cannot be
+represented and is skipped. Files are read as leniently as launchd reads them
+(import_plist_read).
 """
 
 from __future__ import annotations
 
-import plistlib
+import posixpath
+import re
 from pathlib import Path
 from typing import Any
 
+from schedgen.config.model import PLACEHOLDERS
 from schedgen.errors import SchedgenError
+from schedgen.importers import cron_system as import_cron_system
 from schedgen.importers.document import Found, ImportResult, Note, build
+from schedgen.importers.plist_read import read_plist
 from schedgen.paths import launch_agents_dir
 from schedgen.render.artifacts import MARKER
 from schedgen.schedule.from_calendar import to_cron
 from schedgen.units import format_duration
 
+_PLACEHOLDER = re.compile(r"\{(?:" + "|".join(PLACEHOLDERS) + r")\}")
 LAUNCHD_DEFAULT_PATH = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
 # Keys that start the job on something other than time: schedgen cannot say that.
 _OTHER_TRIGGERS = ("WatchPaths", "QueueDirectories", "StartOnMount", "Sockets", "MachServices",
@@ -65,14 +73,14 @@ def read_plists(file: Path | None) -> tuple[list[tuple[Path, bytes]], list[Note]
     return out, notes, str(folder)
 
 
-def import_launchd(file: Path | None, dest: Path) -> ImportResult:
+def import_launchd(file: Path | None, dest: Path, lock: bool = True) -> ImportResult:
     plists, notes, origin = read_plists(file)
     found: list[Found] = []
     for path, data in plists:
         job = plist_job(path.name, data, notes)
         if job is not None:
             found.append(job)
-    result = build(found, "launchd", origin, dest)
+    result = build(found, "launchd", origin, dest, lock=lock)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
 
 
@@ -86,15 +94,18 @@ def label_name(label: str) -> str:
     return "-".join(parts) or label
 
 
-def plist_job(where: str, data: bytes, notes: list[Note]) -> Found | None:
+def plist_job(where: str, data: bytes, notes: list[Note], user: str | None = None) -> Found | None:
+    """``user``: who runs schedgen (default: the current user)."""
     def skip(why: str) -> None:
         notes.append(Note(where, f"skipped: {why}"))
 
-    try:
-        plist = plistlib.loads(data)
-    except Exception as exc:  # noqa: BLE001 - plistlib raises several kinds for bad input
-        skip(f"not a readable plist ({exc})")
+    read = read_plist(data)
+    if read.plist is None:
+        skip(f"not a readable plist: {read.error}")
         return None
+    plist = read.plist
+    for repair in read.repairs:
+        notes.append(Note(where, f"read past {repair}, as launchd does"))
     if not isinstance(plist, dict):
         skip("the plist is not a dictionary")
         return None
@@ -115,9 +126,18 @@ def plist_job(where: str, data: bytes, notes: list[Note]) -> Found | None:
              "cannot be represented")
         return None
 
+    me = user or import_cron_system.current_user()
+    if "UserName" in plist and plist["UserName"] != me:
+        skip(f"runs as user {plist['UserName']!r} (UserName); schedgen installs jobs for you "
+             f"({me}) only")
+        return None
     command = _command(plist)
     if isinstance(command, str):
         skip(command)
+        return None
+    placeholder = next((m.group(0) for a in command for m in [_PLACEHOLDER.search(a)] if m), None)
+    if placeholder:
+        skip(f"an argument holds {placeholder}, which schedgen would replace at run time")
         return None
     if plist.get("Program") and plist.get("ProgramArguments") and \
             plist["ProgramArguments"][0] != plist["Program"]:
@@ -143,7 +163,10 @@ def plist_job(where: str, data: bytes, notes: list[Note]) -> Found | None:
         skip("EnvironmentVariables is not a dictionary")
         return None
     path = env.get("PATH")
-    keys["working_dir"] = plist.get("WorkingDirectory", "/")
+    keys["working_dir"] = _working_dir(plist.get("WorkingDirectory", "/"), where, notes)
+    if not isinstance(keys["working_dir"], str):
+        skip("WorkingDirectory is not a string")
+        return None
     other = {k: v for k, v in env.items() if k != "PATH"}
     if other:
         keys["env"] = other
@@ -152,12 +175,27 @@ def plist_job(where: str, data: bytes, notes: list[Note]) -> Found | None:
         keys["throttle_interval"] = plist["ThrottleInterval"]
     if plist.get("Disabled") is True:
         keys["enabled"] = False
-    for key in sorted(set(plist) - _HANDLED - {"KeepAlive", "OnDemand", "EnableGlobbing"}):
+    if "UserName" in plist:
+        notes.append(Note(where, f"UserName {me} is you: imported as one of your jobs"))
+    for key in sorted(set(plist) - _HANDLED - {"KeepAlive", "OnDemand", "EnableGlobbing",
+                                                "UserName"}):
         why = _IGNORED.get(key, "schedgen does not carry this key over")
         notes.append(Note(where, f"{key} ignored: {why}"))
     label = plist.get("Label")
     hint = label_name(label) if isinstance(label, str) and label else Path(where).stem
     return Found(source=where, name_hint=hint, keys=keys)
+
+
+def _working_dir(value: Any, where: str, notes: list[Note]) -> Any:
+    """Absolute, as launchd resolves it: from /, with ~ and $VARS taken literally."""
+    if not isinstance(value, str) or value.startswith("/"):
+        return value
+    absolute = posixpath.normpath(posixpath.join("/", value))
+    why = (" (launchd expands neither ~ nor $VARS there)" if value.startswith(("~", "$"))
+           or "$" in value else "")
+    notes.append(Note(where, f"WorkingDirectory {value!r} is relative: launchd runs the job in "
+                             f"{absolute}{why}, and so will schedgen"))
+    return absolute
 
 
 def _command(plist: dict[str, Any]) -> list[str] | str:
