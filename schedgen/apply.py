@@ -100,6 +100,10 @@ def _execute(plan: p.Plan, record: state.Record, ops: Ops, force: bool, say: Say
     saved = dict(record.entries)
     step = 0
     try:
+        for name in dict.fromkeys(c.target for c in steps):
+            check = getattr(target_by_name(name), "preflight", None)
+            if check is not None:
+                check(steps, ctx)  # e.g. no systemd user manager: fail before any write
         if prepare is not None:
             prepare(ctx)
         for step, change in enumerate(steps):  # noqa: B007 (used after the loop on failure)

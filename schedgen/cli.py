@@ -23,7 +23,7 @@ ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs O
     "-c", "--config", metavar="PATH",
     help="jobs.toml to read (default: ./jobs.toml, or $SCHEDGEN_CONFIG)")]
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
-    "--target", "-t", metavar="NAME", help="launchd or cron; repeat for both (default: every target the config names)")]
+    "--target", "-t", metavar="NAME", help="launchd, cron or systemd; repeatable (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
 
 
@@ -45,8 +45,8 @@ def _targets(values: list[str] | None) -> tuple[str, ...] | None:
     if not values:
         return None
     for v in values:
-        if v not in ("launchd", "cron"):
-            raise SchedgenError(f"--target {v!r}: expected launchd or cron")
+        if v not in ("launchd", "cron", "systemd"):
+            raise SchedgenError(f"--target {v!r}: expected launchd, cron or systemd")
     return tuple(dict.fromkeys(values))
 
 

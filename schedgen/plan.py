@@ -31,8 +31,8 @@ def digest(text: str) -> str:
 
 
 class Change(NamedTuple):
-    target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron"
-    kind: str  # "wrapper" | "plist" | "cron"
+    target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron" | "systemd"
+    kind: str  # "wrapper" | "plist" | "cron" | "service" | "timer"
     key: str  # its key in the ownership record
     action: str
     path: Path | None  # None: the crontab block
@@ -51,6 +51,8 @@ class Change(NamedTuple):
     loaded: bool | None = None
     pid: int | None = None
     last_exit: int | None = None
+    # systemd only: the unit's state as `systemctl --user show` reports it (for status)
+    unit: dict[str, object] | None = None
 
     @property
     def where(self) -> str:
@@ -122,7 +124,7 @@ def build(config: Config | None, record: Record, *, selected: tuple[str, ...] | 
     from schedgen.targets.base import PlanContext, all_targets
 
     ctx = PlanContext(config=config, record=record, prune=prune, force=force,
-                      uninstall=uninstall, selected=selected or ("launchd", "cron"))
+                      uninstall=uninstall, selected=selected or ("launchd", "cron", "systemd"))
     changes: list[Change] = []
     for target in all_targets():
         changes += target.plan(ctx, tuple(changes))

@@ -23,7 +23,7 @@ _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 @dataclass(frozen=True)
 class Artifact:
-    kind: str  # "wrapper" | "plist" | "cron"
+    kind: str  # "wrapper" | "plist" | "cron" | "service" | "timer"
     job: str | None  # None for the cron block, which holds every cron job
     rel: str  # where `render --out DIR` puts it
     path: Path | None  # where `apply` installs it (None: inside the crontab)
@@ -147,12 +147,12 @@ def cron_block(config: Config, jobs: tuple[Job, ...]) -> str:
 
 def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Artifact]:
     """Every artifact the config wants for the given targets (default: all it names)."""
-    wanted = targets or ("launchd", "cron")
+    wanted = targets or ("launchd", "cron", "systemd")
     out: list[Artifact] = []
     wrapped: set[str] = set()
     from schedgen.paths import launch_agents_dir
 
-    for target in ("launchd", "cron"):
+    for target in ("launchd", "cron", "systemd"):
         if target not in wanted:
             continue
         jobs = config.for_target(target)
@@ -164,6 +164,10 @@ def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Arti
             if target == "launchd":
                 out.append(Artifact("plist", job.name, f"launchd/{job.label}.plist",
                                     launch_agents_dir() / f"{job.label}.plist", plist(job, config)))
+            if target == "systemd":
+                from schedgen.systemd_units import artifacts as systemd_units
+
+                out += systemd_units(job, config)
         if target == "cron" and jobs:
             out.append(Artifact("cron", None, "cron/crontab", None, cron_block(config, jobs)))
     return out

@@ -92,9 +92,10 @@ def all_targets() -> list[Target]:
     """In install order; removals run in the reverse order."""
     from schedgen.targets.cron import CronTarget
     from schedgen.targets.launchd import LaunchdTarget
+    from schedgen.targets.systemd import SystemdTarget
     from schedgen.targets.wrappers import WrapperTarget
 
-    return [WrapperTarget(), LaunchdTarget(), CronTarget()]
+    return [WrapperTarget(), LaunchdTarget(), CronTarget(), SystemdTarget()]
 
 
 def target_by_name(name: str) -> Target:
