@@ -19,6 +19,7 @@ from schedgen.model import Job
 from schedgen.nexttimes import local_zone, next_times
 from schedgen.render import cron_escape
 from schedgen.schedule import Every
+from schedgen.systemd_status import NOT_ARMED, systemd_lines, systemd_part
 from schedgen.units import format_duration
 
 
@@ -37,6 +38,7 @@ class JobStatus:
     next_notes: tuple[str, ...]
     queue: runs.QueueDepth | None
     lock_held: bool | None
+    systemd: dict[str, Any] | None = None  # the timer as `systemctl --user show` reports it
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class Status:
     namespace: str
     jobs: tuple[JobStatus, ...]
     other: tuple[str, ...]  # drift not tied to a job in the config (orphans)
+    warnings: tuple[str, ...] = ()  # e.g. lingering is off, systemctl cannot be reached
 
     @property
     def drifted(self) -> bool:
@@ -58,7 +61,7 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
     names = {j.name for j in config.jobs}
     other = tuple(f"{c.kind} {c.where}: {c.action} ({c.note})" for c in plan.changes
                   if c.pending and not (c.job in names or set(c.jobs) & names))
-    return Status(config.namespace, jobs, other)
+    return Status(config.namespace, jobs, other, plan.warnings)
 
 
 def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
@@ -66,6 +69,7 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
     drift: list[str] = []
     installed = True
     launchd = None
+    systemd: dict[str, Any] | None = None
     for c in changes:
         part = _cron_part(c, job) if c.kind == "cron" else c
         if part is None:
@@ -77,6 +81,8 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
         if c.kind == "plist":
             launchd = {"label": c.label, "loaded": c.loaded, "pid": c.pid,
                        "last_exit": c.last_exit}
+        if c.target == "systemd":
+            systemd = systemd_part(systemd, c)
     if job.enabled and not changes:
         installed = False  # e.g. --target excludes all of its targets
     upcoming = next_times(job, 1, now)
@@ -94,6 +100,7 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
         installed=installed and job.enabled, drift=tuple(drift), launchd=launchd,
         last_run=runs.last_run(job),
         next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
+        systemd=systemd,
     )
 
 
@@ -125,6 +132,8 @@ def _words(c: p.Change, job: Job) -> str:
         return f"{what}: missing"
     if c.action == p.UPDATE and c.note == "not loaded in launchd":
         return f"{what}: not loaded"
+    if c.action == p.UPDATE and c.note == NOT_ARMED:
+        return f"{what}: {c.note}"
     if c.action == p.UPDATE:
         return f"{what}: {'hand-edited' if c.edited else 'differs from the config'}"
     return f"{what}: {c.action}" + (f" ({c.note})" if c.note else "")
@@ -139,7 +148,9 @@ def as_json(s: Status) -> dict[str, Any]:
             "drift": list(j.drift), "launchd": j.launchd, "last_run": j.last_run,
             "next_run": j.next_run, "next_notes": list(j.next_notes),
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
+            "systemd": j.systemd,
         } for j in s.jobs],
+        "warnings": list(s.warnings),
     }
 
 
@@ -155,6 +166,8 @@ def as_text(s: Status) -> str:
             loaded = "loaded" if ld["loaded"] else "not loaded"
             last = f", last exit {ld['last_exit']}" if ld["last_exit"] is not None else ""
             lines.append(f"  launchd    {ld['label']}: {loaded}, {running}{last}")
+        if j.systemd:
+            lines += systemd_lines(j.systemd)
         lr = j.last_run
         if lr:
             when = lr.get("finished_at") or lr.get("started_at") or "?"
@@ -174,4 +187,5 @@ def as_text(s: Status) -> str:
         for d in j.drift:
             lines.append(f"  drift      {d}")
     lines += [f"drift: {o}" for o in s.other]
+    lines += [f"warning: {w}" for w in s.warnings]
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from schedgen import plan as p
 from schedgen.errors import SystemOpError
 from schedgen.render import Artifact
 from schedgen.state import Entry
+from schedgen.systemd_status import NOT_ARMED
 from schedgen.targets import systemctl
 from schedgen.targets.base import (
     ApplyContext,
@@ -61,7 +62,7 @@ class SystemdTarget:
                     c = c._replace(reload=True)
                 elif c.action == p.UNCHANGED and units is not None and not (u and u.armed):
                     c = c._replace(action=p.UPDATE, reload=True,
-                                   note="timer not enabled and active in systemd")
+                                   note=NOT_ARMED)
                 elif c.action == p.UNCHANGED and c.job in reloaded:
                     c = c._replace(reload=True, note="its service changed")
                 elif c.action == p.FORGET and u is not None and u.active == "active":
