@@ -26,9 +26,10 @@ def sd_escape(text: str) -> str:
     return str(text).replace("%", "%%")
 
 
-def exec_word(arg: str) -> str:
-    """One ExecStart argument: specifiers and $VARIABLES kept literal, quoted if needed."""
-    word = sd_escape(arg).replace("$", "$$")
+def exec_word(program: str) -> str:
+    """ExecStart's program, quoted if needed. Specifiers are expanded there (% is %%);
+    $VARIABLES are not (they are only in the arguments), so a $ stays as it is."""
+    word = sd_escape(program)
     if _PLAIN.fullmatch(word):
         return word
     escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
