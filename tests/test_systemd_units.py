@@ -11,7 +11,7 @@ import pytest
 
 from schedgen.config import loads
 from schedgen.render import desired
-from schedgen.systemd_units import exec_word, timespan, timer_settings
+from schedgen.systemd_units import exec_word, timer_settings, timespan
 from tests.helpers import schedgen, write_config
 
 CONFIG = """
