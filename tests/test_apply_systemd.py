@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -264,3 +265,32 @@ def test_status_shows_the_timer_and_warns_when_lingering_is_off(sd: FakeSystemct
     js = json.loads(run(tmp_path, "status", "--json").stdout)
     beta = next(j for j in js["jobs"] if j["job"] == "beta")
     assert beta["systemd"]["next_elapse"] is not None  # the fake asks systemd-analyze
+
+
+def test_dry_run_says_what_it_would_do_and_does_nothing(sd: FakeSystemctl, tmp_path: Path,
+                                                        home: Path) -> None:
+    r = run(tmp_path, "apply", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert f"would load: {A}.timer (enabled and started)" in r.stdout
+    assert sd.mutating_calls() == [] and not list(unit_dir(home).glob("local.test.*"))
+
+
+def test_diff_json_carries_the_units_state(sd: FakeSystemctl, tmp_path: Path) -> None:
+    installed(sd, tmp_path)
+    d = json.loads(run(tmp_path, "diff", "--json").stdout)
+    timers = [c for c in d["changes"] if c["kind"] == "timer"]
+    assert {c["unit"] for c in timers} == {f"{A}.timer", f"{B}.timer"}
+    assert all(c["state"]["active"] == "active" and c["state"]["enabled"] == "enabled"
+               for c in timers)
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
+def test_installed_units_pass_systemd_analyze_verify(sd: FakeSystemctl, tmp_path: Path,
+                                                     home: Path) -> None:
+    installed(sd, tmp_path)
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    units = [str(unit_dir(home) / u) for u in UNITS]
+    proc = subprocess.run(["systemd-analyze", "--user", "verify", *units], capture_output=True,
+                          text=True, env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
