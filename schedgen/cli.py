@@ -164,17 +164,18 @@ def uninstall_cmd(
 # --- meeting users where they are: import, next, schema
 @app.command("import")
 def import_cmd(
-    source: Annotated[str, typer.Option("--from", metavar="cron|launchd",
-                                        help="read the crontab, or ~/Library/LaunchAgents")],
+    source: Annotated[str, typer.Option("--from", metavar="cron|launchd|systemd",
+                                        help="read the crontab, ~/Library/LaunchAgents, or "
+                                             "~/.config/systemd/user")],
     file: Annotated[Optional[Path], typer.Option(  # noqa: UP007
         "--file", metavar="PATH",
-        help="a crontab file instead of `crontab -l`; a plist or folder instead of "
-             "~/Library/LaunchAgents")] = None,
+        help="a crontab file instead of `crontab -l`; a plist, a .timer or a folder "
+             "instead of the default folder")] = None,
     out: Annotated[Optional[Path], typer.Option(  # noqa: UP007
         "--out", "-o", metavar="FILE", help="write here instead of printing")] = None,
     force: Annotated[bool, typer.Option("--force", help="overwrite --out if it exists")] = False,
 ) -> None:
-    """Turn hand-written crontab lines or plists into a jobs.toml that validates."""
+    """Turn hand-written crontab lines, plists or systemd timers into a jobs.toml that validates."""
     from schedgen.importing import run_import
 
     result = run_import(source, file, out, force)

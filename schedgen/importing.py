@@ -208,8 +208,12 @@ def run_import(source: str, file: Path | None, out: Path | None, force: bool) ->
         from schedgen import import_launchd
 
         result = import_launchd.import_launchd(file, dest)
+    elif source == "systemd":
+        from schedgen import import_systemd
+
+        result = import_systemd.import_systemd(file, dest)
     else:
-        raise UsageError(f"--from {source!r}: expected cron or launchd")
+        raise UsageError(f"--from {source!r}: expected cron, launchd or systemd")
     if not result.jobs:
         found = "".join(f"\n  {note}" for note in result.notes)
         raise SchedgenError(f"nothing to import from {source}{':' if found else ''}{found}")

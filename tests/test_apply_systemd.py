@@ -294,3 +294,25 @@ def test_installed_units_pass_systemd_analyze_verify(sd: FakeSystemctl, tmp_path
     proc = subprocess.run(["systemd-analyze", "--user", "verify", *units], capture_output=True,
                           text=True, env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_uninstall_without_a_user_manager_is_exit_3_and_removes_nothing(
+        sd: FakeSystemctl, tmp_path: Path, home: Path) -> None:
+    installed(sd, tmp_path)
+    sd.no_bus()
+    r = run(tmp_path, "uninstall")
+    assert r.returncode == 3 and "Failed to connect to bus" in r.stderr
+    assert sorted(p.name for p in unit_dir(home).glob("local.test.*")) == sorted(UNITS)
+    assert len(state.load("sd").entries) == 6
+
+
+def test_diff_on_a_host_without_systemctl_shows_the_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from schedgen import apply
+
+    monkeypatch.setattr("schedgen.targets.systemctl.available", lambda: False)
+    cfg = write_config(tmp_path / "jobs.toml", JOBS)
+    plan = apply.diff(cfg)
+    assert plan.count("create") == 6 and not plan.in_sync
+    assert any("systemctl not found" in w for w in plan.warnings)
+    assert all(c.loaded is None for c in plan.changes if c.target == "systemd")
