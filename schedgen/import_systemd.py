@@ -120,6 +120,12 @@ def timer_job(timer: Path, notes: list[Note]) -> Found | None:
     except (ValueError, NotExpressible) as exc:
         skip(str(exc))
         return None
+    if isinstance(command, str):
+        notes.append(Note(unit, "ExecStart uses $VARIABLES: imported as a bash string"))
+    first = [k for k in ("OnBootSec", "OnStartupSec", "OnActiveSec") if t.get(k)]
+    if t.get("OnUnitActiveSec") and first:
+        notes.append(Note(where, f"{first[0]} only placed the first run; @every counts from "
+                                 "when the timer starts"))
     keys: dict[str, Any] = {}
     description = (svc.get("Unit", {}).get("Description") or [""])[-1]
     if description:
