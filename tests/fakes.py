@@ -220,9 +220,10 @@ def start(name):
     return warn
 
 def stop(name):
-    u = state["units"].get(name)
-    if u is None or definition(name) is None and u["active"] == "inactive":
+    if definition(name) is None and state["units"].get(name, {}).get("active", "inactive") \
+            == "inactive":
         done(5, f"Failed to stop {name}: Unit {name} not loaded.")
+    u = unit(name)
     if u["pid"] and not name.endswith(".timer"):
         u["killed"] = True  # stopping a running service kills its run
     u.update(active="inactive", sub="dead", pid=None, next=None)

@@ -316,3 +316,17 @@ def test_diff_on_a_host_without_systemctl_shows_the_files(
     assert plan.count("create") == 6 and not plan.in_sync
     assert any("systemctl not found" in w for w in plan.warnings)
     assert all(c.loaded is None for c in plan.changes if c.target == "systemd")
+
+
+def test_a_timer_the_manager_never_loaded_is_still_disabled_on_removal(
+        sd: FakeSystemctl, tmp_path: Path, home: Path) -> None:
+    installed(sd, tmp_path)
+    # As after a manager restart that did not start it: files and link there, nothing loaded.
+    s = sd.state()
+    s["units"].pop(f"{B}.timer")
+    s["loaded"].pop(f"{B}.timer")
+    sd._update(units=s["units"], loaded=s["loaded"])
+    write_config(tmp_path / "jobs.toml", JOBS + "enabled = false\n")
+    assert run(tmp_path, "apply").returncode == 0
+    assert not (unit_dir(home) / "timers.target.wants" / f"{B}.timer").is_symlink()
+    foreign_intact(home)

@@ -104,7 +104,8 @@ class SystemdTarget:
     def _timer(self, c: p.Change, ctx: ApplyContext) -> None:
         assert c.path is not None and c.label is not None
         if c.action == p.DELETE:
-            if c.loaded is not False:
+            # Also when not loaded: disable removes the timers.target.wants link.
+            if c.loaded is not False or c.before is not None:
                 systemctl.disable_now(ctx.ops, c.label)
                 ctx.did("unload", f"{c.label} (disabled and stopped)")
             if c.before is not None:
