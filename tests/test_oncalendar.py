@@ -166,3 +166,18 @@ def test_generated_unions_fire_like_cronsim(parts) -> None:
         return
     lines = assert_fires_like_cron(exprs, limit=1500)
     assert len(lines) <= sum(len(specs(parse_entry(e))) for e in exprs)  # type: ignore[arg-type]
+
+
+def test_dst_gap_systemd_skips_the_firing_debian_cron_moves() -> None:
+    """The one known difference, in a zone with DST: a fixed time inside the spring-forward
+    gap (03:30 on 2028-03-26 in Kyiv) never happens for systemd; Debian cron (cronsim) runs
+    it right after the gap. The fall-back repeat fires once on both. docs/systemd.md says
+    so; this test notices if either side changes."""
+    kyiv, utc = ZoneInfo("Europe/Kyiv"), ZoneInfo("UTC")
+    lines = on_calendar([parse_entry("30 3 * * *")], zone="Europe/Kyiv")  # type: ignore[list-item]
+    for day, cron_extra in ((datetime(2028, 3, 25, 12), [datetime(2028, 3, 26, 1, 0)]),
+                            (datetime(2028, 10, 28, 12), [])):
+        got = systemd_instants(lines, day, 3)
+        it = CronSim("30 3 * * *", day.replace(tzinfo=utc).astimezone(kyiv))
+        want = [next(it).astimezone(utc).replace(tzinfo=None) for _ in range(3)]
+        assert [t for t in want if t not in got] == cron_extra  # the rest agree
