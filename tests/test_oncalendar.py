@@ -168,16 +168,23 @@ def test_generated_unions_fire_like_cronsim(parts) -> None:
     assert len(lines) <= sum(len(specs(parse_entry(e))) for e in exprs)  # type: ignore[arg-type]
 
 
-def test_dst_gap_systemd_skips_the_firing_debian_cron_moves() -> None:
-    """The one known difference, in a zone with DST: a fixed time inside the spring-forward
-    gap (03:30 on 2028-03-26 in Kyiv) never happens for systemd; Debian cron (cronsim) runs
-    it right after the gap. The fall-back repeat fires once on both. docs/systemd.md says
-    so; this test notices if either side changes."""
+@pytest.mark.parametrize(("expr", "start", "cron_extra"), [
+    # 03:30 on the spring-forward night (03:00 -> 04:00) does not exist: cron runs it at 04:00.
+    ("30 3 * * *", datetime(2028, 3, 25, 12), [datetime(2028, 3, 26, 1, 0)]),
+    # The repeated 03:30 at fall-back: a fixed-time job runs once on both.
+    ("30 3 * * *", datetime(2028, 10, 28, 12), []),
+    # A wildcard-hour job follows real time in cron: the repeated 03:30 runs again.
+    ("30 * * * *", datetime(2028, 10, 28, 23), [datetime(2028, 10, 29, 1, 30)]),
+])
+def test_dst_differences_from_debian_cron(expr: str, start: datetime,
+                                          cron_extra: list[datetime]) -> None:
+    """The known differences, in a zone with DST: systemd has no run for a local time that
+    does not exist, and one run for a local time that occurs twice; Debian cron (cronsim)
+    moves the first after the gap and, for wildcard hours, runs the second in real time.
+    docs/systemd.md says so; this test notices if either side changes."""
     kyiv, utc = ZoneInfo("Europe/Kyiv"), ZoneInfo("UTC")
-    lines = on_calendar([parse_entry("30 3 * * *")], zone="Europe/Kyiv")  # type: ignore[list-item]
-    for day, cron_extra in ((datetime(2028, 3, 25, 12), [datetime(2028, 3, 26, 1, 0)]),
-                            (datetime(2028, 10, 28, 12), [])):
-        got = systemd_instants(lines, day, 3)
-        it = CronSim("30 3 * * *", day.replace(tzinfo=utc).astimezone(kyiv))
-        want = [next(it).astimezone(utc).replace(tzinfo=None) for _ in range(3)]
-        assert [t for t in want if t not in got] == cron_extra  # the rest agree
+    lines = on_calendar([parse_entry(expr)], zone="Europe/Kyiv")  # type: ignore[list-item]
+    got = systemd_instants(lines, start, 3)
+    it = CronSim(expr, start.replace(tzinfo=utc).astimezone(kyiv))
+    want = [next(it).astimezone(utc).replace(tzinfo=None) for _ in range(3)]
+    assert [t for t in want if t not in got] == cron_extra  # the rest agree
