@@ -94,6 +94,10 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
         next_run = None
         notes = (f"{every.text}: launchd runs it every {format_duration(every.seconds)} after "
                  "it is loaded (StartInterval); there is no calendar time",)
+    elif every is not None and "systemd" in job.targets:
+        next_run = None  # OnUnitActiveSec counts from the last run's start, not the clock
+        notes = (f"{every.text}: systemd runs it every {format_duration(every.seconds)} from "
+                 "the timer's start, then from each run's start; there is no calendar time",)
     return JobStatus(
         job=job.name, enabled=job.enabled, targets=job.targets,
         schedule=" | ".join(job.schedule_text), readable=upcoming.readable,

@@ -330,3 +330,13 @@ def test_a_timer_the_manager_never_loaded_is_still_disabled_on_removal(
     assert run(tmp_path, "apply").returncode == 0
     assert not (unit_dir(home) / "timers.target.wants" / f"{B}.timer").is_symlink()
     foreign_intact(home)
+
+
+def test_status_of_an_every_job_has_no_calendar_time(sd: FakeSystemctl, tmp_path: Path) -> None:
+    write_config(tmp_path / "jobs.toml", JOBS.replace('"*/5 * * * *"', '"@every 90m"'))
+    installed(sd, tmp_path)
+    st = run(tmp_path, "status")
+    assert "systemd runs it every 1h30m from the timer's start" in st.stdout
+    timer = (unit_dir(Path(os.environ["HOME"])) / f"{A}.timer").read_text()
+    assert "OnActiveSec=1h 30min\nOnUnitActiveSec=1h 30min\n" in timer
+    assert "Persistent" not in timer
