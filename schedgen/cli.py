@@ -24,7 +24,7 @@ ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs O
     "-c", "--config", metavar="PATH",
     help="jobs.toml to read (default: ./jobs.toml, or $SCHEDGEN_CONFIG)")]
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
-    "--target", "-t", metavar="NAME", help="launchd or cron; repeat for both (default: every target the config names)")]
+    "--target", "-t", metavar="NAME", help="launchd, cron or systemd; repeatable (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
 
 
@@ -47,7 +47,7 @@ def _targets(values: list[str] | None) -> tuple[str, ...] | None:
         return None
     for v in values:
         if v not in TARGETS:
-            raise UsageError(f"--target {v!r}: expected {' or '.join(TARGETS)}")
+            raise UsageError(f"--target {v!r}: expected {', '.join(TARGETS[:-1])} or {TARGETS[-1]}")
     return tuple(dict.fromkeys(values))
 
 
@@ -161,12 +161,13 @@ def uninstall_cmd(
 # --- meeting users where they are: import, next, schema
 @app.command("import")
 def import_cmd(
-    source: Annotated[str, typer.Option("--from", metavar="cron|launchd",
-                                        help="read the crontab, or ~/Library/LaunchAgents")],
+    source: Annotated[str, typer.Option("--from", metavar="cron|launchd|systemd",
+                                        help="read the crontab, ~/Library/LaunchAgents, or "
+                                             "~/.config/systemd/user")],
     file: Annotated[Optional[Path], typer.Option(  # noqa: UP007
         "--file", metavar="PATH",
-        help="a crontab file instead of `crontab -l`; a plist or folder instead of "
-             "~/Library/LaunchAgents")] = None,
+        help="a crontab file instead of `crontab -l`; a plist, a .timer or a folder "
+             "instead of the default folder")] = None,
     out: Annotated[Optional[Path], typer.Option(  # noqa: UP007
         "--out", "-o", metavar="FILE", help="write here instead of printing")] = None,
     force: Annotated[bool, typer.Option("--force", help="overwrite --out if it exists")] = False,
@@ -177,7 +178,7 @@ def import_cmd(
     no_lock: Annotated[bool, typer.Option(
         "--no-lock", help="write `lock = false`: runs may overlap, as they could before")] = False,
 ) -> None:
-    """Turn hand-written crontab lines or plists into a jobs.toml that validates."""
+    """Turn hand-written crontab lines, plists or systemd timers into a jobs.toml that validates."""
     from schedgen.commands.import_jobs import run_import
 
     result = run_import(source, file, out, force, system=system, lock=not no_lock)

@@ -65,3 +65,7 @@ def expand(value: str, base: Path) -> Path:
     """``~`` is the home of the user running schedgen; relative is relative to the config."""
     p = Path(os.path.expanduser(value))
     return p if p.is_absolute() else (base / p)
+
+
+def systemd_user_dir() -> Path:
+    return _xdg("XDG_CONFIG_HOME", ".config") / "systemd" / "user"

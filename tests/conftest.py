@@ -11,7 +11,7 @@ REAL_HOME = Path(os.path.expanduser("~"))
 # What schedgen would write under a real home; none of it may change during tests.
 _WATCHED = [".local/share/schedgen", ".local/state/schedgen", "Library/LaunchAgents",
             "Library/Logs/schedgen", "Library/Application Support/schedgen",
-            ".cache/schedgen", "Library/Caches/schedgen"]
+            ".cache/schedgen", "Library/Caches/schedgen", ".config/systemd/user"]
 
 
 def _snapshot() -> dict[str, list[str]]:
@@ -51,12 +51,13 @@ exit 99
 @pytest.fixture(autouse=True)
 def _no_real_crontab_or_launchctl(request: pytest.FixtureRequest, tmp_path: Path,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """Outside the end-to-end test, `crontab` and `launchctl` fail loudly unless faked."""
+    """Outside the end-to-end test, `crontab`, `launchctl`, `systemctl` and `loginctl`
+    fail loudly unless faked."""
     if request.node.get_closest_marker("e2e"):
         return
     guard = tmp_path / "guard-bin"
     guard.mkdir()
-    for name in ("crontab", "launchctl"):
+    for name in ("crontab", "launchctl", "systemctl", "loginctl"):
         (guard / name).write_text(_GUARD)
         (guard / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{guard}{os.pathsep}{os.environ.get('PATH', '')}")

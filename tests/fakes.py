@@ -1,4 +1,4 @@
-"""File-backed fakes of `crontab` and `launchctl`, written as small executables.
+"""File-backed fakes of `crontab`, `launchctl` and `systemctl --user`, as small executables.
 
 Put first on PATH (see the `fake_crontab` / `fake_launchctl` fixtures in conftest),
 they let every test except the end-to-end one run without touching the real crontab
@@ -134,6 +134,184 @@ else:
     done(64, f"fake launchctl: unsupported or deprecated subcommand {verb!r}")
 '''
 
+SYSTEMCTL = r'''#!__PYTHON__
+"""Fake `systemctl --user`: state in $FAKE_SYSTEMCTL_STATE, unit files where systemd reads them.
+
+Like the real one: a changed unit file is used only after daemon-reload (start warns),
+daemon-reload re-arms active timers with their new definition, enable makes the
+timers.target.wants symlink, a unit without a file is not-found, no bus is exit 1."""
+import json, os, subprocess, sys, time
+path = os.environ["FAKE_SYSTEMCTL_STATE"]
+state = json.load(open(path)) if os.path.exists(path) else {}
+for k, v in (("bus", True), ("units", {}), ("loaded", {}), ("fail_next", []), ("calls", [])):
+    state.setdefault(k, v)
+args = sys.argv[1:]
+state["calls"].append(args)
+cfg = os.environ.get("XDG_CONFIG_HOME", "")
+udir = os.path.join(cfg if cfg.startswith("/") else os.path.expanduser("~/.config"), "systemd", "user")
+
+def done(code=0, err="", out=""):
+    json.dump(state, open(path, "w"), indent=1)
+    if out:
+        sys.stdout.write(out)
+    if err:
+        sys.stderr.write(err + "\n")
+    sys.exit(code)
+
+if "--user" not in args:
+    done(64, "fake systemctl: only --user is supported in tests")
+opts = [a for a in args if a.startswith("-")]
+words = [a for a in args if not a.startswith("-")]
+props = next((a.split("=", 1)[1].split(",") for a in opts if a.startswith("--property=")), None)
+unix = "--timestamp=unix" in opts
+verb, names = (words[0], words[1:]) if words else ("list-units", [])
+if not state["bus"]:
+    done(1, "Failed to connect to bus: No medium found")
+for i, f in enumerate(state["fail_next"]):
+    if f["verb"] == verb:
+        state["fail_next"].pop(i)
+        done(f["code"], f["message"])
+
+def on_disk(name):
+    try:
+        return open(os.path.join(udir, name)).read()
+    except OSError:
+        return None
+
+def definition(name):
+    """What the manager uses: the loaded copy, else the file (units load on demand)."""
+    if name in state["loaded"]:
+        return state["loaded"][name]
+    return on_disk(name)
+
+def unit(name):
+    return state["units"].setdefault(name, {"active": "inactive", "sub": "dead", "pid": None,
+        "result": "success", "exit_status": 0, "last_trigger": None, "next": None, "def": None})
+
+def next_elapse(text):
+    lines = [l.split("=", 1)[1] for l in (text or "").splitlines() if l.startswith("OnCalendar=")]
+    if not lines:
+        return None
+    r = subprocess.run(["systemd-analyze", "calendar", "--iterations=1", *lines],
+                       capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
+    found = [l.split(": ", 1)[1] for l in r.stdout.splitlines() if "Next elapse:" in l]
+    import calendar as cal
+    stamps = [cal.timegm(time.strptime(f.split(" ", 1)[1], "%Y-%m-%d %H:%M:%S UTC"))
+              for f in found if f != "never"]
+    return min(stamps) if stamps else None
+
+def wants(name):
+    return os.path.join(udir, "timers.target.wants", name)
+
+def start(name):
+    d = definition(name)
+    if d is None:
+        done(5, f"Failed to start {name}: Unit {name} not found.")
+    warn = ""
+    if name in state["loaded"] and on_disk(name) not in (None, d):
+        warn = (f"Warning: The unit file, source configuration file or drop-ins of {name} "
+                "changed on disk. Run 'systemctl --user daemon-reload' to reload units.")
+    state["loaded"][name] = d
+    u = unit(name)
+    if name.endswith(".timer"):
+        u.update(active="active", sub="waiting", **{"def": d, "next": next_elapse(d)})
+    else:
+        u.update(active="activating", sub="start", pid=os.getpid())
+    return warn
+
+def stop(name):
+    if definition(name) is None and state["units"].get(name, {}).get("active", "inactive") \
+            == "inactive":
+        done(5, f"Failed to stop {name}: Unit {name} not loaded.")
+    u = unit(name)
+    if u["pid"] and not name.endswith(".timer"):
+        u["killed"] = True  # stopping a running service kills its run
+    u.update(active="inactive", sub="dead", pid=None, next=None)
+
+def ts(value):
+    if not value:
+        return "n/a"
+    return f"@{value}" if unix else time.strftime("%a %Y-%m-%d %H:%M:%S UTC", time.gmtime(value))
+
+if verb == "daemon-reload":
+    state["loaded"] = {}
+    for f in sorted(os.listdir(udir)) if os.path.isdir(udir) else []:
+        if f.endswith((".service", ".timer")) and os.path.isfile(os.path.join(udir, f)):
+            state["loaded"][f] = on_disk(f)
+    for name, u in list(state["units"].items()):
+        if name in state["loaded"]:
+            if name.endswith(".timer") and u["active"] == "active":
+                u.update(**{"def": state["loaded"][name], "next": next_elapse(state["loaded"][name])})
+        elif u["active"] == "inactive":
+            del state["units"][name]  # nothing keeps it: unloaded
+    done()
+elif verb == "show":
+    if not names:
+        done(out="Version=252 (fake)\n")
+    blocks = []
+    for name in names:
+        d = definition(name)
+        u = state["units"].get(name) or {"active": "inactive", "sub": "dead", "pid": None,
+            "result": "success", "exit_status": 0, "last_trigger": None, "next": None}
+        loaded = d is not None or u["active"] != "inactive"
+        file_state = ("" if on_disk(name) is None else
+                      "enabled" if os.path.islink(wants(name)) else "disabled")
+        p = {"Id": name, "LoadState": "loaded" if loaded else "not-found",
+             "ActiveState": u["active"], "SubState": u["sub"], "UnitFileState": file_state,
+             "Result": u["result"], "MainPID": str(u["pid"] or 0),
+             "ExecMainStatus": str(u["exit_status"]),
+             "NextElapseUSecRealtime": ts(u["next"]), "LastTriggerUSec": ts(u["last_trigger"]),
+             "NeedDaemonReload": "yes" if name in state["loaded"] and on_disk(name) != d else "no"}
+        blocks.append("".join(f"{k}={v}\n" for k, v in p.items() if props is None or k in props))
+    done(out="\n".join(blocks))
+elif verb in ("enable", "disable"):
+    msgs = []
+    for name in names:
+        if on_disk(name) is None:
+            done(1, f"Failed to {verb} unit: Unit file {name} does not exist.")
+        link = wants(name)
+        if verb == "enable" and not os.path.islink(link):
+            os.makedirs(os.path.dirname(link), exist_ok=True)
+            os.symlink(os.path.join(udir, name), link)
+            msgs.append(f"Created symlink {link} \u2192 {os.path.join(udir, name)}.")
+        elif verb == "disable" and os.path.islink(link):
+            os.unlink(link)
+            msgs.append(f'Removed "{link}".')
+        if "--now" in opts:
+            msgs.append(start(name) if verb == "enable" else "")
+            if verb == "disable":
+                stop(name)
+    done(err="\n".join(m for m in msgs if m))
+elif verb == "start":
+    done(err="\n".join(w for w in (start(n) for n in names) if w))
+elif verb == "stop":
+    for n in names:
+        stop(n)
+    done()
+else:
+    done(1, f"Unknown command verb {verb}.")
+'''
+
+LOGINCTL = r'''#!__PYTHON__
+"""Fake loginctl: `show-user UID --property=Linger --value`, from $FAKE_SYSTEMCTL_STATE."""
+import json, os, sys
+path = os.environ["FAKE_SYSTEMCTL_STATE"]
+state = json.load(open(path)) if os.path.exists(path) else {}
+args = sys.argv[1:]
+if not state.get("bus", True):
+    sys.stderr.write("Failed to connect to bus: No medium found\\n")
+    sys.exit(1)
+if args[:1] != ["show-user"] or len(args) < 2:
+    sys.stderr.write("fake loginctl: only show-user is supported\\n")
+    sys.exit(64)
+linger = state.get("linger", False)
+if not linger and not state.get("logged_in", True):
+    sys.stderr.write(f"Failed to get user: User ID {args[1]} is not logged in or lingering\\n")
+    sys.exit(1)
+value = "yes" if linger else "no"
+print(value if "--value" in args else f"Linger={value}")
+'''
+
 
 def _script(body: str) -> str:
     return body.replace("__PYTHON__", f"{sys.executable} -S")
@@ -222,6 +400,66 @@ class FakeLaunchctl:
         self._update(not_found_code=code)
 
 
+class FakeSystemctl:
+    """`systemctl --user` and `loginctl`, sharing one state file."""
+
+    def __init__(self, bin_dir: Path, root: Path):
+        self.state_file = root / "systemctl.json"
+        write_executable(bin_dir / "systemctl", _script(SYSTEMCTL))
+        write_executable(bin_dir / "loginctl", _script(LOGINCTL))
+        self.env = {"FAKE_SYSTEMCTL_STATE": str(self.state_file)}
+
+    def state(self) -> dict:
+        if not self.state_file.exists():
+            return {"bus": True, "units": {}, "loaded": {}, "fail_next": [], "calls": []}
+        return json.loads(self.state_file.read_text())
+
+    def _update(self, **changes: object) -> None:
+        s = self.state()
+        s.update(changes)
+        self.state_file.write_text(json.dumps(s))
+
+    def calls(self) -> list[list[str]]:
+        return self.state()["calls"]
+
+    def mutating_calls(self) -> list[list[str]]:
+        return [c for c in self.calls() if "show" not in c]
+
+    def clear_calls(self) -> None:
+        self._update(calls=[])
+
+    def unit(self, name: str) -> dict | None:
+        return self.state()["units"].get(name)
+
+    def armed(self) -> dict[str, str]:
+        """Active timers and the definition each one runs with."""
+        return {n: u["def"] for n, u in self.state()["units"].items()
+                if n.endswith(".timer") and u["active"] == "active"}
+
+    def set_running(self, service: str, pid: int = 4242) -> None:
+        s = self.state()
+        s["units"][service] = {"active": "activating", "sub": "start", "pid": pid,
+                               "result": "success", "exit_status": 0, "last_trigger": None,
+                               "next": None, "def": None}
+        self._update(units=s["units"])
+
+    def set_fired(self, timer: str, at: int, result: str = "success") -> None:
+        s = self.state()
+        s["units"][timer].update(last_trigger=at, result=result)
+        self._update(units=s["units"])
+
+    def no_bus(self) -> None:
+        self._update(bus=False)
+
+    def set_linger(self, on: bool, logged_in: bool = True) -> None:
+        self._update(linger=on, logged_in=logged_in)
+
+    def fail_next(self, verb: str, code: int, message: str) -> None:
+        s = self.state()
+        self._update(fail_next=[*s.get("fail_next", []),
+                                {"verb": verb, "code": code, "message": message}])
+
+
 @pytest.fixture
 def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A temp bin/ first on PATH."""
@@ -246,4 +484,13 @@ def fake_launchctl(fake_bin: Path, tmp_path: Path,
     for k, v in fake.env.items():
         monkeypatch.setenv(k, v)
     monkeypatch.setattr("schedgen.targets.launchctl.RETRY_DELAYS", (0.01, 0.01, 0.01))
+    return fake
+
+
+@pytest.fixture
+def fake_systemctl(fake_bin: Path, tmp_path: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> FakeSystemctl:
+    fake = FakeSystemctl(fake_bin, tmp_path)
+    for k, v in fake.env.items():
+        monkeypatch.setenv(k, v)
     return fake

@@ -6,7 +6,9 @@ with both Day and Weekday fires when either matches (schedgen never writes one).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+import os
+import subprocess
+from datetime import UTC, datetime, timedelta
 
 from cronsim import CronSim
 
@@ -46,3 +48,30 @@ def launchd_minutes(dicts: list[dict[str, int]], start: datetime = START,
             out.update(datetime(day.year, day.month, day.day, h, m) for h in hours for m in minutes)
         day += timedelta(days=1)
     return out
+
+
+def systemd_instants(lines: list[str], after: datetime, count: int) -> list[datetime]:
+    """The first ``count`` instants after ``after`` (UTC) at which the union of OnCalendar
+    ``lines`` elapses, as the real `systemd-analyze calendar` computes them (naive UTC)."""
+    base = int(after.replace(tzinfo=UTC).timestamp())
+    proc = subprocess.run(
+        ["systemd-analyze", "calendar", f"--iterations={count}", f"--base-time=@{base}", *lines],
+        capture_output=True, text=True, env={**os.environ, "TZ": "UTC"}, check=False)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    found: set[datetime] = set()
+    for text in proc.stdout.splitlines():
+        label, _, value = text.strip().partition(": ")
+        if label == "Next elapse" or label.startswith("Iter. #"):
+            if value != "never":
+                # "Sat 2028-01-01 00:23:00 UTC"
+                found.add(datetime.strptime(value.split(" ", 1)[1], "%Y-%m-%d %H:%M:%S UTC"))
+    return sorted(found)[:count]
+
+
+def systemd_normalized(lines: list[str]) -> list[str]:
+    """systemd's normalized form of each OnCalendar value."""
+    proc = subprocess.run(["systemd-analyze", "calendar", *lines], capture_output=True,
+                          text=True, env={**os.environ, "TZ": "UTC"}, check=False)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    return [t.split(": ", 1)[1] for t in proc.stdout.splitlines()
+            if t.strip().startswith("Normalized form:")]

@@ -69,8 +69,8 @@ BAD = {
                                 [("jobs.a.schedule", "does not divide an hour or a day")]),
     "launchd_and_days": ('[jobs.a]\ntargets = ["launchd"]\ncommand = ["x"]\nschedule = "0 0 */2 * 1"\n',
                          [("jobs.a.schedule", "launchd cannot require")]),
-    "unknown_target": ('[jobs.a]\ntargets = ["systemd"]\ncommand = ["x"]\nschedule = "@daily"\n',
-                       [("jobs.a.targets", "unknown target 'systemd'")]),
+    "unknown_target": ('[jobs.a]\ntargets = ["anacron"]\ncommand = ["x"]\nschedule = "@daily"\n',
+                       [("jobs.a.targets", "unknown target 'anacron'")]),
     "same_queue_dirs": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.queue]\n'
                         'inbox = "/q/in"\nprocessed = "/q/in"\n',
                         [("jobs.a.queue.processed", "same folder as inbox")]),

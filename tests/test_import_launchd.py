@@ -192,5 +192,5 @@ def test_cli_import_launchd_to_a_file(home: Path, tmp_path: Path) -> None:
 def test_cli_nothing_in_launch_agents(home: Path) -> None:
     out = schedgen("import", "--from", "launchd", env={"HOME": str(home)})
     assert out.returncode == 2 and "nothing to import from launchd" in out.stderr
-    bad = schedgen("import", "--from", "systemd", env={"HOME": str(home)})
-    assert bad.returncode == 2 and "expected cron or launchd" in bad.stderr
+    bad = schedgen("import", "--from", "anacron", env={"HOME": str(home)})
+    assert bad.returncode == 2 and "expected cron, launchd or systemd" in bad.stderr

@@ -104,7 +104,7 @@ def test_schema_accepts_what_the_loader_accepts(tmp_path: Path, doc: dict[str, A
     {"jobs": {"a": {"command": "true"}}},                                    # no schedule
     {"jobs": {"Bad_Name": {"command": "true", "schedule": "@daily"}}},
     {"format": 2, "jobs": {"a": {"command": "true", "schedule": "@daily"}}},
-    {"jobs": {"a": {"command": "true", "schedule": "@daily", "targets": ["systemd"]}}},
+    {"jobs": {"a": {"command": "true", "schedule": "@daily", "targets": ["anacron"]}}},
     {"jobs": {"a": {"command": "true", "schedule": "@daily", "env": {"PATH": "/bin"}}}},
     {"jobs": {"a": {"command": "true", "schedule": "@daily", "env": {"SCHEDGEN_X": "1"}}}},
     {"jobs": {"a": {"command": [], "schedule": "@daily"}}},

@@ -1,4 +1,4 @@
-"""`import --from cron|launchd`: read, convert, validate, and write ``--out`` if given."""
+"""`import --from cron|launchd|systemd`: read, convert, validate, and write ``--out`` if given."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from schedgen.errors import SchedgenError, SystemOpError, UsageError
 from schedgen.importers.cron import import_cron
 from schedgen.importers.document import ImportResult
 from schedgen.importers.launchd import import_launchd
+from schedgen.importers.systemd import import_systemd
 from schedgen.machine.fs import atomic_write
 
 
@@ -26,8 +27,12 @@ def run_import(source: str, file: Path | None, out: Path | None, force: bool,
         if system:
             raise UsageError("--system is for --from cron (a crontab with a user field)")
         result = import_launchd(file, dest, lock=lock)
+    elif source == "systemd":
+        if system:
+            raise UsageError("--system is for --from cron (a crontab with a user field)")
+        result = import_systemd(file, dest, lock=lock)
     else:
-        raise UsageError(f"--from {source!r}: expected cron or launchd")
+        raise UsageError(f"--from {source!r}: expected cron, launchd or systemd")
     if not result.jobs:
         found = "".join(f"\n  {note}" for note in result.notes)
         raise SchedgenError(f"nothing to import from {source}{':' if found else ''}{found}")

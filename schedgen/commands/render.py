@@ -7,7 +7,8 @@ from pathlib import Path
 from schedgen.config import load as cfg
 from schedgen.errors import SystemOpError
 from schedgen.machine.fs import atomic_write
-from schedgen.render.artifacts import desired, storing_compiled_templates
+from schedgen.render.artifacts import storing_compiled_templates
+from schedgen.render.desired import desired
 
 
 def render(config_path: Path, out: Path, targets: tuple[str, ...] | None) -> list[Path]:

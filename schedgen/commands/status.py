@@ -22,6 +22,7 @@ from schedgen.render.artifacts import cron_command
 from schedgen.schedule.expressions import Every
 from schedgen.schedule.upcoming import local_zone
 from schedgen.targets.registry import all_targets
+from schedgen.targets.systemd_status import NOT_ARMED, systemd_part
 from schedgen.units import format_duration
 
 
@@ -40,6 +41,7 @@ class JobStatus:
     next_notes: tuple[str, ...]
     queue: runs.QueueDepth | None
     lock_held: bool | None
+    systemd: dict[str, Any] | None = None  # the timer as `systemctl --user show` reports it
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class Status:
     namespace: str
     jobs: tuple[JobStatus, ...]
     other: tuple[str, ...]  # drift not tied to a job in the config (orphans)
+    warnings: tuple[str, ...] = ()  # e.g. lingering is off, systemctl cannot be reached
 
     @property
     def drifted(self) -> bool:
@@ -61,7 +64,7 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
     names = {j.name for j in config.jobs}
     other = tuple(f"{c.kind} {c.where}: {c.action} ({c.note})" for c in plan.changes
                   if c.pending and not (c.job in names or set(c.jobs) & names))
-    return Status(config.namespace, jobs, other)
+    return Status(config.namespace, jobs, other, plan.warnings)
 
 
 def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
@@ -69,6 +72,7 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
     drift: list[str] = []
     installed = True
     launchd = None
+    systemd: dict[str, Any] | None = None
     for c in changes:
         part = _cron_part(c, job) if c.kind == "cron" else c
         if part is None:
@@ -80,6 +84,8 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
         if c.kind == "plist":
             launchd = {"label": c.label, "loaded": c.loaded, "pid": c.pid,
                        "last_exit": c.last_exit}
+        if c.target == "systemd":
+            systemd = systemd_part(systemd, c)
     if job.enabled and not changes:
         installed = False  # e.g. --target excludes all of its targets
     upcoming = next_times(job, 1, now)
@@ -91,12 +97,17 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
         next_run = None
         notes = (f"{every.text}: launchd runs it every {format_duration(every.seconds)} after "
                  "it is loaded (StartInterval); there is no calendar time",)
+    elif every is not None and "systemd" in job.targets:
+        next_run = None  # OnUnitActiveSec counts from the last run's start, not the clock
+        notes = (f"{every.text}: systemd runs it every {format_duration(every.seconds)} from "
+                 "the timer's start, then from each run's start; there is no calendar time",)
     return JobStatus(
         job=job.name, enabled=job.enabled, targets=job.targets,
         schedule=" | ".join(job.schedule_text), readable=upcoming.readable,
         installed=installed and job.enabled, drift=tuple(drift), launchd=launchd,
         last_run=runs.last_run(job),
         next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
+        systemd=systemd,
     )
 
 
@@ -128,6 +139,8 @@ def _words(c: p.Change, job: Job) -> str:
         return f"{what}: missing"
     if c.action == p.UPDATE and c.note == "not loaded in launchd":
         return f"{what}: not loaded"
+    if c.action == p.UPDATE and c.note == NOT_ARMED:
+        return f"{what}: {c.note}"
     if c.action == p.UPDATE:
         return f"{what}: {'hand-edited' if c.edited else 'differs from the config'}"
     return f"{what}: {c.action}" + (f" ({c.note})" if c.note else "")

@@ -81,7 +81,7 @@ JOB_TYPES: dict[str, Schema] = {
     "logs": _doc("Log rotation and run-directory pruning", {"$ref": "#/$defs/logs"}),
 }
 SHARED_TYPES: dict[str, Schema] = {
-    "label_prefix": _doc("launchd Label = <label_prefix>.<job>",
+    "label_prefix": _doc("launchd Label and systemd unit name = <label_prefix>.<job>",
                          {"type": "string", "pattern": _anchored(f.LABEL_PREFIX)}),
     "targets": _doc("Where the job is installed", {
         "type": "array", "minItems": 1, "items": {"enum": list(f.TARGETS)}}),

@@ -13,7 +13,6 @@ above a job becomes its description when it reads like one.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,10 @@ from schedgen.config.model import PLACEHOLDERS
 from schedgen.errors import SchedgenError
 from schedgen.importers import cron_system as system_cron
 from schedgen.importers import cron_text as text
+from schedgen.importers.cron_text import unescape_command
 from schedgen.importers.document import Found, ImportResult, Note, build, program_name
 from schedgen.schedule.expressions import MACROS, parse_entry
+from schedgen.targets import crontab
 
 CRON_DEFAULT_PATH = ["/usr/bin", "/bin"]  # Debian, cronie and macOS cron alike
 CRON_DEFAULT_SHELL = "/bin/sh"
@@ -56,8 +57,6 @@ def read_crontab(file: Path | None) -> tuple[str, str]:
         except (OSError, UnicodeDecodeError) as exc:
             raise SchedgenError(f"cannot read {file}: {exc}") from None
     # The same reader `apply` uses: "no crontab for <user>" is an empty table.
-    from schedgen.targets import crontab
-
     table = crontab.read()
     return table.text, "the crontab (crontab -l)" if table.present else "the crontab (empty)"
 
@@ -74,31 +73,6 @@ def import_cron(file: Path | None, dest: Path, system: bool = False,
                                  system=system or None)
     result = build(found, "cron", origin, dest, lock=lock)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
-
-
-def unescape_command(command: str, bsd: bool | None = None) -> str | None:
-    """The command as cron runs it; None when an unescaped % sends the rest to stdin.
-
-    cron's own loop: a backslash escapes the next character, and is dropped before `%`
-    (and, in Debian's cron and cronie, before a second backslash; BSD and macOS cron
-    keep it there). ``bsd`` defaults to the cron of this host.
-    """
-    bsd = sys.platform == "darwin" if bsd is None else bsd
-    out: list[str] = []
-    escaped = False
-    for ch in command:
-        if escaped:
-            if ch == "%" or (ch == "\\" and not bsd):
-                out[-1] = ch  # the escaping backslash goes
-            else:
-                out.append(ch)
-            escaped = False
-            continue
-        if ch == "%":
-            return None
-        out.append(ch)
-        escaped = ch == "\\"
-    return "".join(out)
 
 
 def as_command(command: str, shell: str = CRON_DEFAULT_SHELL,

@@ -19,6 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from schedgen.importers.cron_text import unescape_command
+
 SYSTEM_CRONTAB = Path("/etc/crontab")
 SYSTEM_CRON_DIR = Path("/etc/cron.d")
 # A header comment that names a user column, as Debian's, cronie's and busybox's stock
@@ -98,7 +100,6 @@ def split_user(line: str, raw_command: str) -> UserLine | None:
 
 
 def _unescape(text: str) -> str | None:
-    from schedgen.importers.cron import unescape_command
 
     return unescape_command(text)
 

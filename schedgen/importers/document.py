@@ -38,6 +38,10 @@ LOCK_NOTES = {
                "last one still going exits 75); launchd itself never starts a job that is "
                "still running, so this only shows with `schedgen run`; import with --no-lock "
                "to write `lock = false` instead",
+    "systemd": "every imported job runs under schedgen's default lock (a run that finds the "
+               "last one still going exits 75); a systemd timer never starts a service that is "
+               "still running, so this only shows with `schedgen run`; import with --no-lock "
+               "to write `lock = false` instead",
 }
 
 

@@ -17,14 +17,14 @@ from schedgen import __version__
 from schedgen.errors import RecordError
 
 FORMAT = 1  # bump when the layout changes; older readers refuse newer files
-KINDS = ("wrapper", "plist", "cron")
+KINDS = ("wrapper", "plist", "cron", "service", "timer")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class Installed(NamedTuple):
     """One artifact schedgen installed: what it is, where, and the hash of what it wrote."""
 
-    kind: str  # "wrapper" | "plist" | "cron"
+    kind: str  # one of KINDS
     path: str | None  # None for the crontab block
     sha256: str
     job: str | None = None  # the job a wrapper or plist belongs to

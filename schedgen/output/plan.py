@@ -80,6 +80,8 @@ def change_json(c: p.Change, with_diff: bool = True) -> dict[str, Any]:
     if c.target == "launchd":
         d.update(label=c.label, reload=c.reload, deferred=c.deferred or None, loaded=c.loaded,
                  pid=c.pid, last_exit=c.last_exit)
+    if c.target == "systemd":
+        d.update(unit=c.label, reload=c.reload, state=c.unit)
     if with_diff:
         d["diff"] = c.unified_diff() if c.before != c.after else ""
     return d

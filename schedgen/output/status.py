@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from schedgen.commands.status import Status
+from schedgen.targets.systemd_status import systemd_lines
 
 
 def as_json(s: Status) -> dict[str, Any]:
@@ -16,7 +17,9 @@ def as_json(s: Status) -> dict[str, Any]:
             "drift": list(j.drift), "launchd": j.launchd, "last_run": j.last_run,
             "next_run": j.next_run, "next_notes": list(j.next_notes),
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
+            "systemd": j.systemd,
         } for j in s.jobs],
+        "warnings": list(s.warnings),
     }
 
 
@@ -32,6 +35,8 @@ def as_text(s: Status) -> str:
             loaded = "loaded" if ld["loaded"] else "not loaded"
             last = f", last exit {ld['last_exit']}" if ld["last_exit"] is not None else ""
             lines.append(f"  launchd    {ld['label']}: {loaded}, {running}{last}")
+        if j.systemd:
+            lines += systemd_lines(j.systemd)
         lr = j.last_run
         if lr:
             when = lr.get("finished_at") or lr.get("started_at") or "?"
@@ -51,4 +56,5 @@ def as_text(s: Status) -> str:
         for d in j.drift:
             lines.append(f"  drift      {d}")
     lines += [f"drift: {o}" for o in s.other]
+    lines += [f"warning: {w}" for w in s.warnings]
     return "\n".join(lines)

@@ -28,8 +28,8 @@ def digest(text: str) -> str:
 
 
 class Change(NamedTuple):
-    target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron"
-    kind: str  # "wrapper" | "plist" | "cron"
+    target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron" | "systemd"
+    kind: str  # "wrapper" | "plist" | "cron" | "service" | "timer"
     key: str  # its key in the ownership record
     action: str
     path: Path | None  # None: the crontab block
@@ -48,6 +48,8 @@ class Change(NamedTuple):
     loaded: bool | None = None
     pid: int | None = None
     last_exit: int | None = None
+    # systemd only: the unit's state as `systemctl --user show` reports it (for status)
+    unit: dict[str, object] | None = None
 
     @property
     def where(self) -> str:

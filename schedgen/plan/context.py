@@ -17,7 +17,8 @@ from schedgen.config.model import Config
 from schedgen.machine.ops import Ops
 from schedgen.machine.ownership import Record
 from schedgen.plan.changes import Change
-from schedgen.render.artifacts import Artifact, desired
+from schedgen.render.artifacts import Artifact
+from schedgen.render.desired import desired
 
 
 @dataclass

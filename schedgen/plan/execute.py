@@ -31,6 +31,10 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
     saved = dict(record.entries)
     step = 0
     try:
+        for name in dict.fromkeys(c.target for c in steps):
+            check = getattr(by_name[name], "preflight", None)
+            if check is not None:
+                check(steps, ctx)  # e.g. no systemd user manager: fail before any write
         if prepare is not None:
             prepare(ctx)
         for step, change in enumerate(steps):  # noqa: B007 (used after the loop on failure)

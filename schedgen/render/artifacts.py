@@ -15,7 +15,6 @@ from pathlib import Path
 import jinja2
 
 from schedgen import __version__, paths
-from schedgen.config.defaults import TARGETS
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.schedule.describe import describe_entries
 from schedgen.schedule.expressions import Cron, Every, Reboot, every_as_cron
@@ -27,7 +26,7 @@ _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 @dataclass(frozen=True)
 class Artifact:
-    kind: str  # "wrapper" | "plist" | "cron"
+    kind: str  # "wrapper" | "plist" | "cron" | "service" | "timer"
     job: str | None  # None for the cron block, which holds every cron job
     rel: str  # where `render --out DIR` puts it
     path: Path | None  # where `apply` installs it (None: inside the crontab)
@@ -166,25 +165,3 @@ def cron_lines(job: Job) -> list[str]:
 def cron_block(config: Config, jobs: tuple[Job, ...]) -> str:
     return _env().get_template("crontab.j2").render(
         jobs=[(j, cron_lines(j)) for j in jobs], h=header(config))
-
-
-def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Artifact]:
-    """Every artifact the config wants for the given targets (default: all it names)."""
-    wanted = targets or TARGETS
-    out: list[Artifact] = []
-    wrapped: set[str] = set()
-    for target in TARGETS:
-        if target not in wanted:
-            continue
-        jobs = config.for_target(target)
-        for job in jobs:
-            if job.name not in wrapped:
-                wrapped.add(job.name)
-                out.append(Artifact("wrapper", job.name, f"wrappers/{job.name}.sh",
-                                    job.wrapper_path, wrapper(job, config), 0o755))
-            if target == "launchd":
-                out.append(Artifact("plist", job.name, f"launchd/{job.label}.plist",
-                                    paths.launch_agents_dir() / f"{job.label}.plist", plist(job, config)))
-        if target == "cron" and jobs:
-            out.append(Artifact("cron", None, "cron/crontab", None, cron_block(config, jobs)))
-    return out

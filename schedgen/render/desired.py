@@ -1,0 +1,33 @@
+"""Every artifact a config wants, target by target: the one place that lists them."""
+
+from __future__ import annotations
+
+from schedgen.config.defaults import TARGETS
+from schedgen.config.model import Config
+from schedgen.paths import launch_agents_dir
+from schedgen.render import artifacts
+from schedgen.render.systemd_units import artifacts as systemd_units
+
+
+def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[artifacts.Artifact]:
+    """Every artifact the config wants for the given targets (default: all it names)."""
+    wanted = targets or TARGETS
+    out: list[artifacts.Artifact] = []
+    wrapped: set[str] = set()
+    for target in TARGETS:
+        if target not in wanted:
+            continue
+        jobs = config.for_target(target)
+        for job in jobs:
+            if job.name not in wrapped:
+                wrapped.add(job.name)
+                out.append(artifacts.Artifact("wrapper", job.name, f"wrappers/{job.name}.sh",
+                                    job.wrapper_path, artifacts.wrapper(job, config), 0o755))
+            if target == "launchd":
+                out.append(artifacts.Artifact("plist", job.name, f"launchd/{job.label}.plist",
+                                    launch_agents_dir() / f"{job.label}.plist", artifacts.plist(job, config)))
+            if target == "systemd":
+                out += systemd_units(job, config)
+        if target == "cron" and jobs:
+            out.append(artifacts.Artifact("cron", None, "cron/crontab", None, artifacts.cron_block(config, jobs)))
+    return out

@@ -1,0 +1,90 @@
+"""systemd user units for a job: `<label>.service` (runs the wrapper once) and `<label>.timer`.
+
+Cron expressions become OnCalendar lines (schedgen.oncalendar), `@reboot` becomes
+OnStartupSec=0 (the user manager's start: boot with lingering, else the first login),
+`@every` becomes OnActiveSec + OnUnitActiveSec (from the timer's start, then from
+each run's start). Persistent=true catches up a calendar firing missed while the
+machine was off, as systemd users expect (cron would skip it).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from schedgen import paths
+from schedgen.config.model import Config, Job
+from schedgen.render.artifacts import Artifact, _env, header
+from schedgen.schedule.expressions import Cron, Every, Reboot
+from schedgen.schedule.oncalendar import on_calendar
+
+_PLAIN = re.compile(r"[A-Za-z0-9_%$+=:,./@-]+")
+
+
+def sd_escape(text: str) -> str:
+    """systemd expands %-specifiers in most settings; a literal % is %%."""
+    return str(text).replace("%", "%%")
+
+
+def exec_word(program: str) -> str:
+    """ExecStart's program, quoted if needed. Specifiers are expanded there (% is %%);
+    $VARIABLES are not (they are only in the arguments), so a $ stays as it is."""
+    word = sd_escape(program)
+    if _PLAIN.fullmatch(word):
+        return word
+    escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def timespan(seconds: int) -> str:
+    """A duration in systemd's notation: 90 -> '1min 30s', 5400 -> '1h 30min'."""
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        if seconds >= size:
+            parts.append(f"{seconds // size}{unit}")
+            seconds %= size
+    return " ".join(parts) or "0"
+
+
+def timer_settings(job: Job) -> list[tuple[str, str]]:
+    """The [Timer] keys that carry the schedule, in the order they are written."""
+    out: list[tuple[str, str]] = []
+    crons = [e for e in job.schedule if isinstance(e, Cron)]
+    # Issue 13 adds `timezone`; the zone is then the last word of every line.
+    zone = getattr(job, "timezone", None)
+    out += [("OnCalendar", line) for line in on_calendar(crons, zone)] if crons else []
+    if any(isinstance(e, Reboot) for e in job.schedule):
+        out.append(("OnStartupSec", "0"))
+    for e in job.schedule:
+        if isinstance(e, Every):
+            out += [("OnActiveSec", timespan(e.seconds)), ("OnUnitActiveSec", timespan(e.seconds))]
+    if crons:
+        out.append(("Persistent", "true"))
+    return out
+
+
+def service(job: Job, config: Config) -> str:
+    env = _env()
+    env.filters.setdefault("sd_escape", sd_escape)
+    return env.get_template("systemd.service.j2").render(
+        job=job, h=header(config), exec=exec_word(str(job.wrapper_path)),
+        service=f"{job.label}.service", timer=f"{job.label}.timer")
+
+
+def timer(job: Job, config: Config) -> str:
+    env = _env()
+    env.filters.setdefault("sd_escape", sd_escape)
+    return env.get_template("systemd.timer.j2").render(
+        job=job, h=header(config), settings=timer_settings(job))
+
+
+def unit_dir() -> Path:
+    return paths.systemd_user_dir()
+
+
+def artifacts(job: Job, config: Config) -> list[Artifact]:
+    """The service first: apply writes it before the timer that starts it."""
+    d = unit_dir()
+    return [Artifact(kind, job.name, f"systemd/{job.label}.{kind}", d / f"{job.label}.{kind}",
+                     render(job, config))
+            for kind, render in (("service", service), ("timer", timer))]

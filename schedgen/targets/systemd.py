@@ -1,0 +1,176 @@
+"""The systemd target: a user .service and .timer per job in ~/.config/systemd/user.
+
+Services are written first and timers after them, so a timer never starts a unit
+that is not there; the timer's step runs `daemon-reload` (which re-arms an active
+timer with its new schedule) and enables and starts it if it is not. Removals go the other way: the timer is disabled and stopped, then the
+service file goes. No step ever stops a service, so a run in progress finishes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedgen.errors import SystemOpError
+from schedgen.machine.record_format import Installed
+from schedgen.plan import changes as p
+from schedgen.plan.context import ApplyContext, PlanContext
+from schedgen.render.artifacts import Artifact
+from schedgen.targets import systemctl
+from schedgen.targets.base import (
+    plan_files,
+    remove_file,
+    settle,
+    write_file,
+)
+from schedgen.targets.systemd_status import NOT_ARMED
+
+KINDS = ("service", "timer")
+
+
+class SystemdTarget:
+    name = "systemd"
+
+    def plan(self, ctx: PlanContext, earlier: tuple[p.Change, ...]) -> list[p.Change]:
+        if "systemd" not in ctx.selected:
+            return []
+        wanted = {k: ctx.artifacts(k) for k in KINDS}
+        if not any(wanted.values()) and not any(ctx.record.of_kind(k) for k in KINDS):
+            return []  # no systemctl call on a machine that has nothing for systemd
+
+        def targets_of(a: Artifact) -> tuple[str, ...]:
+            return ("systemd",)
+
+        changes = [c for k in KINDS for c in plan_files(self.name, k, wanted[k], ctx, targets_of)]
+        units = _query(ctx, [c.path.name for c in changes if c.path is not None])
+        if units is not None and wanted["timer"] and systemctl.lingering() is False:
+            ctx.warnings.append(
+                "lingering is off for this user: systemd stops your timers when you log out and "
+                "they fire again only after you log in; `loginctl enable-linger` keeps them "
+                "running")
+        reloaded = {c.job for c in changes
+                    if c.kind == "service" and c.action in (p.CREATE, p.UPDATE)}
+        out = []
+        for c in changes:
+            assert c.path is not None
+            u = units.get(c.path.name) if units is not None else None
+            c = c._replace(label=c.path.name, pid=u.pid if u else None,
+                           loaded=None if units is None else u is not None and u.load == "loaded",
+                           last_exit=u.exit_status if u else None, unit=_view(u))
+            if c.kind == "timer":
+                if c.action in (p.CREATE, p.UPDATE):
+                    c = c._replace(reload=True)
+                elif c.action == p.UNCHANGED and units is not None and not (u and u.armed):
+                    c = c._replace(action=p.UPDATE, reload=True,
+                                   note=NOT_ARMED)
+                elif c.action == p.UNCHANGED and c.job in reloaded:
+                    c = c._replace(reload=True, note="its service changed")
+                elif c.action == p.FORGET and u is not None and u.active == "active":
+                    c = c._replace(action=p.DELETE, note="timer file already removed, still active")
+            out.append(c)
+        return out
+
+    def preflight(self, steps: list[p.Change], ctx: ApplyContext) -> None:
+        """Before anything is written: is there a user manager to load the units into?"""
+        if any(c.target == self.name and (c.action in (p.CREATE, p.UPDATE, p.DELETE) or c.reload)
+               for c in steps):
+            systemctl.check_manager()
+
+    def apply(self, change: p.Change, ctx: ApplyContext) -> None:
+        if settle(ctx, change):
+            return
+        if change.kind == "service":
+            self._service(change, ctx)
+        else:
+            self._timer(change, ctx)
+
+    def _service(self, c: p.Change, ctx: ApplyContext) -> None:
+        running = f"{c.label} is running (PID {c.pid})" if c.pid else ""
+        if c.action in (p.CREATE, p.UPDATE):
+            write_file(ctx, c)  # the timer's step reloads the manager
+            if running and c.action == p.UPDATE:
+                ctx.say(f"note: {running}; that run goes on as it started, the next one "
+                        "uses the new unit")
+            return
+        if c.before is not None:
+            remove_file(ctx, c)
+        else:
+            ctx.record.drop(c.key)
+        systemctl.daemon_reload(ctx.ops)
+        ctx.did("reload", "systemd user manager (daemon-reload)")
+        if running:
+            ctx.say(f"left running: {running}; its current run finishes, nothing stops it")
+
+    def _timer(self, c: p.Change, ctx: ApplyContext) -> None:
+        assert c.path is not None and c.label is not None
+        if c.action == p.DELETE:
+            # Also when not loaded: disable removes the timers.target.wants link.
+            if c.loaded is not False or c.before is not None:
+                systemctl.disable_now(ctx.ops, c.label)
+                ctx.did("unload", f"{c.label} (disabled and stopped)")
+            if c.before is not None:
+                remove_file(ctx, c)
+            else:
+                ctx.record.drop(c.key)
+            return
+        old_entry = ctx.record.get(c.key)
+        if c.action in (p.CREATE, p.UPDATE):
+            write_file(ctx, c)
+        # daemon-reload re-arms an active timer with its new schedule; one that is not
+        # enabled and active is enabled and started.
+        armed = c.unit is not None and c.unit.get("active") == "active" and (
+            c.unit.get("enabled") == "enabled")
+        try:
+            systemctl.daemon_reload(ctx.ops)
+            if c.action == p.UNCHANGED:
+                ctx.did("reload", f"systemd user manager ({c.label}: {c.note})")
+            if not armed:
+                systemctl.enable_now(ctx.ops, c.label)
+                ctx.did("load", f"{c.label} (enabled and started)")
+        except SystemOpError as exc:
+            if c.action not in (p.CREATE, p.UPDATE):
+                raise
+            raise SystemOpError(f"{exc}\n{_roll_back(c, ctx, old_entry)}") from None
+
+
+def _query(ctx: PlanContext, names: list[str]) -> dict[str, systemctl.Unit] | None:
+    """The units' state, or None (and a warning) when it cannot be known."""
+    if not systemctl.available():
+        ctx.warnings.append("systemctl not found: the state of systemd timers is unknown here")
+        return None
+    try:
+        return systemctl.show(names)
+    except SystemOpError as exc:
+        ctx.warnings.append(f"{exc}; the state of systemd timers is unknown")
+        return None
+
+
+def _view(u: systemctl.Unit | None) -> dict[str, Any] | None:
+    if u is None:
+        return None
+    iso = lambda t: t.astimezone().isoformat() if t else None  # noqa: E731
+    return {"unit": u.id, "load": u.load, "active": u.active, "sub": u.sub,
+            "enabled": u.file_state, "result": u.result, "pid": u.pid,
+            "exit_status": u.exit_status, "next_elapse": iso(u.next_elapse),
+            "last_trigger": iso(u.last_trigger)}
+
+
+def _roll_back(c: p.Change, ctx: ApplyContext, old_entry: Installed | None) -> str:
+    """Put the previous timer back (or take the new one away). Returns what happened."""
+    assert c.path is not None
+    try:
+        if c.before is None:
+            ctx.ops.remove(c.path)
+            ctx.record.drop(c.key)
+            ctx.did("remove", f"timer {c.path} again (it could not be started)")
+            what = f"{c.label}: the new timer was removed again; the job is not scheduled."
+        else:
+            ctx.ops.write(c.path, c.before, c.mode)
+            ctx.record.drop(c.key)
+            if old_entry is not None:
+                ctx.record.set(old_entry)
+            ctx.did("restore", f"previous timer {c.path}")
+            what = f"{c.label}: the previous timer was put back."
+        systemctl.daemon_reload(ctx.ops)
+        return what
+    except SystemOpError as exc:
+        return f"{c.label}: putting the previous timer back failed too ({exc})."

@@ -1,0 +1,36 @@
+"""How `status` shows a job's systemd units: the timer's state, and a run in progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedgen.plan import changes as p
+
+NOT_ARMED = "timer not enabled and active in systemd"
+
+
+def systemd_part(part: dict[str, Any] | None, c: p.Change) -> dict[str, Any]:
+    """Fold one unit's change into the job's systemd view (timer state, service PID)."""
+    out = dict(part or {"timer": None, "known": c.loaded is not None})
+    u = c.unit or {}
+    if c.kind == "timer":
+        out.update(timer=c.label, active=u.get("active"), sub=u.get("sub"),
+                   enabled=u.get("enabled"), next_elapse=u.get("next_elapse"),
+                   last_trigger=u.get("last_trigger"), result=u.get("result"))
+    else:
+        out.update(service=c.label, pid=c.pid, last_exit=c.last_exit)
+    return out
+
+
+def systemd_lines(sd: dict[str, Any]) -> list[str]:
+    if not sd.get("known"):
+        return [f"  systemd    {sd.get('timer') or sd.get('service')}: state unknown"]
+    if not sd.get("active"):
+        return [f"  systemd    {sd.get('timer')}: not loaded"]
+    state = f"{sd['active']} ({sd['sub']}), {sd.get('enabled') or 'no unit file'}"
+    lines = [f"  systemd    {sd['timer']}: {state}"]
+    lines.append(f"             next elapse {sd.get('next_elapse') or 'n/a'}, last fired "
+                 f"{sd.get('last_trigger') or 'never'}, result {sd.get('result') or 'n/a'}")
+    if sd.get("pid"):
+        lines.append(f"             {sd['service']}: running, PID {sd['pid']}")
+    return lines
