@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen import fields as f
-from schedgen import paths
+from schedgen import kube_config, paths
 from schedgen.calendar import NotExpressible, union_dicts
 from schedgen.errors import ConfigError, Problem, SchedgenError
 from schedgen.model import Config, Job, Lock, Logs, Queue
@@ -20,7 +20,8 @@ from schedgen.schedule import Cron, Every, every_as_cron, parse_schedule
 FORMAT = 1
 SHARED_KEYS = ("label_prefix", "targets", "path", "log_root", "lock_dir", "wrapper_dir")
 JOB_KEYS = ("description", "command", "schedule", "working_dir", "env", "env_file", "timeout",
-            "smoke", "throttle_interval", "run_at_load", "enabled", "lock", "queue", "logs")
+            "smoke", "throttle_interval", "run_at_load", "enabled", "lock", "queue", "logs",
+            "kubernetes")
 REQUIRED = ("command", "schedule")
 LOCK_KEYS = ("name", "wait", "busy_exit")
 QUEUE_KEYS = ("inbox", "processing", "processed", "failed", "pattern", "batch",
@@ -125,6 +126,7 @@ class _Checker:
             job = self.job(name, raw, defaults)
             if job is not None:
                 jobs.append(job)
+        kube_config.check_config(self, namespace or "default", jobs)
         return Config(path=path.resolve(), namespace=namespace or "default", jobs=tuple(jobs))
 
     def job(self, name: str, raw: Any, defaults: dict[str, Any]) -> Job | None:
@@ -135,7 +137,7 @@ class _Checker:
                             "or digit, at most 64 characters")
         own = self.table(w, raw, (*SHARED_KEYS, *JOB_KEYS))
         merged = {**defaults, **own}
-        for sub in ("lock", "queue", "logs"):
+        for sub in ("lock", "queue", "logs", "kubernetes"):
             if isinstance(defaults.get(sub), dict) and isinstance(own.get(sub), dict):
                 merged[sub] = {**defaults[sub], **own[sub]}
         for key in REQUIRED:
@@ -172,7 +174,14 @@ class _Checker:
             wrapper_dir=g("wrapper_dir", lambda v: f.path(v, self.base), paths.default_wrapper_dir()),
             label_prefix=g("label_prefix", lambda v: f.matches(v, f.LABEL_PREFIX, "label prefix"),
                            "local.schedgen"),
+            kubernetes=kube_config.parse(self, w, merged["kubernetes"], "kubernetes" in (targets or ()))
+            if "kubernetes" in merged else None,
         )
+        if "kubernetes" in (targets or ()):
+            if "kubernetes" not in merged:
+                self.problem(f"{w}.kubernetes", "missing (required for target kubernetes): add "
+                                                f"[{w}.kubernetes] with at least image = \"...\"")
+            kube_config.check_job(self, w, job)
         return job if len(self.problems) == start else None
 
     def check_targets(self, where: str, schedule: tuple[Any, ...], targets: tuple[str, ...]) -> None:

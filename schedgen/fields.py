@@ -15,7 +15,7 @@ LOCK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 LABEL_PREFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]|[A-Za-z0-9]")
 NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-TARGETS = ("launchd", "cron")
+TARGETS = ("launchd", "cron", "kubernetes")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 

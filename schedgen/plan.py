@@ -9,8 +9,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from schedgen.fields import TARGETS
 from schedgen.model import Config
 from schedgen.state import Record
 
@@ -31,8 +32,8 @@ def digest(text: str) -> str:
 
 
 class Change(NamedTuple):
-    target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron"
-    kind: str  # "wrapper" | "plist" | "cron"
+    target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron" | "kubernetes"
+    kind: str  # "wrapper" | "plist" | "cron" | "cronjob"
     key: str  # its key in the ownership record
     action: str
     path: Path | None  # None: the crontab block
@@ -51,9 +52,14 @@ class Change(NamedTuple):
     loaded: bool | None = None
     pid: int | None = None
     last_exit: int | None = None
+    # kubernetes only: the object ("namespace/name") and what the cluster says (None: unknown)
+    ref: str | None = None
+    live: dict[str, Any] | None = None
 
     @property
     def where(self) -> str:
+        if self.ref is not None:
+            return self.ref
         return str(self.path) if self.path is not None else "crontab block"
 
     @property
@@ -122,7 +128,7 @@ def build(config: Config | None, record: Record, *, selected: tuple[str, ...] | 
     from schedgen.targets.base import PlanContext, all_targets
 
     ctx = PlanContext(config=config, record=record, prune=prune, force=force,
-                      uninstall=uninstall, selected=selected or ("launchd", "cron"))
+                      uninstall=uninstall, selected=selected or TARGETS)
     changes: list[Change] = []
     for target in all_targets():
         changes += target.plan(ctx, tuple(changes))

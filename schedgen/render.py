@@ -14,6 +14,7 @@ import jinja2
 from schedgen import __version__, paths
 from schedgen.calendar import union_dicts
 from schedgen.describe import describe
+from schedgen.fields import TARGETS
 from schedgen.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.schedule import Cron, Every, Reboot, every_as_cron
 
@@ -23,7 +24,7 @@ _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 @dataclass(frozen=True)
 class Artifact:
-    kind: str  # "wrapper" | "plist" | "cron"
+    kind: str  # "wrapper" | "plist" | "cron" | "cronjob"
     job: str | None  # None for the cron block, which holds every cron job
     rel: str  # where `render --out DIR` puts it
     path: Path | None  # where `apply` installs it (None: inside the crontab)
@@ -147,7 +148,7 @@ def cron_block(config: Config, jobs: tuple[Job, ...]) -> str:
 
 def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Artifact]:
     """Every artifact the config wants for the given targets (default: all it names)."""
-    wanted = targets or ("launchd", "cron")
+    wanted = targets or TARGETS
     out: list[Artifact] = []
     wrapped: set[str] = set()
     from schedgen.paths import launch_agents_dir
@@ -166,4 +167,9 @@ def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Arti
                                     launch_agents_dir() / f"{job.label}.plist", plist(job, config)))
         if target == "cron" and jobs:
             out.append(Artifact("cron", None, "cron/crontab", None, cron_block(config, jobs)))
+    if "kubernetes" in wanted:
+        from schedgen import kube
+
+        out += [Artifact("cronjob", j.name, f"kubernetes/{j.name}.yaml", None,
+                         kube.manifest(j, config, MARKER)) for j in kube.jobs(config)]
     return out
