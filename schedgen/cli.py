@@ -12,6 +12,7 @@ import typer
 from schedgen import __version__
 from schedgen.config import config_path
 from schedgen.errors import ConfigError, SchedgenError
+from schedgen.fields import TARGETS
 
 app = typer.Typer(
     add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -23,7 +24,7 @@ ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs O
     "-c", "--config", metavar="PATH",
     help="jobs.toml to read (default: ./jobs.toml, or $SCHEDGEN_CONFIG)")]
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
-    "--target", "-t", metavar="NAME", help="launchd or cron; repeat for both (default: every target the config names)")]
+    "--target", "-t", metavar="NAME", help=f"{', '.join(TARGETS)}; repeatable (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
 
 
@@ -45,8 +46,8 @@ def _targets(values: list[str] | None) -> tuple[str, ...] | None:
     if not values:
         return None
     for v in values:
-        if v not in ("launchd", "cron"):
-            raise SchedgenError(f"--target {v!r}: expected launchd or cron")
+        if v not in TARGETS:
+            raise SchedgenError(f"--target {v!r}: expected one of {', '.join(TARGETS)}")
     return tuple(dict.fromkeys(values))
 
 
@@ -79,7 +80,7 @@ def render(
     out: Annotated[Path, typer.Option("--out", "-o", help="directory to write into")],
     config: ConfigOpt = None, target: TargetOpt = None,
 ) -> None:
-    """Write the desired state as files: wrappers/, launchd/, cron/crontab."""
+    """Write the desired state as files: wrappers/, launchd/, cron/crontab, kubernetes/."""
     from schedgen import commands
 
     for p in commands.render(config_path(config), out, _targets(target)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from schedgen import config as cfg
-from schedgen.errors import SystemOpError
+from schedgen.errors import SystemOpError, UsageError
 from schedgen.fsutil import atomic_write
 from schedgen.model import Config
 
@@ -21,6 +21,9 @@ def render(config_path: Path, out: Path, targets: tuple[str, ...] | None) -> lis
     config = cfg.load(config_path)
     keep_compiled_templates()
     artifacts = desired(config, targets)
+    for t in targets or ():
+        if not any(t in j.targets for j in config.jobs):
+            raise UsageError(f"--target {t}: no job in {config_path} has {t} in its targets")
     written = []
     for a in artifacts:
         dest = out / a.rel

@@ -13,7 +13,16 @@ matches, and refused only when no single robfig expression can fire on those day
 
 from __future__ import annotations
 
-from schedgen.schedule import DAY_NAMES, MACROS, Cron, Every, Reboot, _parse_field, every_as_cron, parse_cron
+from schedgen.schedule import (
+    DAY_NAMES,
+    MACROS,
+    Cron,
+    Every,
+    Reboot,
+    _parse_field,
+    every_as_cron,
+    parse_cron,
+)
 
 Entry = Cron | Every | Reboot
 

@@ -37,6 +37,7 @@ class JobStatus:
     next_notes: tuple[str, ...]
     queue: runs.QueueDepth | None
     lock_held: bool | None
+    kubernetes: dict[str, Any] | None = None  # the CronJob: object, cluster state, its Jobs
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,10 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
     plan = p.build(config, state.load(config.namespace), selected=targets)
     now = datetime.now(local_zone())
     jobs = tuple(_job(job, plan, now) for job in config.jobs)
+    if any(c.kind == "cronjob" for c in plan.changes):
+        from schedgen.kube_status import with_cluster
+
+        jobs = with_cluster(jobs, plan, config.namespace)
     names = {j.name for j in config.jobs}
     other = tuple(f"{c.kind} {c.where}: {c.action} ({c.note})" for c in plan.changes
                   if c.pending and not (c.job in names or set(c.jobs) & names))
@@ -119,7 +124,7 @@ def _words(c: p.Change, job: Job) -> str:
     what = "crontab lines" if c.kind == "cron" else c.kind
     if c.deferred and c.action == p.UNCHANGED:
         return f"{what}: reload pending ({c.deferred})"
-    if not job.enabled:
+    if not job.enabled and c.kind != "cronjob":  # a disabled job's CronJob stays, suspended
         return f"{what}: still installed although the job is disabled"
     if c.action == p.CREATE:
         return f"{what}: missing"
@@ -139,6 +144,7 @@ def as_json(s: Status) -> dict[str, Any]:
             "drift": list(j.drift), "launchd": j.launchd, "last_run": j.last_run,
             "next_run": j.next_run, "next_notes": list(j.next_notes),
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
+            "kubernetes": j.kubernetes,
         } for j in s.jobs],
     }
 
@@ -155,6 +161,10 @@ def as_text(s: Status) -> str:
             loaded = "loaded" if ld["loaded"] else "not loaded"
             last = f", last exit {ld['last_exit']}" if ld["last_exit"] is not None else ""
             lines.append(f"  launchd    {ld['label']}: {loaded}, {running}{last}")
+        if j.kubernetes:
+            from schedgen.kube_status import text_lines
+
+            lines += text_lines(j.kubernetes)
         lr = j.last_run
         if lr:
             when = lr.get("finished_at") or lr.get("started_at") or "?"

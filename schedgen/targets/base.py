@@ -91,10 +91,11 @@ class Target(Protocol):
 def all_targets() -> list[Target]:
     """In install order; removals run in the reverse order."""
     from schedgen.targets.cron import CronTarget
+    from schedgen.targets.kubernetes import KubernetesTarget
     from schedgen.targets.launchd import LaunchdTarget
     from schedgen.targets.wrappers import WrapperTarget
 
-    return [WrapperTarget(), LaunchdTarget(), CronTarget()]
+    return [WrapperTarget(), LaunchdTarget(), CronTarget(), KubernetesTarget()]
 
 
 def target_by_name(name: str) -> Target:
