@@ -51,12 +51,12 @@ exit 99
 @pytest.fixture(autouse=True)
 def _no_real_crontab_or_launchctl(request: pytest.FixtureRequest, tmp_path: Path,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """Outside the end-to-end test, `crontab` and `launchctl` fail loudly unless faked."""
+    """Outside the end-to-end test, `crontab`, `launchctl` and `kubectl` fail loudly unless faked."""
     if request.node.get_closest_marker("e2e"):
         return
     guard = tmp_path / "guard-bin"
     guard.mkdir()
-    for name in ("crontab", "launchctl"):
+    for name in ("crontab", "launchctl", "kubectl"):
         (guard / name).write_text(_GUARD)
         (guard / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{guard}{os.pathsep}{os.environ.get('PATH', '')}")

@@ -24,7 +24,7 @@ _UNREACHABLE = re.compile(
     re.IGNORECASE)
 _KLOG = re.compile(r"[EWI]\d{4} \d")  # kubectl's own log lines, before its message
 # `kubectl diff` starts each object's part with the diff program's command line.
-_DIFF_PART = re.compile(r"^diff -u -N \S+/(\S+?)\.(\S+?)\.CronJob\.(\S+?)\.(\S+)$", re.MULTILINE)
+_DIFF_PART = re.compile(r"^diff -u -N \S+ \S+/[^/\s]+?\.CronJob\.([^.\s]+)\.(\S+)$", re.MULTILINE)
 
 
 class Unreachable(SystemOpError):
@@ -94,7 +94,8 @@ def _detail(r: Result) -> str:
 
 
 def diff(manifests: list[str], force: bool) -> dict[str, str]:
-    """`kubectl diff` of the manifests against the cluster: its output per "namespace/name"."""
+    """`kubectl diff` of the manifests against the cluster: its output per "namespace/name"
+    (under "" if it could not be split by object)."""
     argv = _apply_argv("diff", force)
     try:
         r = run(argv, input="---\n".join(manifests).encode())
@@ -109,7 +110,9 @@ def diff(manifests: list[str], force: bool) -> dict[str, str]:
     parts = list(_DIFF_PART.finditer(r.stdout))
     for i, m in enumerate(parts):
         end = parts[i + 1].start() if i + 1 < len(parts) else len(r.stdout)
-        out[f"{m.group(3)}/{m.group(4)}"] = r.stdout[m.start():end]
+        out[f"{m.group(1)}/{m.group(2)}"] = r.stdout[m.start():end]
+    if not parts and r.stdout.strip():
+        out[""] = r.stdout  # not split by object: shown whole
     return out
 
 

@@ -224,6 +224,8 @@ def _attach_kubectl_diff(changes: list[p.Change], ctx: PlanContext) -> None:
     except SystemOpError as exc:
         ctx.warnings.append(f"kubernetes: {exc}")
         return
+    if "" in parts:
+        ctx.warnings.append(f"kubernetes: kubectl diff says:\n{parts['']}")
     for i, c in enumerate(changes):
         if c.ref in parts and c.live is not None:
             changes[i] = c._replace(live={**c.live, "kubectl_diff": parts[c.ref]})
