@@ -25,9 +25,20 @@ def with_cluster(jobs: tuple[JobStatus, ...], plan: p.Plan, namespace: str) -> t
                                 **(c.live or {}), "jobs": runs.get(js.job, [])[:RUNS_SHOWN]}
         info.pop("kubectl_diff", None)
         local = set(js.targets) - {"kubernetes"}
-        # A job that only runs in the cluster has no local lock or run records to show.
-        out.append(dataclasses.replace(js, kubernetes=info,
-                                       lock_held=js.lock_held if local else None))
+        if local:
+            out.append(dataclasses.replace(js, kubernetes=info))
+            continue
+        # Only in the cluster: no local lock or run records; its last run is its last Job.
+        newest = info["jobs"][0] if info["jobs"] else None
+        last = ({"run_id": newest["name"], "outcome": newest["outcome"],
+                 "started_at": newest["started_at"], "finished_at": newest["finished_at"]}
+                if newest else None)
+        notes = js.next_notes
+        if not info.get("time_zone"):
+            notes += ("in the cluster's time zone (kube-controller-manager's, often UTC), "
+                      "not necessarily this machine's",)
+        out.append(dataclasses.replace(js, kubernetes=info, lock_held=None, last_run=last,
+                                       next_notes=notes))
     return tuple(out)
 
 

@@ -167,7 +167,7 @@ def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Arti
                                     launch_agents_dir() / f"{job.label}.plist", plist(job, config)))
         if target == "cron" and jobs:
             out.append(Artifact("cron", None, "cron/crontab", None, cron_block(config, jobs)))
-    if "kubernetes" in wanted:
+    if "kubernetes" in wanted and any("kubernetes" in j.targets for j in config.jobs):
         from schedgen import kube
 
         out += [Artifact("cronjob", j.name, f"kubernetes/{j.name}.yaml", None,

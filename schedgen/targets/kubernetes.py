@@ -181,11 +181,11 @@ class KubernetesTarget:
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
         c = change
         if c.live is None and c.action not in (p.ORPHAN, p.KEPT):
-            # The plan could not see the cluster: nothing is done on a guess.
-            kns = (c.ref or "/").split("/")[0]
-            raise SystemOpError(f"kubectl get cronjobs -n {kns} -o json failed: the cluster "
-                                f"could not be reached, so {c.kind} {c.where} was not "
-                                f"{'removed' if c.action == p.DELETE else 'applied'}")
+            # The plan could not see the cluster: nothing is done on a guess. Asking again
+            # gives the error with the command that failed.
+            kubectl.list_objects("cronjobs", (c.ref or "/").split("/")[0])
+            raise SystemOpError(f"the cluster answered only after the plan was made; "
+                                f"{c.kind} {c.where} was not applied. Run apply again.")
         if c.action in (p.FORGET, p.DISOWN) and c.path is not None:
             ctx.ops.remove(c.path)
         if settle(ctx, c):
