@@ -303,3 +303,28 @@ def test_a_cronjob_deleted_in_the_cluster_is_created_again(kc: FakeKubectl,
         in d.stdout
     assert run(tmp_path, "apply").returncode == 0
     assert set(kc.cronjobs()) == {"publish", "report"}
+
+
+def test_a_job_moved_to_another_namespace_is_created_there_and_removed_here(
+        kc: FakeKubectl, tmp_path: Path) -> None:
+    installed(kc, tmp_path)
+    write_config(tmp_path / "jobs.toml", JOBS + '[jobs.report.kubernetes]\nnamespace = "default"\n')
+    r = run(tmp_path, "apply")
+    assert r.returncode == 0, r.stderr
+    assert "created: cronjob default/report" in r.stdout
+    assert "removed: cronjob jobs/report" in r.stdout
+    assert set(kc.cronjobs("jobs")) == {"publish"} and set(kc.cronjobs("default")) == {"report"}
+
+
+def test_diff_json_carries_the_object_and_the_clusters_state(kc: FakeKubectl,
+                                                             tmp_path: Path) -> None:
+    import json
+
+    installed(kc, tmp_path)
+    write_config(tmp_path / "jobs.toml", JOBS.replace("45m", "1h"))
+    d = json.loads(run(tmp_path, "diff", "--json").stdout)
+    (c,) = [c for c in d["changes"] if c["action"] == "update"]
+    assert c["object"] == "jobs/publish" and c["kind"] == "cronjob"
+    assert c["cluster"]["exists"] is True and c["cluster"]["other_managers"] == []
+    assert "-      activeDeadlineSeconds: 2700\n+      activeDeadlineSeconds: 3600" in c["diff"]
+    assert "activeDeadlineSeconds: 3600" in c["cluster"]["kubectl_diff"]
