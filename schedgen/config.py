@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen import fields as f
-from schedgen import kube_config, paths
+from schedgen import paths
 from schedgen.calendar import NotExpressible, union_dicts
 from schedgen.errors import ConfigError, Problem, SchedgenError
 from schedgen.model import Config, Job, Lock, Logs, Queue
@@ -126,7 +126,10 @@ class _Checker:
             job = self.job(name, raw, defaults)
             if job is not None:
                 jobs.append(job)
-        kube_config.check_config(self, namespace or "default", jobs)
+        if any("kubernetes" in j.targets for j in jobs):
+            from schedgen import kube_config  # only configs that use it pay for it
+
+            kube_config.check_config(self, namespace or "default", jobs)
         return Config(path=path.resolve(), namespace=namespace or "default", jobs=tuple(jobs))
 
     def job(self, name: str, raw: Any, defaults: dict[str, Any]) -> Job | None:
@@ -148,6 +151,9 @@ class _Checker:
         queue = self.queue(w, merged["queue"]) if "queue" in merged else None
         has_queue = "queue" in merged
         targets = g("targets", f.targets, paths.default_targets())
+        kube = "kubernetes" in merged or "kubernetes" in (targets or ())
+        if kube:
+            from schedgen import kube_config  # only configs that use it pay for it
         schedule = g("schedule", parse_schedule, ())
         if schedule and targets:
             self.check_targets(f"{w}.schedule", schedule, targets)
@@ -175,9 +181,9 @@ class _Checker:
             label_prefix=g("label_prefix", lambda v: f.matches(v, f.LABEL_PREFIX, "label prefix"),
                            "local.schedgen"),
             kubernetes=kube_config.parse(self, w, merged["kubernetes"], "kubernetes" in (targets or ()))
-            if "kubernetes" in merged else None,
+            if kube and "kubernetes" in merged else None,
         )
-        if "kubernetes" in (targets or ()):
+        if kube and "kubernetes" in (targets or ()):
             if "kubernetes" not in merged:
                 self.problem(f"{w}.kubernetes", "missing (required for target kubernetes): add "
                                                 f"[{w}.kubernetes] with at least image = \"...\"")
