@@ -39,7 +39,8 @@ def selector(namespace: str) -> str:
 def job_zone(job: Job) -> str | None:
     """The job's IANA time zone, once jobs.toml has one (DESIGN.md §8); None: the cluster's."""
     zone = getattr(job, "timezone", None)
-    return zone if isinstance(zone, str) and zone else None
+    name = getattr(zone, "key", zone)  # a ZoneInfo or its IANA name
+    return name if isinstance(name, str) and name else None
 
 
 def k8s_arg(arg: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import kubernetes_validate
 import pytest
@@ -194,7 +195,8 @@ def test_a_time_zone_becomes_spec_timezone(config: Any) -> None:
     assert kubernetes_validate.validate(doc, K8S, strict=True) == "1.32"
     # The hook reads the job's `timezone` once the model has one; none yet: the cluster's.
     assert kube.job_zone(job) is None
-    assert kube.job_zone(types.SimpleNamespace(timezone="Europe/Kyiv")) == "Europe/Kyiv"  # type: ignore[arg-type]
+    for zone in ("Europe/Kyiv", ZoneInfo("Europe/Kyiv")):
+        assert kube.job_zone(types.SimpleNamespace(timezone=zone)) == "Europe/Kyiv"  # type: ignore[arg-type]
 
 
 # -- schedules: robfig/cron (Kubernetes) against cronsim (Debian cron, what cron does) ----
@@ -280,3 +282,27 @@ def test_the_oracle_sees_where_kubernetes_and_cron_differ() -> None:
         assert robfig_minutes(schedule) == cronsim_minutes([expr], START, END)
     with pytest.raises(ValueError, match="out of range 0-6"):
         robfig_minutes("0 0 * * 7")  # the API server refuses it
+
+
+@pytest.mark.parametrize("expr", ["30 2 * * 7", "0 3 */2 * 0-6", "15 6 * * 1-5", "@daily"])
+def test_with_a_zone_the_cronjob_fires_where_cron_would(expr: str, config: Any) -> None:
+    """cronsim in the job's zone (DESIGN.md §8) for the cron line and for the CronJob's
+    schedule in its spec.timeZone: the same instants, across both 2028 DST changes."""
+    from datetime import datetime
+
+    from cronsim import CronSim
+
+    job = config.job("sunday")._replace(schedule=(parse_entry(expr),))
+    spec = kube.cronjob(job, "example", zone="Europe/Kyiv")["spec"]
+    assert kubernetes_validate.validate(kube.cronjob(job, "example", zone="Europe/Kyiv"), K8S,
+                                        strict=True)
+
+    def instants(e: str, zone: str) -> list[datetime]:
+        it, out = CronSim(MACROS.get(e, e), datetime(2028, 1, 1, tzinfo=ZoneInfo(zone))), []
+        for t in it:
+            if t.year > 2028:
+                return out
+            out.append(t)
+        return out
+
+    assert instants(spec["schedule"], spec["timeZone"]) == instants(expr, "Europe/Kyiv")
