@@ -74,6 +74,13 @@ if not state["reachable"]:
     klog = ('E1201 07:00:00.000000   4242 memcache.go:265] "Unhandled Error" err="couldn\'t get '
             'current server API group list: Get \\"http://localhost:8080/api?timeout=32s\\": dial '
             'tcp 127.0.0.1:8080: connect: connection refused"\n')
+    refused = 'Get "http://localhost:8080/%s?timeout=32s": dial tcp 127.0.0.1:8080: connect: connection refused'
+    if verb == "apply":  # as kubectl 1.32 says it: it fails fetching the schema first
+        done(1, err=f'error: error validating "STDIN": error validating data: failed to download '
+                    f'openapi: {refused % "openapi/v2"}; if you choose to ignore these errors, '
+                    'turn validation off with --validate=false\n')
+    if verb == "diff":
+        done(2, err=f'error: unable to recognize "STDIN": {refused % "api"}\n')
     done(1, err=klog * 3 + "The connection to the server localhost:8080 was refused - did you "
                           "specify the right host or port?\n")
 for n, f in enumerate(state["fail_next"]):

@@ -328,3 +328,20 @@ def test_diff_json_carries_the_object_and_the_clusters_state(kc: FakeKubectl,
     assert c["cluster"]["exists"] is True and c["cluster"]["other_managers"] == []
     assert "-      activeDeadlineSeconds: 2700\n+      activeDeadlineSeconds: 3600" in c["diff"]
     assert "activeDeadlineSeconds: 3600" in c["cluster"]["kubectl_diff"]
+
+
+def test_a_failure_midway_keeps_the_record_true_to_the_cluster(kc: FakeKubectl,
+                                                               tmp_path: Path) -> None:
+    kc.set_namespaces(["jobs"])
+    write_config(tmp_path / "jobs.toml", JOBS + '[jobs.report.kubernetes]\nnamespace = "default"\n')
+    r = run(tmp_path, "apply")
+    assert r.returncode == 3
+    assert "(cronjob default/report) failed: Error from server (NotFound)" in r.stderr
+    assert "Done before the failure" in r.stderr and "created: cronjob jobs/publish" in r.stderr
+    assert "create cronjob default/report" in r.stderr.split("Not done:")[1]
+    assert {e.job for e in state.load("example").of_kind("cronjob")} == {"publish"}
+    assert set(kc.cronjobs()) == {"publish"}
+    kc.set_namespaces(["jobs", "default"])
+    r = run(tmp_path, "apply")
+    assert r.returncode == 0, r.stderr
+    assert "1 added, 0 changed, 0 removed, 1 unchanged" in r.stdout
