@@ -230,32 +230,3 @@ def _attach_kubectl_diff(changes: list[p.Change], ctx: PlanContext) -> None:
         if c.ref in parts and c.live is not None:
             changes[i] = c._replace(live={**c.live, "kubectl_diff": parts[c.ref]})
 
-
-def job_runs(changes: list[p.Change], namespace: str) -> dict[str, list[dict[str, Any]]]:
-    """The Jobs each CronJob made, newest first, per schedgen job (for `status`)."""
-    spaces = sorted({(c.ref or "/").split("/")[0] for c in changes
-                     if c.kind == KIND and c.live is not None and c.live.get("exists")})
-    out: dict[str, list[dict[str, Any]]] = {}
-    for kns in spaces:
-        try:
-            items = kubectl.list_objects("jobs", kns, kube.selector(namespace))
-        except kubectl.Unreachable:
-            continue
-        for item in items:
-            meta, st = item.get("metadata", {}), item.get("status", {})
-            job = (meta.get("labels") or {}).get(kube.JOB_LABEL)
-            if not job:
-                continue
-            conds = {c.get("type"): c for c in st.get("conditions") or []
-                     if c.get("status") == "True"}
-            outcome = ("failed" if "Failed" in conds else "ok" if "Complete" in conds
-                       else "running" if st.get("active") else "pending")
-            out.setdefault(job, []).append({
-                "name": meta.get("name"), "outcome": outcome,
-                "reason": (conds.get("Failed") or {}).get("reason"),
-                "started_at": st.get("startTime"), "finished_at": st.get("completionTime")
-                or (conds.get("Failed") or {}).get("lastTransitionTime"),
-            })
-    for runs in out.values():
-        runs.sort(key=lambda r: r.get("started_at") or "", reverse=True)
-    return out
