@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,14 @@ state["objects"].setdefault("cronjobs", {})
 state["objects"].setdefault("jobs", {})
 args = sys.argv[1:]
 state["calls"].append(args)
-NOW = "2026-12-01T07:00:00Z"
+# The server's clock: a second later at every write, so managedFields times order writes.
+state.setdefault("clock", 1796108400)  # 2026-12-01T07:00:00Z
+
+def now():
+    state["clock"] += 1
+    return datetime.datetime.fromtimestamp(state["clock"], datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+NOW = now()
 
 def done(code=0, out="", err=""):
     json.dump(state, open(path, "w"), indent=1)
@@ -442,7 +450,9 @@ class FakeKubectl:
         k = json.dumps(path)
         rec["flat"][k] = value
         rec["owners"][k] = manager
-        rec["managers"][manager] = {"operation": "Update", "time": "2026-12-01T07:30:00Z"}
+        s["clock"] = s.get("clock", 1796108400) + 1
+        stamp = datetime.fromtimestamp(s["clock"], UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        rec["managers"][manager] = {"operation": "Update", "time": stamp}
         self._save(s)
 
     def run_job(self, ns: str, cronjob: str, name: str, outcome: str,

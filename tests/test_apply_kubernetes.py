@@ -138,6 +138,12 @@ def test_a_cronjob_schedgen_did_not_create_is_not_overwritten_without_force(
     cj = kc.cronjobs()["publish"]
     assert cj["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "schedgen"
     assert cj["spec"]["schedule"] == "15 6 * * *"
+    # Server-side apply merges: the other manager keeps what only it set (its container).
+    containers = cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert [c["name"] for c in containers] == ["main", "publish"]
+    # It is schedgen's now, and taking it over is not drift.
+    d = run(tmp_path, "diff")
+    assert d.returncode == 0, d.stdout
 
 
 def test_prune_removes_only_our_cronjobs_by_label(kc: FakeKubectl, tmp_path: Path) -> None:

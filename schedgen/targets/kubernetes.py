@@ -42,13 +42,20 @@ def _ours(obj: dict[str, Any], namespace: str) -> bool:
 
 
 def _other_managers(obj: dict[str, Any]) -> list[str]:
-    """Field managers besides schedgen that changed the object (status writers aside)."""
+    """Field managers that changed the object after schedgen last applied it.
+
+    A manager that only holds fields schedgen never sets (what was there before a
+    --force takeover) is not a change; status writers (the controller) never are.
+    """
+    entries = obj.get("metadata", {}).get("managedFields") or []
+    ours = max((m.get("time") or "" for m in entries
+                if m.get("manager") == kubectl.FIELD_MANAGER), default="")
     out = []
-    for m in obj.get("metadata", {}).get("managedFields") or []:
+    for m in entries:
         if m.get("subresource") == "status" or m.get("manager") == kubectl.FIELD_MANAGER:
             continue
-        if m.get("manager") and m["manager"] not in out:
-            out.append(m["manager"])
+        if m.get("manager") and (m.get("time") or "") > ours and m["manager"] not in out:
+            out.append(m["manager"])  # RFC 3339 times in UTC compare as strings
     return out
 
 
