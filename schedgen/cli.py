@@ -24,7 +24,7 @@ ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs O
     "-c", "--config", metavar="PATH",
     help="jobs.toml to read (default: ./jobs.toml, or $SCHEDGEN_CONFIG)")]
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
-    "--target", "-t", metavar="NAME", help="launchd, cron or systemd; repeatable (default: every target the config names)")]
+    "--target", "-t", metavar="NAME", help=f"{', '.join(TARGETS)}; repeatable (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
 
 
@@ -47,7 +47,7 @@ def _targets(values: list[str] | None) -> tuple[str, ...] | None:
         return None
     for v in values:
         if v not in TARGETS:
-            raise UsageError(f"--target {v!r}: expected {', '.join(TARGETS[:-1])} or {TARGETS[-1]}")
+            raise UsageError(f"--target {v!r}: expected one of {', '.join(TARGETS)}")
     return tuple(dict.fromkeys(values))
 
 
@@ -74,7 +74,7 @@ def render(
     out: Annotated[Path, typer.Option("--out", "-o", help="directory to write into")],
     config: ConfigOpt = None, target: TargetOpt = None,
 ) -> None:
-    """Write the desired state as files: wrappers/, launchd/, cron/crontab."""
+    """Write the desired state as files: wrappers/, launchd/, cron/crontab, systemd/, kubernetes/."""
     from schedgen.commands.render import render as render_to
 
     for p in render_to(config_path(config), out, _targets(target)):

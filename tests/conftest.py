@@ -51,13 +51,13 @@ exit 99
 @pytest.fixture(autouse=True)
 def _no_real_crontab_or_launchctl(request: pytest.FixtureRequest, tmp_path: Path,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """Outside the end-to-end test, `crontab`, `launchctl`, `systemctl` and `loginctl`
+    """Outside the end-to-end test, `crontab`, `launchctl`, `systemctl`, `loginctl` and `kubectl`
     fail loudly unless faked."""
     if request.node.get_closest_marker("e2e"):
         return
     guard = tmp_path / "guard-bin"
     guard.mkdir()
-    for name in ("crontab", "launchctl", "systemctl", "loginctl"):
+    for name in ("crontab", "launchctl", "systemctl", "loginctl", "kubectl"):
         (guard / name).write_text(_GUARD)
         (guard / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{guard}{os.pathsep}{os.environ.get('PATH', '')}")

@@ -75,3 +75,64 @@ def systemd_normalized(lines: list[str]) -> list[str]:
     assert proc.returncode == 0 and not proc.stderr, proc.stderr
     return [t.split(": ", 1)[1] for t in proc.stdout.splitlines()
             if t.strip().startswith("Normalized form:")]
+# robfig/cron (what Kubernetes' CronJob controller uses), from its parser.go and spec.go:
+# a field is a set of bits plus a "star" bit, set when a term is `*` or `?` with no step
+# above 1; day of week is 0-6 (7 is rejected); the day fields AND when either has the
+# star bit, else they OR. Written from robfig's rules, not from schedgen's code.
+_ROBFIG_BOUNDS = {
+    0: (0, 59, {}), 1: (0, 23, {}), 2: (1, 31, {}),
+    3: (1, 12, {m: i + 1 for i, m in enumerate(
+        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}),
+    4: (0, 6, {d: i for i, d in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])}),
+}
+
+
+def _robfig_value(text: str, names: dict[str, int]) -> int:
+    if text.lower() in names:
+        return names[text.lower()]
+    if not text.isdigit():
+        raise ValueError(f"failed to parse int from {text}")
+    return int(text)
+
+
+def robfig_field(text: str, index: int) -> tuple[set[int], bool]:
+    lo, hi, names = _ROBFIG_BOUNDS[index]
+    values: set[int] = set()
+    star = False
+    for term in text.split(","):
+        range_part, _, step_text = term.partition("/")
+        low_high = range_part.split("-")
+        extra = False
+        if low_high[0] in ("*", "?"):
+            start, end, extra = lo, hi, True
+        else:
+            start = _robfig_value(low_high[0], names)
+            end = _robfig_value(low_high[1], names) if len(low_high) == 2 else start
+        step = 1
+        if step_text:
+            step = int(step_text)
+            if len(low_high) == 1 and low_high[0] not in ("*", "?"):
+                end = hi  # "N/step" means N-max/step
+            if step > 1:
+                extra = False
+        if start < lo or end > hi or start > end:
+            raise ValueError(f"{term}: out of range {lo}-{hi}")
+        values.update(range(start, end + 1, step))
+        star = star or extra
+    return values, star
+
+
+def robfig_minutes(expr: str, start: datetime = START, end: datetime = END) -> set[datetime]:
+    fields = expr.split()
+    assert len(fields) == 5, expr
+    (minutes, _), (hours, _), (days, dom_star), (months, _), (weekdays, dow_star) = (
+        robfig_field(f, i) for i, f in enumerate(fields))
+    out: set[datetime] = set()
+    day = start.date()
+    while day < end.date():
+        dom, dow = day.day in days, (day.weekday() + 1) % 7 in weekdays
+        hit = (dom and dow) if dom_star or dow_star else (dom or dow)
+        if day.month in months and hit:
+            out.update(datetime(day.year, day.month, day.day, h, m) for h in hours for m in minutes)
+        day += timedelta(days=1)
+    return out

@@ -124,7 +124,7 @@ def test_target_option_limits_the_plan(fake_crontab: FakeCrontab, tmp_path: Path
     assert "3 added" in r.stdout and not (home / "Library").exists()
     assert schedgen("diff", "-t", "cron", cwd=tmp_path).returncode == 0
     r = schedgen("diff", "-t", "nope", cwd=tmp_path)
-    assert r.returncode == 2 and "expected launchd, cron or systemd" in r.stderr
+    assert r.returncode == 2 and "expected one of launchd, cron, systemd, kubernetes" in r.stderr
 
 
 def test_diff_and_dry_run_agree(fakes: tuple, tmp_path: Path) -> None:

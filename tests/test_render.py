@@ -189,7 +189,7 @@ def test_version_flag() -> None:
 def test_unknown_target_is_exit_2(tmp_path: Path) -> None:
     cfg = write_config(tmp_path / "jobs.toml", CONFIG)
     r = schedgen("render", "-c", str(cfg), "--out", str(tmp_path / "o"), "--target", "anacron")
-    assert r.returncode == 2 and "expected launchd, cron or systemd" in r.stderr
+    assert r.returncode == 2 and "expected one of launchd, cron, systemd, kubernetes" in r.stderr
 
 
 def test_compiled_templates_are_cached_and_a_damaged_cache_is_ignored(tmp_path: Path,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from schedgen.config import load as cfg
-from schedgen.errors import SystemOpError
+from schedgen.errors import SystemOpError, UsageError
 from schedgen.machine.fs import atomic_write
 from schedgen.render.artifacts import storing_compiled_templates
 from schedgen.render.desired import desired
@@ -13,6 +13,9 @@ from schedgen.render.desired import desired
 
 def render(config_path: Path, out: Path, targets: tuple[str, ...] | None) -> list[Path]:
     config = cfg.load(config_path)
+    for t in targets or ():
+        if not any(t in j.targets for j in config.jobs):
+            raise UsageError(f"--target {t}: no job in {config_path} has {t} in its targets")
     with storing_compiled_templates():
         artifacts = desired(config, targets)
     written = []

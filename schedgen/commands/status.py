@@ -6,12 +6,13 @@ Installed state and drift come from the same plan `diff` and `apply` use; the re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from schedgen.commands.next import next_times
+from schedgen.commands.status_kubernetes import with_cluster
+from schedgen.commands.status_types import JobStatus, Status
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.machine import ownership as state
@@ -26,41 +27,13 @@ from schedgen.targets.systemd_status import NOT_ARMED, systemd_part
 from schedgen.units import format_duration
 
 
-@dataclass(frozen=True)
-class JobStatus:
-    job: str
-    enabled: bool
-    targets: tuple[str, ...]
-    schedule: str
-    readable: str  # the schedule in words (schedgen.schedule.describe)
-    installed: bool  # every artifact the job needs is there
-    drift: tuple[str, ...]  # how the machine differs from the config for this job
-    launchd: dict[str, Any] | None  # label, loaded, pid, last_exit
-    last_run: dict[str, Any] | None
-    next_run: str | None  # ISO 8601, local time
-    next_notes: tuple[str, ...]
-    queue: runs.QueueDepth | None
-    lock_held: bool | None
-    systemd: dict[str, Any] | None = None  # the timer as `systemctl --user show` reports it
-
-
-@dataclass(frozen=True)
-class Status:
-    namespace: str
-    jobs: tuple[JobStatus, ...]
-    other: tuple[str, ...]  # drift not tied to a job in the config (orphans)
-    warnings: tuple[str, ...] = ()  # e.g. lingering is off, systemctl cannot be reached
-
-    @property
-    def drifted(self) -> bool:
-        return bool(self.other) or any(j.drift for j in self.jobs)
-
-
 def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
     config = cfg.load(config_path)
     plan = build(config, state.load(config.namespace), all_targets(), selected=targets)
     now = datetime.now(local_zone())
     jobs = tuple(_job(job, plan, now) for job in config.jobs)
+    if any(c.kind == "cronjob" for c in plan.changes):
+        jobs = with_cluster(jobs, plan, config.namespace)
     names = {j.name for j in config.jobs}
     other = tuple(f"{c.kind} {c.where}: {c.action} ({c.note})" for c in plan.changes
                   if c.pending and not (c.job in names or set(c.jobs) & names))
@@ -133,7 +106,7 @@ def _words(c: p.Change, job: Job) -> str:
     what = "crontab lines" if c.kind == "cron" else c.kind
     if c.deferred and c.action == p.UNCHANGED:
         return f"{what}: reload pending ({c.deferred})"
-    if not job.enabled:
+    if not job.enabled and c.kind != "cronjob":  # a disabled job's CronJob stays, suspended
         return f"{what}: still installed although the job is disabled"
     if c.action == p.CREATE:
         return f"{what}: missing"

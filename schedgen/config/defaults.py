@@ -4,4 +4,4 @@ the docs read."""
 from __future__ import annotations
 
 # Every install target schedgen knows, in the order `render` and `diff` list them.
-TARGETS = ("launchd", "cron", "systemd")
+TARGETS = ("launchd", "cron", "systemd", "kubernetes")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen import paths
+from schedgen.config import kubernetes as kube_config
 from schedgen.config import values as f
 from schedgen.config.model import Config, Job, Lock, Logs, Queue
 from schedgen.errors import ConfigError, Problem, SchedgenError
@@ -20,7 +21,8 @@ from schedgen.schedule.to_calendar import NotExpressible, union_dicts
 FORMAT = 1
 SHARED_KEYS = ("label_prefix", "targets", "path", "log_root", "lock_dir", "wrapper_dir")
 JOB_KEYS = ("description", "command", "schedule", "working_dir", "env", "env_file", "timeout",
-            "smoke", "throttle_interval", "run_at_load", "enabled", "lock", "queue", "logs")
+            "smoke", "throttle_interval", "run_at_load", "enabled", "lock", "queue", "logs",
+            "kubernetes")
 REQUIRED = ("command", "schedule")
 LOCK_KEYS = ("name", "wait", "busy_exit")
 QUEUE_KEYS = ("inbox", "processing", "processed", "failed", "pattern", "batch",
@@ -125,6 +127,8 @@ class _Checker:
             job = self.job(name, raw, defaults)
             if job is not None:
                 jobs.append(job)
+        if any("kubernetes" in j.targets for j in jobs):
+            kube_config.check_config(self, namespace or "default", jobs)
         return Config(path=path.resolve(), namespace=namespace or "default", jobs=tuple(jobs))
 
     def job(self, name: str, raw: Any, defaults: dict[str, Any]) -> Job | None:
@@ -135,7 +139,7 @@ class _Checker:
                             "or digit, at most 64 characters")
         own = self.table(w, raw, (*SHARED_KEYS, *JOB_KEYS))
         merged = {**defaults, **own}
-        for sub in ("lock", "queue", "logs"):
+        for sub in ("lock", "queue", "logs", "kubernetes"):
             if isinstance(defaults.get(sub), dict) and isinstance(own.get(sub), dict):
                 merged[sub] = {**defaults[sub], **own[sub]}
         for key in REQUIRED:
@@ -146,6 +150,7 @@ class _Checker:
         queue = self.queue(w, merged["queue"]) if "queue" in merged else None
         has_queue = "queue" in merged
         targets = g("targets", f.targets, paths.default_targets())
+        kube = "kubernetes" in merged or "kubernetes" in (targets or ())
         schedule = g("schedule", parse_schedule, ())
         if schedule and targets:
             self.check_targets(f"{w}.schedule", schedule, targets)
@@ -172,7 +177,14 @@ class _Checker:
             wrapper_dir=g("wrapper_dir", lambda v: f.path(v, self.base), paths.default_wrapper_dir()),
             label_prefix=g("label_prefix", lambda v: f.matches(v, f.LABEL_PREFIX, "label prefix"),
                            "local.schedgen"),
+            kubernetes=kube_config.parse(self, w, merged["kubernetes"], "kubernetes" in (targets or ()))
+            if kube and "kubernetes" in merged else None,
         )
+        if kube and "kubernetes" in (targets or ()):
+            if "kubernetes" not in merged:
+                self.problem(f"{w}.kubernetes", "missing (required for target kubernetes): add "
+                                                f"[{w}.kubernetes] with at least image = \"...\"")
+            kube_config.check_job(self, w, job)
         return job if len(self.problems) == start else None
 
     def check_targets(self, where: str, schedule: tuple[Any, ...], targets: tuple[str, ...]) -> None:

@@ -37,6 +37,17 @@ class Logs(NamedTuple):
     keep_runs: int
 
 
+class Kubernetes(NamedTuple):
+    """[jobs.x.kubernetes]: where and how the job's CronJob runs (target "kubernetes")."""
+
+    image: str
+    namespace: str
+    env_secret: str | None  # a Secret whose keys become the container's environment
+    service_account: str | None
+    resources: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]  # (("limits", (("cpu", "1"),)),)
+    working_dir: str | None  # a path inside the image; the job's own working_dir is local
+
+
 # An argv (tuple) run without a shell, or a string run by ``bash -c``.
 Command = tuple[str, ...] | str
 
@@ -63,6 +74,7 @@ class Job(NamedTuple):
     lock_dir: Path
     wrapper_dir: Path
     label_prefix: str
+    kubernetes: Kubernetes | None = None
 
     @property
     def label(self) -> str:

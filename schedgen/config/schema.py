@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from schedgen.config import kubernetes as kube_config
 from schedgen.config import load as cfg
 from schedgen.config import values as f
 from schedgen.schedule.expressions import MACROS
@@ -79,6 +80,7 @@ JOB_TYPES: dict[str, Schema] = {
         "type": ["boolean", "object"], "$ref": "#/$defs/lock"}),
     "queue": _doc("Claim files from a shared folder, one run per item", {"$ref": "#/$defs/queue"}),
     "logs": _doc("Log rotation and run-directory pruning", {"$ref": "#/$defs/logs"}),
+    "kubernetes": _doc("The CronJob for target kubernetes", {"$ref": "#/$defs/kubernetes"}),
 }
 SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label and systemd unit name = <label_prefix>.<job>",
@@ -114,6 +116,27 @@ QUEUE_TYPES: dict[str, Schema] = {
                         _POSITIVE_DURATION),
     "max_attempts": _doc("Failed attempts before an item goes to failed/",
                          {"type": "integer", "minimum": 1}),
+}
+_QUANTITIES: Schema = {
+    "type": "object",
+    "propertyNames": {"pattern": _anchored(kube_config.RESOURCE_NAME)},
+    "additionalProperties": {"anyOf": [{"type": "number", "minimum": 0},
+                                       {"type": "string", "pattern": _anchored(kube_config.QUANTITY)}]},
+}
+KUBERNETES_TYPES: dict[str, Schema] = {
+    "image": _doc("Container image the job runs in (required for target kubernetes)",
+                  {"type": "string", "pattern": _anchored(kube_config.IMAGE)}),
+    "namespace": _doc("Kubernetes namespace of the CronJob (default: default)",
+                      {"type": "string", "pattern": _anchored(kube_config.DNS_LABEL)}),
+    "env_secret": _doc("Secret whose keys become the container's environment (env_file's "
+                       "counterpart)", {"type": "string", "pattern": _anchored(kube_config.DNS_SUBDOMAIN)}),
+    "service_account": _doc("serviceAccountName of the job's pods",
+                            {"type": "string", "pattern": _anchored(kube_config.DNS_SUBDOMAIN)}),
+    "resources": _doc("Container resources: requests and limits", {
+        "type": "object", "properties": {"requests": _QUANTITIES, "limits": _QUANTITIES},
+        "additionalProperties": False}),
+    "working_dir": _doc("Working directory inside the image (the job's working_dir is local)",
+                        {"type": "string", "pattern": "^/"}),
 }
 LOGS_TYPES: dict[str, Schema] = {
     "max_size": _doc("Rotate the job's log at this size", _SIZE),
@@ -174,6 +197,7 @@ def schema() -> Schema:
                      if k != "type"},  # the job key says: boolean or table
             "queue": _table(cfg.QUEUE_KEYS, QUEUE_TYPES, "[queue]"),
             "logs": _table(cfg.LOGS_KEYS, LOGS_TYPES, "[logs]"),
+            "kubernetes": _table(kube_config.KEYS, KUBERNETES_TYPES, "[kubernetes]"),
         },
     }
 

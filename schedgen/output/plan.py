@@ -64,6 +64,9 @@ def diff_text(plan: p.Plan, color: bool) -> str:
                     out.append(paint(line, fg="cyan"))
                 else:
                     out.append(line)
+        if c.live and c.live.get("kubectl_diff"):
+            out.append(paint("kubectl diff (the cluster's own view of this change):", bold=True)
+                       + "\n" + c.live["kubectl_diff"].rstrip("\n") + "\n")
     for w in plan.warnings:
         out.append(paint(f"warning: {w}", fg="yellow") + "\n")
     state = "in sync" if plan.in_sync else "changes pending"
@@ -80,6 +83,8 @@ def change_json(c: p.Change, with_diff: bool = True) -> dict[str, Any]:
     if c.target == "launchd":
         d.update(label=c.label, reload=c.reload, deferred=c.deferred or None, loaded=c.loaded,
                  pid=c.pid, last_exit=c.last_exit)
+    if c.target == "kubernetes":
+        d.update(object=c.ref, cluster=c.live, deferred=c.deferred or None)
     if c.target == "systemd":
         d.update(unit=c.label, reload=c.reload, state=c.unit)
     if with_diff:

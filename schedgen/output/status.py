@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from schedgen.commands.status import Status
+from schedgen.commands.status_kubernetes import text_lines
 from schedgen.targets.systemd_status import systemd_lines
 
 
@@ -18,6 +19,7 @@ def as_json(s: Status) -> dict[str, Any]:
             "next_run": j.next_run, "next_notes": list(j.next_notes),
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
             "systemd": j.systemd,
+            "kubernetes": j.kubernetes,
         } for j in s.jobs],
         "warnings": list(s.warnings),
     }
@@ -37,6 +39,8 @@ def as_text(s: Status) -> str:
             lines.append(f"  launchd    {ld['label']}: {loaded}, {running}{last}")
         if j.systemd:
             lines += systemd_lines(j.systemd)
+        if j.kubernetes:
+            lines += text_lines(j.kubernetes)
         lr = j.last_run
         if lr:
             when = lr.get("finished_at") or lr.get("started_at") or "?"

@@ -21,7 +21,8 @@ def build(config: Config | None, record: Record, targets: Sequence[Target], *,
     for target in targets:
         changes += target.plan(ctx, tuple(changes))
     # A job left running keeps the wrapper its loaded plist calls.
-    running = {c.job: c.deferred for c in changes if c.deferred and c.action == DELETE}
+    running = {c.job: c.deferred for c in changes
+               if c.deferred and c.action == DELETE and c.kind == "plist"}
     changes = [c._replace(deferred=f"its launchd job is {running[c.job]}")
                if c.kind == "wrapper" and c.action == DELETE and c.job in running else c
                for c in changes]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # What apply will do with an artifact.
 CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
@@ -50,9 +50,14 @@ class Change(NamedTuple):
     last_exit: int | None = None
     # systemd only: the unit's state as `systemctl --user show` reports it (for status)
     unit: dict[str, object] | None = None
+    # kubernetes only: the object ("namespace/name") and what the cluster says (None: unknown)
+    ref: str | None = None
+    live: dict[str, Any] | None = None
 
     @property
     def where(self) -> str:
+        if self.ref is not None:
+            return self.ref
         return str(self.path) if self.path is not None else "crontab block"
 
     @property

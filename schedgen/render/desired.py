@@ -6,7 +6,10 @@ from schedgen.config.defaults import TARGETS
 from schedgen.config.model import Config
 from schedgen.paths import launch_agents_dir
 from schedgen.render import artifacts
+from schedgen.render import kubernetes as kube
 from schedgen.render.systemd_units import artifacts as systemd_units
+
+LOCAL_TARGETS = tuple(t for t in TARGETS if t != "kubernetes")
 
 
 def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[artifacts.Artifact]:
@@ -14,7 +17,7 @@ def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[arti
     wanted = targets or TARGETS
     out: list[artifacts.Artifact] = []
     wrapped: set[str] = set()
-    for target in TARGETS:
+    for target in LOCAL_TARGETS:  # the targets whose jobs run through a wrapper here
         if target not in wanted:
             continue
         jobs = config.for_target(target)
@@ -30,4 +33,8 @@ def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[arti
                 out += systemd_units(job, config)
         if target == "cron" and jobs:
             out.append(artifacts.Artifact("cron", None, "cron/crontab", None, artifacts.cron_block(config, jobs)))
+    if "kubernetes" in wanted:
+        out += [artifacts.Artifact("cronjob", j.name, f"kubernetes/{j.name}.yaml", None,
+                                   kube.manifest(j, config, artifacts.MARKER))
+                for j in kube.jobs(config)]
     return out

@@ -1,0 +1,39 @@
+"""What `status` reports: plain records, shared by the status command and its target parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from schedgen.records import runs
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    job: str
+    enabled: bool
+    targets: tuple[str, ...]
+    schedule: str
+    readable: str  # the schedule in words (schedgen.schedule.describe)
+    installed: bool  # every artifact the job needs is there
+    drift: tuple[str, ...]  # how the machine differs from the config for this job
+    launchd: dict[str, Any] | None  # label, loaded, pid, last_exit
+    last_run: dict[str, Any] | None
+    next_run: str | None  # ISO 8601, local time
+    next_notes: tuple[str, ...]
+    queue: runs.QueueDepth | None
+    lock_held: bool | None
+    systemd: dict[str, Any] | None = None  # the timer as `systemctl --user show` reports it
+    kubernetes: dict[str, Any] | None = None  # the CronJob: object, cluster state, its Jobs
+
+
+@dataclass(frozen=True)
+class Status:
+    namespace: str
+    jobs: tuple[JobStatus, ...]
+    other: tuple[str, ...]  # drift not tied to a job in the config (orphans)
+    warnings: tuple[str, ...] = ()  # e.g. lingering is off, systemctl cannot be reached
+
+    @property
+    def drifted(self) -> bool:
+        return bool(self.other) or any(j.drift for j in self.jobs)
