@@ -58,7 +58,7 @@ REASONS = [  # (pattern in a skip note, reason as counted)
     (r"unescaped %", "% sends stdin"),
     (r"^skipped: schedule |cron does not know", "not a valid schedule"),
     (r"not a cron job line", "not a cron job line"),
-    (r"no user name before", "system line without a user"),
+    (r"a system crontab line is: time fields", "system line without a user or command"),
     (r"CRON_TZ", "CRON_TZ"),
     (r"starts it on events", "started by events (KeepAlive, WatchPaths, ...)"),
     (r"nothing starts it", "nothing starts it"),

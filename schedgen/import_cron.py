@@ -254,8 +254,8 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
     if system:
         split = system_cron.split_user(line, rest)
         if split is None:
-            skip("no user name before the command (a system crontab line is: time fields, "
-                 "user, command)")
+            skip(f"a system crontab line is: time fields, user, command; this one has only "
+                 f"{rest!r} after the times")
             return None
         if split.user != me:
             skip(f"runs as user {split.user!r} (the user field of a system crontab); schedgen "
@@ -263,8 +263,6 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
             return None
         command = split.command
         remark = f"user {split.user}"
-        notes.append(Note(at, f"runs as {split.user} (the user field of a system crontab), who "
-                              "you are: imported into your own crontab"))
     else:
         command = unescape_command(rest)
     if command is None:
@@ -291,6 +289,9 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
     if unescape_command(rest, bsd=True) != unescape_command(rest, bsd=False):
         notes.append(Note(at, "'\\\\' in the command: Debian's cron and cronie make it '\\', "
                               "BSD and macOS cron keep both; read as this host's cron does"))
+    if remark:
+        notes.append(Note(at, f"runs as {me} (the user field of a system crontab), who you "
+                              "are: imported into your own crontab"))
     cmd = as_command(command, state.shell, home_from_env=state.home is not None)
     keys: dict[str, Any] = {}
     if description:

@@ -82,12 +82,13 @@ def split_user(line: str, raw_command: str) -> UserLine | None:
         item = CronItem.from_line(line, cron=_system_tab())
     finally:
         log.disabled = was
-    if not item.is_valid() or not item.user:
-        return None
-    user = str(item.user)
     words = raw_command.split(None, 1)
-    if len(words) != 2 or words[0] != user:
-        return None
+    if len(words) != 2:
+        return None  # a user and no command, or no user: python-crontab agrees
+    if not item.is_valid() or item.user != words[0]:
+        # Its macro pattern stops at any '#' ("@daily root echo a#b" is not read at all).
+        return UserLine(words[0], _unescape(words[1]), False)
+    user = str(item.user)
     ours = _unescape(words[1])
     theirs = None if item.stdin is not None else str(item.command)
     # python-crontab ends the command at " #" (cron does not), and after "\\" reads "%"
