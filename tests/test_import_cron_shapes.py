@@ -211,7 +211,7 @@ def test_a_placeholder_in_a_command_is_skipped_not_replaced() -> None:
 def test_system_lines_python_crontab_reads_short(line: str, command: str | None) -> None:
     found, notes = parse_crontab(line.format(me=ME) + "\n", "t", system=True)
     if command is None:  # skipped, and not also said to be imported
-        assert not found and [n.message[:30] for n in notes] == ["skipped: an unescaped % sends"]
+        assert not found and [n.message[:29] for n in notes] == ["skipped: an unescaped % sends"]
     else:
         assert found[0].keys["command"] == ["/bin/sh", "-c", command]
         assert [n.message for n in notes] == [
