@@ -72,6 +72,10 @@ def import_cron(file: Path | None, dest: Path, system: bool = False,
         system = True
     found, notes = parse_crontab(table, "crontab" if file is None else file.name,
                                  system=system or None)
+    if file is not None and system_cron.ignored_by_debian(file):
+        notes.insert(0, Note(file.name, "Debian's cron ignores a file in /etc/cron.d whose name "
+                                        "holds other characters than letters, digits, _ and -: "
+                                        "there these jobs never ran (cronie runs them)"))
     result = build(found, "cron", origin, dest, lock=lock)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
 

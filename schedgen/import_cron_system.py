@@ -47,6 +47,12 @@ def is_system_path(path: Path) -> bool:
     return False
 
 
+def ignored_by_debian(path: Path) -> bool:
+    """Debian's cron skips /etc/cron.d files named with anything but [A-Za-z0-9_-]."""
+    return path.absolute().parent == SYSTEM_CRON_DIR and not re.fullmatch(r"[A-Za-z0-9_-]+",
+                                                                           path.name)
+
+
 def header_names_user_field(comments: list[str]) -> bool:
     return any(_HEADER.search(c) for c in comments)
 

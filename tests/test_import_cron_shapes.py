@@ -104,6 +104,15 @@ def test_system_crontab_paths(path: str, system: bool) -> None:
     assert is_system_path(Path(path)) is system
 
 
+@pytest.mark.parametrize(("name", "ignored"), [("certbot", False), ("php_sessions-2", False),
+                                               ("php.dpkg-old", True), ("backup~", True)])
+def test_cron_d_names_debian_skips(name: str, ignored: bool) -> None:
+    from schedgen.import_cron_system import ignored_by_debian
+
+    assert ignored_by_debian(Path("/etc/cron.d") / name) is ignored
+    assert not ignored_by_debian(Path("/etc") / name)
+
+
 @pytest.mark.parametrize(("shell", "command", "expected"), [
     ("/opt/homebrew/bin/bash", "echo $((1+1)) &> /tmp/x",
      ["/opt/homebrew/bin/bash", "-c", "echo $((1+1)) &> /tmp/x"]),
