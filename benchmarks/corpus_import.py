@@ -323,15 +323,19 @@ def same_launchd(plist: dict[str, Any], job: Job, config: Config, me: str) -> bo
 
 # --- report -------------------------------------------------------------------------
 
-def run(corpus: Path) -> dict[str, Tally]:
+KINDS = ("cron", "cron --system", "launchd")
+
+
+def run(corpus: Path, kinds: tuple[str, ...] = KINDS) -> dict[str, Tally]:
     me = import_cron_system.current_user()
-    tallies = {"cron": Tally(), "cron --system": Tally(), "launchd": Tally()}
+    tallies = {kind: Tally() for kind in kinds}
     with tempfile.TemporaryDirectory() as tmp:
         for path in sorted((corpus / "cron").iterdir()):
-            check_cron(path, tallies["cron"], me, Path(tmp))
-            if path.name in SYSTEM_FILES:
+            if "cron" in tallies:
+                check_cron(path, tallies["cron"], me, Path(tmp))
+            if "cron --system" in tallies and path.name in SYSTEM_FILES:
                 check_cron(path, tallies["cron --system"], me, Path(tmp), flag=True)
-        for path in sorted((corpus / "launchd").glob("*.plist")):
+        for path in sorted((corpus / "launchd").glob("*.plist")) if "launchd" in tallies else ():
             check_plist(path, tallies["launchd"], me, Path(tmp))
     return tallies
 
