@@ -13,37 +13,25 @@ above a job becomes its description when it reads like one.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 from schedgen import import_cron_system as system_cron
 from schedgen import import_cron_text as text
 from schedgen.errors import SchedgenError
+from schedgen.import_cron_command import CRON_DEFAULT_SHELL, as_command, unescape_command
 from schedgen.importing import Found, ImportResult, Note, build, program_name
 from schedgen.model import PLACEHOLDERS
 from schedgen.schedule import MACROS, parse_entry
 
+# as_command and unescape_command live in import_cron_command; named here as before.
+__all__ = ["as_command", "import_cron", "parse_crontab", "read_crontab", "unescape_command"]
+
 CRON_DEFAULT_PATH = ["/usr/bin", "/bin"]  # Debian, cronie and macOS cron alike
-CRON_DEFAULT_SHELL = "/bin/sh"
 # cron's own test: a name without spaces, then "=" (a job line never has that shape).
 _ENV = re.compile(r"\s*([^\s=#]+)\s*=\s*(.*?)\s*")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JOB = re.compile(r"\s*(@\S+|(?:\S+\s+){4}\S+)\s+(.*)")
-_SAFE_WORD = re.compile(r"(?:~/)?[A-Za-z0-9_@%+=:,./-]+")
-# Shell words that are not programs: such a command keeps its shell.
-_SHELL_WORDS = {
-    "!", ".", ":", "[", "[[", "alias", "bg", "break", "builtin", "case", "cd", "command",
-    "continue", "declare", "do", "done", "echo", "elif", "else", "esac", "eval", "exec", "exit",
-    "export", "false", "fi", "for", "function", "getopts", "hash", "if", "jobs", "kill", "let",
-    "local", "printf", "pwd", "read", "readonly", "return", "select", "set", "shift", "source",
-    "test", "then", "time", "times", "trap", "true", "type", "typeset", "ulimit", "umask",
-    "unalias", "unset", "until", "wait", "while", "{", "}",
-}
-# Where schedgen's own `bash -c` (bash from the job's PATH) is the shell cron used.
-_BASH = {"/bin/bash", "/usr/bin/bash"}
-# Shells that split plain words as sh does: a plain-word command needs none of them.
-_WORD_SPLITTING_SHELL = re.compile(r"(?:.*/)?(?:(?:ba|da|z|k|mk|a|c|tc)?sh|fish)")
 _PLACEHOLDER = re.compile(r"\{(?:" + "|".join(PLACEHOLDERS) + r")\}")
 _SANE_SHELL = re.compile(r"/[A-Za-z0-9_./+-]+")
 
@@ -78,51 +66,6 @@ def import_cron(file: Path | None, dest: Path, system: bool = False,
                                         "there these jobs never ran (cronie runs them)"))
     result = build(found, "cron", origin, dest, lock=lock)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
-
-
-def unescape_command(command: str, bsd: bool | None = None) -> str | None:
-    """The command as cron runs it; None when an unescaped % sends the rest to stdin.
-
-    cron's own loop: a backslash escapes the next character, and is dropped before `%`
-    (and, in Debian's cron and cronie, before a second backslash; BSD and macOS cron
-    keep it there). ``bsd`` defaults to the cron of this host.
-    """
-    bsd = sys.platform == "darwin" if bsd is None else bsd
-    out: list[str] = []
-    escaped = False
-    for ch in command:
-        if escaped:
-            if ch == "%" or (ch == "\\" and not bsd):
-                out[-1] = ch  # the escaping backslash goes
-            else:
-                out.append(ch)
-            escaped = False
-            continue
-        if ch == "%":
-            return None
-        out.append(ch)
-        escaped = ch == "\\"
-    return "".join(out)
-
-
-def as_command(command: str, shell: str = CRON_DEFAULT_SHELL,
-               home_from_env: bool = False) -> str | list[str]:
-    """What runs ``command`` as ``shell -c`` would: plain words become an argv; a command
-    for /bin/bash stays a string (schedgen runs strings with bash -c); any other shell is
-    kept as ``[shell, "-c", command]``."""
-    words = command.split()
-    plain = (words and all(_SAFE_WORD.fullmatch(w) for w in words)
-             and words[0] not in _SHELL_WORDS and "=" not in words[0]
-             # with HOME= in the crontab, the shell's ~ is that HOME, not yours
-             and not (home_from_env and any(w.startswith("~") for w in words)))
-    if plain and _WORD_SPLITTING_SHELL.fullmatch(shell):
-        return words
-    if shell in _BASH:
-        return command
-    if home_from_env and command.startswith("~"):
-        # schedgen expands a leading ~/ in an argument to your home; the shell, to this HOME
-        command = " " + command
-    return [shell, "-c", command]
 
 
 class _State:

@@ -105,7 +105,7 @@ def split_user(line: str, raw_command: str) -> UserLine | None:
 
 
 def _unescape(text: str) -> str | None:
-    from schedgen.import_cron import unescape_command
+    from schedgen.import_cron_command import unescape_command
 
     return unescape_command(text)
 
