@@ -32,7 +32,7 @@ def test_anything_but_the_hand_over_is_refused_unrun(tmp_path: Path) -> None:
     ("/bin/sh", "/x/a b", ["/x/a", "b"], True),
     ("/bin/sh", "a > f", ["a", ">", "f"], False),
     ("/bin/sh", "~/x y", ["/h/x", "y"], True),
-    ("/bin/sh", "root /x", ["root", "/x"], True),  # as cron would: the user field is a system file's
+    ("/bin/sh", "root /x", ["root", "/x"], True),  # what cron does with it in a user crontab
 ])
 def test_same_as_cron(shell: str, command: str, argv: list[str], same: bool) -> None:
     assert same_as_cron(shell, command, argv, "/h") is same
