@@ -58,7 +58,7 @@ REASONS = [  # (pattern in a skip note, reason as counted)
     (r"unescaped %", "% sends stdin"),
     (r"^skipped: schedule |cron does not know", "not a valid schedule"),
     (r"not a cron job line", "not a cron job line"),
-    (r"no user name before", "system line without a user"),
+    (r"a system crontab line is: time fields", "system line without a user or command"),
     (r"CRON_TZ", "CRON_TZ"),
     (r"starts it on events", "started by events (KeepAlive, WatchPaths, ...)"),
     (r"nothing starts it", "nothing starts it"),
@@ -323,15 +323,19 @@ def same_launchd(plist: dict[str, Any], job: Job, config: Config, me: str) -> bo
 
 # --- report -------------------------------------------------------------------------
 
-def run(corpus: Path) -> dict[str, Tally]:
+KINDS = ("cron", "cron --system", "launchd")
+
+
+def run(corpus: Path, kinds: tuple[str, ...] = KINDS) -> dict[str, Tally]:
     me = import_cron_system.current_user()
-    tallies = {"cron": Tally(), "cron --system": Tally(), "launchd": Tally()}
+    tallies = {kind: Tally() for kind in kinds}
     with tempfile.TemporaryDirectory() as tmp:
         for path in sorted((corpus / "cron").iterdir()):
-            check_cron(path, tallies["cron"], me, Path(tmp))
-            if path.name in SYSTEM_FILES:
+            if "cron" in tallies:
+                check_cron(path, tallies["cron"], me, Path(tmp))
+            if "cron --system" in tallies and path.name in SYSTEM_FILES:
                 check_cron(path, tallies["cron --system"], me, Path(tmp), flag=True)
-        for path in sorted((corpus / "launchd").glob("*.plist")):
+        for path in sorted((corpus / "launchd").glob("*.plist")) if "launchd" in tallies else ():
             check_plist(path, tallies["launchd"], me, Path(tmp))
     return tallies
 

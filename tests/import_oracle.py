@@ -20,12 +20,30 @@ _BASH = {"/bin/bash", "/usr/bin/bash"}
 _SH_SPECIAL = re.compile(r"[$`\\\"'*?\[\]{}#&|;<>()!]")
 
 
+# The function runs under a DEBUG trap (extdebug: a trap that fails skips the command, in
+# functions and command substitutions too) that lets through only the hand-over of the
+# argv to `exec` (or to `${sg_exec-}`, as the job file may write it) and refuses, without
+# running it, anything else the job file might do.
+_SANDBOX = r"""shopt -s extdebug
+sg_print() { printf '%s\0' "$@"; }
+exec() { sg_print "$@"; }
+sg_exec=sg_print
+sg_smoke=
+trap 'case $BASH_COMMAND in "exec "*|"sg_print "*|"printf "*|"\${sg_exec-} "*|sg_command|"[ \"\$sg_smoke\" != 1 ]") ;; *) printf "refused: %s\n" "$BASH_COMMAND" >&2; false ;; esac' DEBUG
+"""
+
+
 def job_argv(job: Job, config: Config) -> list[str]:
     found = _FUNCTION.search(wrapper(job, config))
     assert found, "no sg_command function in the job file"
-    script = 'exec() { printf "%s\\0" "$@"; }\nsg_smoke=\n' + found.group(0) + "sg_command\n"
-    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True,
-                         env={"PATH": "/usr/bin:/bin", "SCHEDGEN_JOB": job.name})
+    return function_argv(found.group(0), job.name)
+
+
+def function_argv(function: str, job: str) -> list[str]:
+    """The argv a job file's ``sg_command() { ... }`` hands over, run in the sandbox."""
+    out = subprocess.run(["bash", "-c", _SANDBOX + function + "sg_command\n"],
+                         capture_output=True, env={"PATH": "/usr/bin:/bin", "SCHEDGEN_JOB": job})
+    assert out.returncode == 0 and not out.stderr, (out.stderr.decode(), function)
     return out.stdout.decode().split("\0")[:-1]
 
 

@@ -51,7 +51,7 @@ def test_as_a_user_named_in_no_system_crontab_their_lines_are_all_skipped(
 
     monkeypatch.setattr(import_cron_system, "current_user", lambda: "someone-else")
     assert CORPUS is not None
-    system = checker.run(CORPUS)["cron --system"]
+    system = checker.run(CORPUS, ("cron --system",))["cron --system"]
     assert system.failures == [], checker.report({"cron --system": system})
     assert system.buckets["skipped"] == system.seen > 0
     assert set(system.reasons) == {"runs as another user"}

@@ -71,8 +71,8 @@ def test_system_crontab_found_by_its_header_user_field_never_the_program(tmp_pat
         f"skipped: runs as user {OTHER!r} (the user field of a system crontab); schedgen "
         f"installs jobs into your own crontab ({ME})"]
     assert notes_at(result, 14) == [
-        "skipped: no user name before the command (a system crontab line is: time fields, "
-        "user, command)"]
+        "skipped: a system crontab line is: time fields, user, command; this one has only "
+        "'lonely' after the times"]
     assert any("its header comment says so" in n.message for n in result.notes)
     assert f"<- crontab.txt line 9 (user {ME})" in result.text
     # the column header is not a description, and nothing is "commented out"
@@ -103,6 +103,15 @@ def test_a_user_name_before_the_command_in_a_user_crontab_is_skipped_with_a_hint
     ("/etc/cron.daily/logrotate", False), ("/home/me/crontab", False)])
 def test_system_crontab_paths(path: str, system: bool) -> None:
     assert is_system_path(Path(path)) is system
+
+
+@pytest.mark.parametrize(("name", "ignored"), [("certbot", False), ("php_sessions-2", False),
+                                               ("php.dpkg-old", True), ("backup~", True)])
+def test_cron_d_names_debian_skips(name: str, ignored: bool) -> None:
+    from schedgen.importers.cron_system import ignored_by_debian
+
+    assert ignored_by_debian(Path("/etc/cron.d") / name) is ignored
+    assert not ignored_by_debian(Path("/etc") / name)
 
 
 @pytest.mark.parametrize(("shell", "command", "expected"), [
@@ -202,3 +211,19 @@ def test_a_placeholder_in_a_command_is_skipped_not_replaced() -> None:
     assert [f.source for f in found] == ["t line 2"]  # {} is no placeholder
     assert notes[0].message == ("skipped: the command holds {job}, which schedgen would replace "
                                 "at run time")
+
+
+@pytest.mark.parametrize(("line", "command"), [
+    ("@daily {me} echo a#b", "echo a#b"),  # python-crontab does not read this one at all
+    ("0 0 * * * {me} echo a#b", "echo a#b"),
+    ("0 0 * * * {me} echo 50% off", None),
+])
+def test_system_lines_python_crontab_reads_short(line: str, command: str | None) -> None:
+    found, notes = parse_crontab(line.format(me=ME) + "\n", "t", system=True)
+    if command is None:  # skipped, and not also said to be imported
+        assert not found and [n.message[:29] for n in notes] == ["skipped: an unescaped % sends"]
+    else:
+        assert found[0].keys["command"] == ["/bin/sh", "-c", command]
+        assert [n.message for n in notes] == [
+            f"runs as {ME} (the user field of a system crontab), who you are: imported into "
+            "your own crontab"]

@@ -20,31 +20,19 @@ from schedgen.config.model import PLACEHOLDERS
 from schedgen.errors import SchedgenError
 from schedgen.importers import cron_system as system_cron
 from schedgen.importers import cron_text as text
-from schedgen.importers.cron_text import unescape_command
+from schedgen.importers.cron_command import CRON_DEFAULT_SHELL, as_command, unescape_command
 from schedgen.importers.document import Found, ImportResult, Note, build, program_name
 from schedgen.schedule.expressions import MACROS, parse_entry
 from schedgen.targets import crontab
 
+# as_command and unescape_command live in import_cron_command; named here as before.
+__all__ = ["as_command", "import_cron", "parse_crontab", "read_crontab", "unescape_command"]
+
 CRON_DEFAULT_PATH = ["/usr/bin", "/bin"]  # Debian, cronie and macOS cron alike
-CRON_DEFAULT_SHELL = "/bin/sh"
 # cron's own test: a name without spaces, then "=" (a job line never has that shape).
 _ENV = re.compile(r"\s*([^\s=#]+)\s*=\s*(.*?)\s*")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JOB = re.compile(r"\s*(@\S+|(?:\S+\s+){4}\S+)\s+(.*)")
-_SAFE_WORD = re.compile(r"(?:~/)?[A-Za-z0-9_@%+=:,./-]+")
-# Shell words that are not programs: such a command keeps its shell.
-_SHELL_WORDS = {
-    "!", ".", ":", "[", "[[", "alias", "bg", "break", "builtin", "case", "cd", "command",
-    "continue", "declare", "do", "done", "echo", "elif", "else", "esac", "eval", "exec", "exit",
-    "export", "false", "fi", "for", "function", "getopts", "hash", "if", "jobs", "kill", "let",
-    "local", "printf", "pwd", "read", "readonly", "return", "select", "set", "shift", "source",
-    "test", "then", "time", "times", "trap", "true", "type", "typeset", "ulimit", "umask",
-    "unalias", "unset", "until", "wait", "while", "{", "}",
-}
-# Where schedgen's own `bash -c` (bash from the job's PATH) is the shell cron used.
-_BASH = {"/bin/bash", "/usr/bin/bash"}
-# Shells that split plain words as sh does: a plain-word command needs none of them.
-_WORD_SPLITTING_SHELL = re.compile(r"(?:.*/)?(?:(?:ba|da|z|k|mk|a|c|tc)?sh|fish)")
 _PLACEHOLDER = re.compile(r"\{(?:" + "|".join(PLACEHOLDERS) + r")\}")
 _SANE_SHELL = re.compile(r"/[A-Za-z0-9_./+-]+")
 
@@ -71,28 +59,12 @@ def import_cron(file: Path | None, dest: Path, system: bool = False,
         system = True
     found, notes = parse_crontab(table, "crontab" if file is None else file.name,
                                  system=system or None)
+    if file is not None and system_cron.ignored_by_debian(file):
+        notes.insert(0, Note(file.name, "Debian's cron ignores a file in /etc/cron.d whose name "
+                                        "holds other characters than letters, digits, _ and -: "
+                                        "there these jobs never ran (cronie runs them)"))
     result = build(found, "cron", origin, dest, lock=lock)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
-
-
-def as_command(command: str, shell: str = CRON_DEFAULT_SHELL,
-               home_from_env: bool = False) -> str | list[str]:
-    """What runs ``command`` as ``shell -c`` would: plain words become an argv; a command
-    for /bin/bash stays a string (schedgen runs strings with bash -c); any other shell is
-    kept as ``[shell, "-c", command]``."""
-    words = command.split()
-    plain = (words and all(_SAFE_WORD.fullmatch(w) for w in words)
-             and words[0] not in _SHELL_WORDS and "=" not in words[0]
-             # with HOME= in the crontab, the shell's ~ is that HOME, not yours
-             and not (home_from_env and any(w.startswith("~") for w in words)))
-    if plain and _WORD_SPLITTING_SHELL.fullmatch(shell):
-        return words
-    if shell in _BASH:
-        return command
-    if home_from_env and command.startswith("~"):
-        # schedgen expands a leading ~/ in an argument to your home; the shell, to this HOME
-        command = " " + command
-    return [shell, "-c", command]
 
 
 class _State:
@@ -228,8 +200,8 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
     if system:
         split = system_cron.split_user(line, rest)
         if split is None:
-            skip("no user name before the command (a system crontab line is: time fields, "
-                 "user, command)")
+            skip(f"a system crontab line is: time fields, user, command; this one has only "
+                 f"{rest!r} after the times")
             return None
         if split.user != me:
             skip(f"runs as user {split.user!r} (the user field of a system crontab); schedgen "
@@ -237,8 +209,6 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
             return None
         command = split.command
         remark = f"user {split.user}"
-        notes.append(Note(at, f"runs as {split.user} (the user field of a system crontab), who "
-                              "you are: imported into your own crontab"))
     else:
         command = unescape_command(rest)
     if command is None:
@@ -265,6 +235,9 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
     if unescape_command(rest, bsd=True) != unescape_command(rest, bsd=False):
         notes.append(Note(at, "'\\\\' in the command: Debian's cron and cronie make it '\\', "
                               "BSD and macOS cron keep both; read as this host's cron does"))
+    if remark:
+        notes.append(Note(at, f"runs as {me} (the user field of a system crontab), who you "
+                              "are: imported into your own crontab"))
     cmd = as_command(command, state.shell, home_from_env=state.home is not None)
     keys: dict[str, Any] = {}
     if description:

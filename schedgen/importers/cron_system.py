@@ -19,7 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from schedgen.importers.cron_text import unescape_command
+from schedgen.importers.cron_command import unescape_command
 
 SYSTEM_CRONTAB = Path("/etc/crontab")
 SYSTEM_CRON_DIR = Path("/etc/cron.d")
@@ -47,6 +47,12 @@ def is_system_path(path: Path) -> bool:
         if p == SYSTEM_CRONTAB or p.parent == SYSTEM_CRON_DIR:
             return True
     return False
+
+
+def ignored_by_debian(path: Path) -> bool:
+    """Debian's cron skips /etc/cron.d files named with anything but [A-Za-z0-9_-]."""
+    return path.absolute().parent == SYSTEM_CRON_DIR and not re.fullmatch(r"[A-Za-z0-9_-]+",
+                                                                           path.name)
 
 
 def header_names_user_field(comments: list[str]) -> bool:
@@ -84,12 +90,13 @@ def split_user(line: str, raw_command: str) -> UserLine | None:
         item = CronItem.from_line(line, cron=_system_tab())
     finally:
         log.disabled = was
-    if not item.is_valid() or not item.user:
-        return None
-    user = str(item.user)
     words = raw_command.split(None, 1)
-    if len(words) != 2 or words[0] != user:
-        return None
+    if len(words) != 2:
+        return None  # a user and no command, or no user: python-crontab agrees
+    if not item.is_valid() or item.user != words[0]:
+        # Its macro pattern stops at any '#' ("@daily root echo a#b" is not read at all).
+        return UserLine(words[0], _unescape(words[1]), False)
+    user = str(item.user)
     ours = _unescape(words[1])
     theirs = None if item.stdin is not None else str(item.command)
     # python-crontab ends the command at " #" (cron does not), and after "\\" reads "%"

@@ -12,7 +12,6 @@ stock "Edit this file to introduce tasks..." text). The stock example lines
 from __future__ import annotations
 
 import re
-import sys
 
 MAX_LINES = 3
 _COLUMN_WORDS = {
@@ -59,28 +58,3 @@ def description(comments: list[str]) -> str:
     if len(run) > MAX_LINES:
         return ""
     return " ".join(reversed(run))
-
-
-def unescape_command(command: str, bsd: bool | None = None) -> str | None:
-    """The command as cron runs it; None when an unescaped % sends the rest to stdin.
-
-    cron's own loop: a backslash escapes the next character, and is dropped before `%`
-    (and, in Debian's cron and cronie, before a second backslash; BSD and macOS cron
-    keep it there). ``bsd`` defaults to the cron of this host.
-    """
-    bsd = sys.platform == "darwin" if bsd is None else bsd
-    out: list[str] = []
-    escaped = False
-    for ch in command:
-        if escaped:
-            if ch == "%" or (ch == "\\" and not bsd):
-                out[-1] = ch  # the escaping backslash goes
-            else:
-                out.append(ch)
-            escaped = False
-            continue
-        if ch == "%":
-            return None
-        out.append(ch)
-        escaped = ch == "\\"
-    return "".join(out)

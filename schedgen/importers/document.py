@@ -4,7 +4,8 @@ The readers (import_cron, import_launchd) turn their source into `Found` jobs, e
 holding jobs.toml keys, and `Skipped` notes for what cannot be represented. This
 module names the jobs, writes the document with tomli-w, and checks it with
 schedgen's own loader before anyone sees it: a job the loader rejects is dropped
-and reported, never written.
+and reported, never written. Imported jobs keep schedgen's default lock, and a note
+says so; `--no-lock` writes `lock = false` instead.
 """
 
 from __future__ import annotations
