@@ -68,7 +68,7 @@ def test_round_trip_fires_the_same_minutes(expr: str) -> None:
     _round_trip(expr)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(minute=_field(0, 59), hour=_field(0, 23), dom=_field(1, 31),
        month=_field(1, 12, MONTHS), dow=_field(0, 7, DAYS))
 def test_generated_round_trips(minute, hour, dom, month, dow) -> None:
