@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedgen import yamlout
-from schedgen.describe import describe
-from schedgen.kube_schedule import kube_schedule
 from schedgen.model import Config, Job
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -64,6 +61,9 @@ def command(job: Job) -> list[str]:
 
 def cronjob(job: Job, namespace: str, zone: str | None = None) -> dict[str, Any]:
     """The manifest as a dict, keys in the order they are written."""
+    # Here, not at the top: the target's plan imports this module on every `diff`.
+    from schedgen.kube_schedule import kube_schedule
+
     k = job.kubernetes
     assert k is not None, job.name  # validate requires [kubernetes] for this target
     own = labels(namespace, job.name)
@@ -107,6 +107,9 @@ def cronjob(job: Job, namespace: str, zone: str | None = None) -> dict[str, Any]
 
 def manifest(job: Job, config: Config, marker: str) -> str:
     """The YAML file: a header saying what wrote it (with the marker), then the CronJob."""
+    from schedgen import yamlout
+    from schedgen.describe import describe
+
     zone = job_zone(job)
     data = cronjob(job, config.namespace, zone)
     words = describe(job) + (f" ({zone})" if zone else "")
