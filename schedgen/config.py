@@ -16,11 +16,13 @@ from schedgen.calendar import NotExpressible, union_dicts
 from schedgen.errors import ConfigError, Problem, SchedgenError
 from schedgen.model import Config, Job, Lock, Logs, Queue
 from schedgen.schedule import Cron, Every, every_as_cron, parse_schedule
+from schedgen.tzcheck import zone_name
 
 FORMAT = 1
 SHARED_KEYS = ("label_prefix", "targets", "path", "log_root", "lock_dir", "wrapper_dir")
 JOB_KEYS = ("description", "command", "schedule", "working_dir", "env", "env_file", "timeout",
-            "smoke", "throttle_interval", "run_at_load", "enabled", "lock", "queue", "logs")
+            "smoke", "throttle_interval", "run_at_load", "enabled", "lock", "queue", "logs",
+            "timezone")
 REQUIRED = ("command", "schedule")
 LOCK_KEYS = ("name", "wait", "busy_exit")
 QUEUE_KEYS = ("inbox", "processing", "processed", "failed", "pattern", "batch",
@@ -172,6 +174,7 @@ class _Checker:
             wrapper_dir=g("wrapper_dir", lambda v: f.path(v, self.base), paths.default_wrapper_dir()),
             label_prefix=g("label_prefix", lambda v: f.matches(v, f.LABEL_PREFIX, "label prefix"),
                            "local.schedgen"),
+            timezone=g("timezone", zone_name),
         )
         return job if len(self.problems) == start else None
 

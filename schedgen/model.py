@@ -63,6 +63,7 @@ class Job(NamedTuple):
     lock_dir: Path
     wrapper_dir: Path
     label_prefix: str
+    timezone: str | None = None  # IANA zone the schedule is read in; None: the host's
 
     @property
     def label(self) -> str:
