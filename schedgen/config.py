@@ -16,7 +16,7 @@ from schedgen.calendar import NotExpressible, union_dicts
 from schedgen.errors import ConfigError, Problem, SchedgenError
 from schedgen.model import Config, Job, Lock, Logs, Queue
 from schedgen.schedule import Cron, Every, every_as_cron, parse_schedule
-from schedgen.tzcheck import zone_name
+from schedgen.tzcheck import conflicts, zone_name
 
 FORMAT = 1
 SHARED_KEYS = ("label_prefix", "targets", "path", "log_root", "lock_dir", "wrapper_dir")
@@ -151,6 +151,9 @@ class _Checker:
         schedule = g("schedule", parse_schedule, ())
         if schedule and targets:
             self.check_targets(f"{w}.schedule", schedule, targets)
+        if "timezone" in merged and schedule:
+            for message in conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
+                self.problem(f"{w}.timezone", message)
         job = Job(
             name=name,
             description=g("description", f.one_line, ""),

@@ -115,22 +115,36 @@ def _program(command: Command | None) -> str | None:
 
 def wrapper(job: Job, config: Config) -> str:
     prog, smoke_prog = _program(job.command), _program(job.smoke)
-    return _env().get_template("wrapper.sh.j2").render(
+    text = _env().get_template("wrapper.sh.j2").render(
         job=job, h=header(config), queue=job.queue, lock=job.lock,
         progs=[prog] if prog else [], smoke_prog=smoke_prog if smoke_prog != prog else None)
+    if job.timezone:  # imported only for zoned jobs: start-up time
+        from schedgen import tzrender
+
+        text = tzrender.gated(text, job)
+    return text
 
 
 def plist(job: Job, config: Config) -> str:
     crons = [e for e in job.schedule if isinstance(e, Cron)]
     every = next((e.seconds for e in job.schedule if isinstance(e, Every)), None)
     reboot = any(isinstance(e, Reboot) for e in job.schedule)
+    calendar = union_dicts(crons) if crons else None
+    if crons and job.timezone:
+        from schedgen import tzrender
+
+        calendar = tzrender.host_calendar(job)
     return _env().get_template("launchd.plist.j2").render(
-        job=job, h=header(config), calendar=union_dicts(crons) if crons else None,
+        job=job, h=header(config), calendar=calendar,
         interval=every, run_at_load=job.run_at_load or reboot,
     )
 
 
 def cron_lines(job: Job) -> list[str]:
+    if job.timezone:
+        from schedgen import tzrender
+
+        return tzrender.host_cron_lines(job)
     exprs = []
     for e in job.schedule:
         if isinstance(e, Every):

@@ -52,6 +52,23 @@ def _suggest(value: str) -> str:
     return f"; did you mean {close[0]!r}?" if close else " (names look like \"Europe/Kyiv\" or \"UTC\")"
 
 
+def conflicts(schedule: tuple[object, ...], run_at_load: bool, targets: tuple[str, ...]) -> list[str]:
+    """What a zoned job cannot have: the gate tests wall times, these have none."""
+    from schedgen.schedule import Every, Reboot
+
+    out = []
+    if any(isinstance(e, Every) for e in schedule):
+        out.append("@every counts elapsed time, which has no zone; drop `timezone` or use a "
+                   "cron expression")
+    if any(isinstance(e, Reboot) for e in schedule):
+        out.append("@reboot runs at boot, which has no zone; give it a job of its own "
+                   "without `timezone`")
+    if run_at_load and "launchd" in targets:
+        out.append("run_at_load would start the job at load time, which the time-zone gate "
+                   "skips; drop one of the two")
+    return out
+
+
 def job_zone(job: _Zoned) -> ZoneInfo | None:
     """The zone a job's schedule is read in, or None for the host's local time.
 
