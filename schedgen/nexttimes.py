@@ -31,6 +31,9 @@ class Upcoming:
     readable: str  # the schedule as a sentence
     times: tuple[datetime, ...]
     notes: tuple[str, ...]
+    zone: str | None = None  # the job's `timezone`: times are in it
+    marks: tuple[str, ...] = ()  # per time: what a DST change did to it, or ""
+    host: tzinfo | None = None  # the host's zone, to show its reading beside
 
 
 def upcoming(config: Config, names: list[str] | None, n: int,
@@ -54,6 +57,11 @@ def upcoming(config: Config, names: list[str] | None, n: int,
 def next_times(job: Job, n: int, start: datetime) -> Upcoming:
     notes: list[str] = []
     times: list[datetime] = []
+    host = start.tzinfo
+    if job.timezone:  # read the schedule in the job's zone (cronsim applies its DST rules)
+        from zoneinfo import ZoneInfo
+
+        start = start.astimezone(ZoneInfo(job.timezone))
     if not job.enabled:
         notes.append("disabled (enabled = false): it does not run")
     else:
@@ -74,10 +82,17 @@ def next_times(job: Job, n: int, start: datetime) -> Upcoming:
                 notes.append("at boot (@reboot)")
         if job.run_at_load and "launchd" in job.targets:
             notes.append("also whenever launchd loads it (run_at_load)")
-        times = _first_distinct(heapq.merge(*streams), n)
+        times = _first_distinct(heapq.merge(*streams, key=_instant), n)
+    marks: tuple[str, ...] = ()
+    if job.timezone:
+        from schedgen.tznext import dst_mark
+
+        crons = [e for e in job.schedule if isinstance(e, Cron)]
+        marks = tuple(dst_mark(t, crons) for t in times)
     return Upcoming(job=job.name, description=job.description,
                     schedule=" | ".join(job.schedule_text), readable=describe(job),
-                    times=tuple(times), notes=tuple(notes))
+                    times=tuple(times), notes=tuple(notes), zone=job.timezone, marks=marks,
+                    host=host)
 
 
 def cron_times(expr: str, start: datetime) -> Iterator[datetime]:
@@ -96,10 +111,15 @@ def _every(start: datetime, seconds: int) -> Iterator[datetime]:
     return ((base + timedelta(seconds=seconds * k)).astimezone(zone) for k in itertools.count(1))
 
 
+def _instant(t: datetime) -> datetime:
+    """Aware times in one zone compare by wall clock (fold ignored): 01:30 EDT == 01:30 EST."""
+    return t.astimezone(UTC) if t.tzinfo is not None else t
+
+
 def _first_distinct(times: Iterator[datetime], n: int) -> list[datetime]:
     out: list[datetime] = []
     for t in times:
-        if not out or t != out[-1]:
+        if not out or _instant(t) != _instant(out[-1]):
             out.append(t)
         if len(out) == n:
             break
@@ -136,13 +156,28 @@ def as_json(results: list[Upcoming]) -> dict[str, list[str]]:
     return {r.job: [t.isoformat() for t in r.times] for r in results}
 
 
+def _zoned_line(r: Upcoming, i: int) -> str:
+    from schedgen.tznext import host_beside
+
+    t = r.times[i]
+    text = f"  {t.strftime('%a %Y-%m-%d %H:%M %Z').rstrip()}"
+    beside = host_beside(t, t.astimezone(r.host)) if r.host is not None else ""
+    mark = r.marks[i] if i < len(r.marks) else ""
+    extras = [x for x in (beside, mark) if x]
+    return text + (f"  ({'; '.join(extras)})" if extras else "")
+
+
 def as_text(results: list[Upcoming]) -> str:
     lines: list[str] = []
     for r in results:
         head = f"{r.job}: {r.description}" if r.description else r.job
         lines.append(head)
-        lines.append(f"  {r.schedule}  ({r.readable})")
-        lines += [f"  {t.strftime('%a %Y-%m-%d %H:%M %Z').rstrip()}" for t in r.times]
+        if r.zone:
+            lines.append(f"  {r.schedule}  ({r.readable}, {r.zone} time)")
+            lines += [_zoned_line(r, i) for i in range(len(r.times))]
+        else:
+            lines.append(f"  {r.schedule}  ({r.readable})")
+            lines += [f"  {t.strftime('%a %Y-%m-%d %H:%M %Z').rstrip()}" for t in r.times]
         lines += [f"  note: {note}" for note in r.notes]
         lines.append("")
     return "\n".join(lines).rstrip("\n")
