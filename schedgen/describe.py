@@ -16,7 +16,8 @@ _UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
 
 def describe(job: Job) -> str:
     """The whole schedule of a job in one line, e.g. ``At 06:15 every day``."""
-    return describe_entries(job.schedule)
+    text = describe_entries(job.schedule)
+    return f"{text}, {job.timezone} time" if job.timezone else text
 
 
 def describe_entries(entries: tuple[Entry, ...] | list[Entry]) -> str:

@@ -172,11 +172,10 @@ def as_text(results: list[Upcoming]) -> str:
     for r in results:
         head = f"{r.job}: {r.description}" if r.description else r.job
         lines.append(head)
+        lines.append(f"  {r.schedule}  ({r.readable})")
         if r.zone:
-            lines.append(f"  {r.schedule}  ({r.readable}, {r.zone} time)")
             lines += [_zoned_line(r, i) for i in range(len(r.times))]
         else:
-            lines.append(f"  {r.schedule}  ({r.readable})")
             lines += [f"  {t.strftime('%a %Y-%m-%d %H:%M %Z').rstrip()}" for t in r.times]
         lines += [f"  note: {note}" for note in r.notes]
         lines.append("")
