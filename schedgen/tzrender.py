@@ -6,7 +6,6 @@ returns what the job would have had without a zone, widened (tzwiden) or gated (
 
 from __future__ import annotations
 
-
 from zoneinfo import ZoneInfo
 
 from schedgen.calendar import CalendarDict

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from functools import lru_cache
 from typing import NamedTuple
-from zoneinfo import ZoneInfo
 
 from schedgen.calendar import CalendarDict, calendar_dicts
 from schedgen.schedule import MACROS, Cron
@@ -51,14 +50,14 @@ class Transition(NamedTuple):
     after: int  # and from then on
 
 
-def _offset(zone: ZoneInfo, at: datetime) -> int:
+def _offset(zone: tzinfo, at: datetime) -> int:
     off = at.astimezone(zone).utcoffset()
     assert off is not None
     return int(off.total_seconds()) // 60
 
 
 @lru_cache(maxsize=64)
-def transitions(zone: ZoneInfo, window: Window) -> tuple[Transition, ...]:
+def transitions(zone: tzinfo, window: Window) -> tuple[Transition, ...]:
     """Every change of UTC offset in the window, to the minute."""
     out = []
     t, off = window.start, _offset(zone, window.start)
@@ -82,14 +81,14 @@ def transitions(zone: ZoneInfo, window: Window) -> tuple[Transition, ...]:
     return tuple(out)
 
 
-def shifts(zone: ZoneInfo, host: ZoneInfo, window: Window) -> frozenset[int]:
+def shifts(zone: tzinfo, host: tzinfo, window: Window) -> frozenset[int]:
     """host offset - zone offset (minutes), for every pair that holds at some instant."""
     points = {window.start} | {t.at for t in transitions(zone, window)}
     points |= {t.at for t in transitions(host, window)}
     return frozenset(_offset(host, p) - _offset(zone, p) for p in points)
 
 
-def host_dst_hours(host: ZoneInfo, window: Window) -> frozenset[int]:
+def host_dst_hours(host: tzinfo, window: Window) -> frozenset[int]:
     """Host-local hours that a gap or a repeated period touches on some day."""
     hours: set[int] = set()
     for tr in transitions(host, window):
@@ -126,7 +125,7 @@ def matches(cron: Cron, local: datetime) -> bool:
     return (dom and dow) if cron.day_and else (dom or dow)
 
 
-def gap_firings(crons: Iterable[Cron], zone: ZoneInfo, window: Window) -> tuple[datetime, ...]:
+def gap_firings(crons: Iterable[Cron], zone: tzinfo, window: Window) -> tuple[datetime, ...]:
     """Instants right after a spring-forward gap where a fixed-time firing moves to.
 
     Only those whose own local time does not match already (the gate runs those anyway).
@@ -204,7 +203,7 @@ class HostLine(NamedTuple):
     step: int | None  # set: write minutes as */step (real time in the host's DST hours)
 
 
-def host_lines(crons: list[Cron], zone: ZoneInfo, host: ZoneInfo, window: Window,
+def host_lines(crons: list[Cron], zone: tzinfo, host: tzinfo, window: Window,
                for_cron: bool = True) -> list[HostLine]:
     """Host-local patterns that together fire at every instant the gate may run at."""
     at: dict[int, Days] = {}  # host minute of the day -> the host days it fires on
@@ -242,8 +241,8 @@ def host_lines(crons: list[Cron], zone: ZoneInfo, host: ZoneInfo, window: Window
             if h in dst_hours and step is None:
                 step = math.gcd(*minutes) if minutes != {0} else 30
             grouped.setdefault((frozenset(minutes), step), set()).add(h)
-        for (minutes, step), hs in grouped.items():
-            lines.append(HostLine(minutes, frozenset(hs), days, step))
+        for (mins, step), hs in grouped.items():
+            lines.append(HostLine(mins, frozenset(hs), days, step))
     return lines
 
 
@@ -259,7 +258,8 @@ def _exact_step(minutes: set[int]) -> int | None:
 def _field(values: frozenset[int], lo: int, hi: int) -> str:
     if values == frozenset(range(lo, hi + 1)):
         return "*"
-    parts, run = [], []
+    parts: list[str] = []
+    run: list[int] = []
     for v in sorted(values):
         if run and v == run[-1] + 1:
             run.append(v)
@@ -295,11 +295,11 @@ def as_cron(line: HostLine) -> Cron:
                 months=d.months, weekdays=d.weekdays, day_and=not d.day_or)
 
 
-def cron_lines(crons: list[Cron], zone: ZoneInfo, host: ZoneInfo, window: Window) -> list[str]:
+def cron_lines(crons: list[Cron], zone: tzinfo, host: tzinfo, window: Window) -> list[str]:
     return [cron_text(line) for line in host_lines(crons, zone, host, window)]
 
 
-def calendar(crons: list[Cron], zone: ZoneInfo, host: ZoneInfo,
+def calendar(crons: list[Cron], zone: tzinfo, host: tzinfo,
              window: Window) -> list[CalendarDict]:
     out: list[CalendarDict] = []
     for line in host_lines(crons, zone, host, window, for_cron=False):
