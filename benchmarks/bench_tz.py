@@ -72,9 +72,10 @@ def bench_fire(rounds: int) -> None:
         fire = samples["gated non-matching fire"]
         ratio = statistics.median(f / b for f, b in zip(fire, base, strict=True))
         print(f"gated non-matching fire ({rounds} rounds, interleaved)")
-        print(f"  bash -c :                 median {statistics.median(base) * 1000:6.2f} ms")
+        print(f"  bash -c :                 median {statistics.median(base) * 1000:6.2f} ms"
+              f"   fastest {min(base) * 1000:6.2f} ms")
         print(f"  bash job.sh --cron        median {statistics.median(fire) * 1000:6.2f} ms"
-              f"   (goal: under 10 ms)")
+              f"   fastest {min(fire) * 1000:6.2f} ms   (goal: under 10 ms)")
         print(f"  ratio fire / bash -c :    {ratio:.2f}x")
         print(f"  job file {script.stat().st_size} bytes; wrote nothing: ok")
 
