@@ -8,8 +8,10 @@ membership, and lists the instants a spring-forward gap moves fixed-time firings
 
 from __future__ import annotations
 
+import os
 import shlex
 from datetime import UTC, datetime, tzinfo
+from functools import lru_cache
 from importlib import resources
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
@@ -110,6 +112,12 @@ def render_window(now: datetime | None = None) -> Window:
 
 
 def host_zone() -> tzinfo:
+    """The host's zone: one object per TZ value, so its transitions are worked out once."""
+    return _host_zone(os.environ.get("TZ"))
+
+
+@lru_cache(maxsize=4)
+def _host_zone(tz: str | None) -> tzinfo:
     from schedgen.nexttimes import local_zone
 
     return local_zone()

@@ -32,7 +32,7 @@ WINDOW_YEARS = 10
 ALL_MONTHS = frozenset(range(1, 13))
 ALL_DAYS = frozenset(range(1, 32))
 ALL_WEEKDAYS = frozenset(range(7))
-_STEP = timedelta(hours=6)  # no zone changes offset twice within six hours
+_STEP = timedelta(days=1)  # no zone changes its offset twice within a day
 
 
 class Window(NamedTuple):
