@@ -23,7 +23,7 @@ from schedgen.schedule import parse_cron
 from schedgen.tzgate import Gate, settings
 from schedgen.tzrender import host_cron_lines
 from schedgen.tzwiden import transitions
-from tests.tzkit import PAIRS, WINDOW, host_fires, times
+from tests.tzkit import PAIRS, WINDOW, host_fires, rendered, times
 from tests.wrapper_kit import make_job
 
 GATE = Path(str(resources.files("schedgen.templates").joinpath("tzgate.sh")))
@@ -60,13 +60,11 @@ def bash_gate(gate: Gate, state: Path, instants: list[datetime], host: str = "UT
     return [int(x) for x in p.stdout.split()]
 
 
-def fires_near_changes(zone: str, host: str, exprs: list[str],
-                       hours: int) -> tuple[list[datetime], list[tuple[datetime, datetime]]]:
-    """Host fires of the rendered cron lines within ``hours`` of the zone's first changes."""
-    from schedgen.tzwiden import cron_lines
-
+def fires_near_changes(zone: str, host: str, exprs: list[str], hours: int, target: str = "cron",
+                       ) -> tuple[list[datetime], list[tuple[datetime, datetime]]]:
+    """Host fires of the rendered cron lines (or plist dicts) near the zone's first changes."""
     crons = [parse_cron(e) for e in exprs]
-    lines = cron_lines(crons, ZoneInfo(zone), ZoneInfo(host), WINDOW)
+    lines = rendered(crons, ZoneInfo(zone), ZoneInfo(host), target)
     spans = [(tr.at - timedelta(hours=hours), tr.at + timedelta(hours=hours))
              for tr in transitions(ZoneInfo(zone), WINDOW)[:4]]
     if not spans:  # a zone without changes: one ordinary day
@@ -74,23 +72,26 @@ def fires_near_changes(zone: str, host: str, exprs: list[str],
         spans = [(a, a + timedelta(days=1))]
     out: set[datetime] = set()
     for a, b in spans:
-        out |= set(host_fires(lines, ZoneInfo(host), a, b))
+        out |= set(host_fires(lines, ZoneInfo(host), a, b))  # a set: launchd starts once
     return sorted(out), spans
 
 
-SAMPLE = [(z, h, ["30 2 * * *", "30 1 * * *", "30 2 1,15 * 5"], 30) for z, h in PAIRS.items()]
-SAMPLE += [("Australia/Lord_Howe", "America/New_York", ["*/15 * * * *"], 2),
-           ("America/New_York", "Europe/Berlin", ["*/15 * * * *", "30 1 * * *"], 2)]
+DAILY = ["30 2 * * *", "30 1 * * *", "30 2 1,15 * 5"]
+SAMPLE = [(z, h, DAILY, 30, "cron") for z, h in PAIRS.items()]
+SAMPLE += [("Australia/Lord_Howe", "America/New_York", ["*/15 * * * *"], 2, "cron"),
+           ("America/New_York", "Europe/Berlin", ["*/15 * * * *", "30 1 * * *"], 2, "cron"),
+           ("America/New_York", "Europe/Berlin", DAILY, 30, "launchd"),
+           ("Pacific/Chatham", "America/Los_Angeles", DAILY, 30, "launchd")]
 
 
-@pytest.mark.parametrize(("zone", "host", "exprs", "hours"), SAMPLE,
-                         ids=[f"{z}-{'|'.join(e)}" for z, _, e, _ in SAMPLE])
+@pytest.mark.parametrize(("zone", "host", "exprs", "hours", "target"), SAMPLE,
+                         ids=[f"{t}-{z}-{'|'.join(e)}" for z, _, e, _, t in SAMPLE])
 def test_bash_gate_decides_as_cronsim_at_the_rendered_fires(tmp_path: Path, zone: str,
                                                             host: str, exprs: list[str],
-                                                            hours: int) -> None:
+                                                            hours: int, target: str) -> None:
     crons = [parse_cron(e) for e in exprs]
     gate = Gate.of(zone, crons, WINDOW)
-    instants, spans = fires_near_changes(zone, host, exprs, hours)
+    instants, spans = fires_near_changes(zone, host, exprs, hours, target)
     got = bash_gate(gate, tmp_path / "state", instants, host=host)
     state: list[int | None] = [None]
     want = [0 if gate.decide(t, state) else 1 for t in instants]

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
 
-from schedgen.schedule import parse_cron
+from schedgen.schedule import Cron, parse_cron
 from schedgen.tzgate import Gate
 from schedgen.tzwiden import Window, calendar, cron_lines, matches, transitions
 
@@ -80,18 +80,22 @@ def spans(zone: ZoneInfo, host: ZoneInfo, full: bool) -> list[tuple[datetime, da
     return out
 
 
+def rendered(crons: list[Cron], zone: ZoneInfo, host: ZoneInfo, target: str) -> list[str]:
+    """The host schedule: cron lines, or launchd dicts as 6-field real-time expressions
+    (a dict is a set of exact host wall times; launchd is taken to follow the wall clock)."""
+    if target == "cron":
+        return cron_lines(crons, zone, host, WINDOW)
+    return ["* " + " ".join(str(d.get(k, "*")) for k in ("Minute", "Hour", "Day", "Month", "Weekday"))
+            for d in calendar(crons, zone, host, WINDOW)]
+
+
 def check(zone_name: str, host_name: str, exprs: list[str], full: bool,
           target: str = "cron") -> tuple[int, int]:
     """Assert the command runs exactly at cronsim's instants. Returns (firings, host fires)."""
     zone, host = ZoneInfo(zone_name), ZoneInfo(host_name)
     crons = [parse_cron(e) for e in exprs]
     gate = Gate.of(zone_name, crons, WINDOW)
-    if target == "cron":
-        host_exprs = cron_lines(crons, zone, host, WINDOW)
-    else:  # a dict is a set of exact host wall times; launchd taken to follow real time
-        host_exprs = ["* " + " ".join(str(d.get(k, "*")) for k in
-                                      ("Minute", "Hour", "Day", "Month", "Weekday"))
-                      for d in calendar(crons, zone, host, WINDOW)]
+    host_exprs = rendered(crons, zone, host, target)
     n_expected = n_fires = 0
     for a, b in spans(zone, host, full):
         # Start an hour early so the gate's state is what it would be by then.
