@@ -217,3 +217,17 @@ def test_job_file_at_the_plists_fires(tmp_path: Path, monkeypatch: pytest.Monkey
                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert out.read_text().startswith("20270501T2045")
+
+
+def test_day_fields_follow_debians_or_and_and(tmp_path: Path) -> None:
+    ny = ZoneInfo("America/New_York")
+
+    def at(day: int) -> datetime:  # 02:30 in New York, July 2027
+        return datetime(2027, 7, day, 2, 30, tzinfo=ny).astimezone(UTC)
+
+    either = Gate.of("America/New_York", [parse_cron("30 2 1,15 * 5")], WINDOW)
+    # Thu 15th (day), Fri 9th (weekday), Wed 14th (neither), Thu 1st (day)
+    assert bash_gate(either, tmp_path / "a", [at(15), at(9), at(14), at(1)]) == [0, 0, 1, 0]
+    both = Gate.of("America/New_York", [parse_cron("30 2 */2 * 5")], WINDOW)
+    # '*/2' makes it AND: Fri 9th (odd day, Friday), Fri 16th (even), Thu 15th (not Friday)
+    assert bash_gate(both, tmp_path / "b", [at(9), at(16), at(15)]) == [0, 1, 1]
