@@ -24,7 +24,7 @@ from schedgen.tzgate import Gate, settings
 from schedgen.tzrender import host_cron_lines
 from schedgen.tzwiden import transitions
 from tests.tzkit import PAIRS, WINDOW, host_fires, rendered, times
-from tests.wrapper_kit import make_job
+from tests.wrapper_kit import Wrapped, make_job
 
 GATE = Path(str(resources.files("schedgen.templates").joinpath("tzgate.sh")))
 
@@ -164,10 +164,10 @@ def test_foreground_run_is_not_gated(tmp_path: Path) -> None:
 
 # -- the rendered job file ------------------------------------------------------------
 
-def _run_at(w: object, t: datetime, *args: str) -> subprocess.CompletedProcess[str]:
-    env = w.env({"TZ": "Europe/Berlin"})  # type: ignore[attr-defined]
-    return subprocess.run(["faketime", f"@{epoch(t)}", *w.argv(*args)],  # type: ignore[attr-defined]
-                          env=env, capture_output=True, text=True, timeout=60)
+def _run_at(w: Wrapped, t: datetime, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["faketime", f"@{epoch(t)}", *w.argv(*args)],
+                          env=w.env({"TZ": "Europe/Berlin"}), capture_output=True, text=True,
+                          timeout=60)
 
 
 def test_job_file_runs_only_at_the_zones_firings(tmp_path: Path,
