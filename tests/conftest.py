@@ -61,3 +61,13 @@ def _no_real_crontab_or_launchctl(request: pytest.FixtureRequest, tmp_path: Path
         (guard / name).write_text(_GUARD)
         (guard / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{guard}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked slow run only when asked for: `pytest -m slow`."""
+    if "slow" in (config.option.markexpr or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(skip)

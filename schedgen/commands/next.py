@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from schedgen.config import load as cfg
 from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
-from schedgen.schedule.describe import describe_entries
+from schedgen.schedule.describe import describe_zoned
+from schedgen.schedule.expressions import Cron
+from schedgen.schedule.tznext import dst_mark
 from schedgen.schedule.upcoming import firings, local_zone
 
 
@@ -21,6 +24,9 @@ class Upcoming:
     readable: str  # the schedule as a sentence
     times: tuple[datetime, ...]
     notes: tuple[str, ...]
+    zone: str | None = None  # the job's `timezone`: times are in it
+    marks: tuple[str, ...] = ()  # per time: what a DST change did to it, or ""
+    host: tzinfo | None = None  # the host's zone, to show its reading beside
 
 
 def next_cmd(config_path: Path, names: list[str] | None, n: int) -> list[Upcoming]:
@@ -48,6 +54,9 @@ def upcoming(config: Config, names: list[str] | None, n: int,
 def next_times(job: Job, n: int, start: datetime) -> Upcoming:
     notes: list[str] = []
     times: tuple[datetime, ...] = ()
+    host = start.tzinfo
+    if job.timezone:  # read the schedule in the job's zone (cronsim applies its DST rules)
+        start = start.astimezone(ZoneInfo(job.timezone))
     if not job.enabled:
         notes.append("disabled (enabled = false): it does not run")
     else:
@@ -56,6 +65,11 @@ def next_times(job: Job, n: int, start: datetime) -> Upcoming:
         notes += found
         if job.run_at_load and launchd:
             notes.append("also whenever launchd loads it (run_at_load)")
+    marks: tuple[str, ...] = ()
+    if job.timezone:
+        crons = [e for e in job.schedule if isinstance(e, Cron)]
+        marks = tuple(dst_mark(t, crons) for t in times)
     return Upcoming(job=job.name, description=job.description,
-                    schedule=" | ".join(job.schedule_text), readable=describe_entries(job.schedule),
-                    times=times, notes=tuple(notes))
+                    schedule=" | ".join(job.schedule_text),
+                    readable=describe_zoned(job.schedule, job.timezone),
+                    times=times, notes=tuple(notes), zone=job.timezone, marks=marks, host=host)

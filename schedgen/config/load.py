@@ -14,6 +14,7 @@ from schedgen import paths
 from schedgen.config import kubernetes as kube_config
 from schedgen.config import values as f
 from schedgen.config.model import Config, Job, Lock, Logs, Queue
+from schedgen.config.timezone import conflicts, zone_name
 from schedgen.errors import ConfigError, Problem, SchedgenError
 from schedgen.schedule.expressions import Cron, Every, every_as_cron, parse_schedule
 from schedgen.schedule.to_calendar import NotExpressible, union_dicts
@@ -22,7 +23,7 @@ FORMAT = 1
 SHARED_KEYS = ("label_prefix", "targets", "path", "log_root", "lock_dir", "wrapper_dir")
 JOB_KEYS = ("description", "command", "schedule", "working_dir", "env", "env_file", "timeout",
             "smoke", "throttle_interval", "run_at_load", "enabled", "lock", "queue", "logs",
-            "kubernetes")
+            "kubernetes", "timezone")
 REQUIRED = ("command", "schedule")
 LOCK_KEYS = ("name", "wait", "busy_exit")
 QUEUE_KEYS = ("inbox", "processing", "processed", "failed", "pattern", "batch",
@@ -154,6 +155,9 @@ class _Checker:
         schedule = g("schedule", parse_schedule, ())
         if schedule and targets:
             self.check_targets(f"{w}.schedule", schedule, targets)
+        if "timezone" in merged and schedule:
+            for message in conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
+                self.problem(f"{w}.timezone", message)
         job = Job(
             name=name,
             description=g("description", f.one_line, ""),
@@ -179,6 +183,7 @@ class _Checker:
                            "local.schedgen"),
             kubernetes=kube_config.parse(self, w, merged["kubernetes"], "kubernetes" in (targets or ()))
             if kube and "kubernetes" in merged else None,
+            timezone=g("timezone", zone_name),
         )
         if kube and "kubernetes" in (targets or ()):
             if "kubernetes" not in merged:

@@ -75,6 +75,7 @@ class Job(NamedTuple):
     wrapper_dir: Path
     label_prefix: str
     kubernetes: Kubernetes | None = None
+    timezone: str | None = None  # IANA zone the schedule is read in; None: the host's
 
     @property
     def label(self) -> str:

@@ -75,6 +75,9 @@ JOB_TYPES: dict[str, Schema] = {
     "throttle_interval": _doc("launchd ThrottleInterval (seconds)", {"type": "integer", "minimum": 0}),
     "run_at_load": _doc("launchd RunAtLoad", {"type": "boolean"}),
     "enabled": _doc("false: keep the job in the file but install nothing", {"type": "boolean"}),
+    "timezone": _doc("IANA zone the schedule is read in (default: the host's local time)",
+                     {"type": "string", "pattern": "^[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*$",
+                      "examples": ["Europe/Kyiv", "America/New_York", "UTC"]}),
     # One schema for both forms, so a typo inside [lock] is reported by name.
     "lock": _doc("false for no lock, or the lock's settings", {
         "type": ["boolean", "object"], "$ref": "#/$defs/lock"}),

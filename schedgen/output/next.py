@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from schedgen.commands.next import Upcoming
+from schedgen.schedule.tznext import host_beside
 
 
 def as_json(results: list[Upcoming]) -> dict[str, list[str]]:
     return {r.job: [t.isoformat() for t in r.times] for r in results}
+
+
+def _zoned_line(r: Upcoming, i: int) -> str:
+    t = r.times[i]
+    text = f"  {t.strftime('%a %Y-%m-%d %H:%M %Z').rstrip()}"
+    beside = host_beside(t, t.astimezone(r.host)) if r.host is not None else ""
+    mark = r.marks[i] if i < len(r.marks) else ""
+    extras = [x for x in (beside, mark) if x]
+    return text + (f"  ({'; '.join(extras)})" if extras else "")
 
 
 def as_text(results: list[Upcoming]) -> str:
@@ -15,7 +25,10 @@ def as_text(results: list[Upcoming]) -> str:
         head = f"{r.job}: {r.description}" if r.description else r.job
         lines.append(head)
         lines.append(f"  {r.schedule}  ({r.readable})")
-        lines += [f"  {t.strftime('%a %Y-%m-%d %H:%M %Z').rstrip()}" for t in r.times]
+        if r.zone:
+            lines += [_zoned_line(r, i) for i in range(len(r.times))]
+        else:
+            lines += [f"  {t.strftime('%a %Y-%m-%d %H:%M %Z').rstrip()}" for t in r.times]
         lines += [f"  note: {note}" for note in r.notes]
         lines.append("")
     return "\n".join(lines).rstrip("\n")

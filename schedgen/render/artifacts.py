@@ -16,7 +16,8 @@ import jinja2
 
 from schedgen import __version__, paths
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
-from schedgen.schedule.describe import describe_entries
+from schedgen.render import tzrender
+from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron, Every, Reboot, every_as_cron
 from schedgen.schedule.to_calendar import union_dicts
 
@@ -59,7 +60,7 @@ def _environment(store: bool, folder: Path) -> jinja2.Environment:
     # "--" may not appear inside an XML comment.
     env.filters["xml_comment"] = lambda s: str(s).replace("--", "- -")
     # The schedule in words; never depends on the clock.
-    env.filters["describe"] = lambda job: describe_entries(job.schedule)
+    env.filters["describe"] = lambda job: describe_zoned(job.schedule, job.timezone)
     env.filters["cron_command"] = cron_command
     return env
 
@@ -137,22 +138,30 @@ def _program(command: Command | None) -> str | None:
 
 def wrapper(job: Job, config: Config) -> str:
     prog, smoke_prog = _program(job.command), _program(job.smoke)
-    return _env().get_template("wrapper.sh.j2").render(
+    text = _env().get_template("wrapper.sh.j2").render(
         job=job, h=header(config), queue=job.queue, lock=job.lock,
         progs=[prog] if prog else [], smoke_prog=smoke_prog if smoke_prog != prog else None)
+    if job.timezone:  # imported only for zoned jobs: start-up time
+        text = tzrender.gated(text, job)
+    return text
 
 
 def plist(job: Job, config: Config) -> str:
     crons = [e for e in job.schedule if isinstance(e, Cron)]
     every = next((e.seconds for e in job.schedule if isinstance(e, Every)), None)
     reboot = any(isinstance(e, Reboot) for e in job.schedule)
+    calendar = union_dicts(crons) if crons else None
+    if crons and job.timezone:
+        calendar = tzrender.host_calendar(job)
     return _env().get_template("launchd.plist.j2").render(
-        job=job, h=header(config), calendar=union_dicts(crons) if crons else None,
+        job=job, h=header(config), calendar=calendar,
         interval=every, run_at_load=job.run_at_load or reboot,
     )
 
 
 def cron_lines(job: Job) -> list[str]:
+    if job.timezone:
+        return tzrender.host_cron_lines(job)
     exprs = []
     for e in job.schedule:
         if isinstance(e, Every):

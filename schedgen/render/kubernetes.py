@@ -38,7 +38,7 @@ def selector(namespace: str) -> str:
 
 def job_zone(job: Job) -> str | None:
     """The job's IANA time zone, once jobs.toml has one (DESIGN.md §8); None: the cluster's."""
-    zone = getattr(job, "timezone", None)
+    zone: object = job.timezone
     name = getattr(zone, "key", zone)  # a ZoneInfo or its IANA name
     return name if isinstance(name, str) and name else None
 

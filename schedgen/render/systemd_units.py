@@ -50,9 +50,8 @@ def timer_settings(job: Job) -> list[tuple[str, str]]:
     """The [Timer] keys that carry the schedule, in the order they are written."""
     out: list[tuple[str, str]] = []
     crons = [e for e in job.schedule if isinstance(e, Cron)]
-    # Issue 13 adds `timezone`; the zone is then the last word of every line.
-    zone = getattr(job, "timezone", None)
-    out += [("OnCalendar", line) for line in on_calendar(crons, zone)] if crons else []
+    # A zoned job: systemd reads the zone itself, as the last word of every line.
+    out += [("OnCalendar", line) for line in on_calendar(crons, job.timezone)] if crons else []
     if any(isinstance(e, Reboot) for e in job.schedule):
         out.append(("OnStartupSec", "0"))
     for e in job.schedule:

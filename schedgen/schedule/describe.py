@@ -13,6 +13,12 @@ from schedgen.schedule.expressions import MACROS, Cron, Entry, Every, Reboot
 _UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
 
 
+def describe_zoned(entries: tuple[Entry, ...] | list[Entry], zone: str | None) -> str:
+    """The schedule in words, naming the zone it is read in when it has one."""
+    text = describe_entries(entries)
+    return f"{text}, {zone} time" if zone else text
+
+
 def describe_entries(entries: tuple[Entry, ...] | list[Entry]) -> str:
     """A whole schedule in one line, e.g. ``At 06:15 every day``."""
     parts = [describe_entry(e) for e in entries]

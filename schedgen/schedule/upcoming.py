@@ -47,7 +47,7 @@ def firings(entries: Sequence[Entry], n: int, start: datetime, *, launchd: bool)
                 streams.append(_every(start, entry.seconds))
         elif isinstance(entry, Reboot):
             notes.append("at boot (@reboot)")
-    return Firings(tuple(_first_distinct(heapq.merge(*streams), n)), tuple(notes))
+    return Firings(tuple(_first_distinct(heapq.merge(*streams, key=_instant), n)), tuple(notes))
 
 
 def cron_times(expr: str, start: datetime) -> Iterator[datetime]:
@@ -66,10 +66,15 @@ def _every(start: datetime, seconds: int) -> Iterator[datetime]:
     return ((base + timedelta(seconds=seconds * k)).astimezone(zone) for k in itertools.count(1))
 
 
+def _instant(t: datetime) -> datetime:
+    """Aware times in one zone compare by wall clock (fold ignored): 01:30 EDT == 01:30 EST."""
+    return t.astimezone(UTC) if t.tzinfo is not None else t
+
+
 def _first_distinct(times: Iterator[datetime], n: int) -> list[datetime]:
     out: list[datetime] = []
     for t in times:
-        if not out or t != out[-1]:
+        if not out or _instant(t) != _instant(out[-1]):
             out.append(t)
         if len(out) == n:
             break

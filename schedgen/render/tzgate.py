@@ -1,0 +1,130 @@
+"""The time-zone gate's settings, and the same decision in Python (for tests and `next`).
+
+templates/tzgate.sh decides at each fire whether the zone-local time is a firing; this
+module pre-expands each cron expression into plain value lists so that bash only tests
+membership, and lists the instants a spring-forward gap moves fixed-time firings to.
+`Gate.decide` is that logic again, used to check the widened schedule against cronsim.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from datetime import UTC, datetime, tzinfo
+from functools import lru_cache
+from importlib import resources
+from typing import NamedTuple
+from zoneinfo import ZoneInfo
+
+from schedgen.schedule.expressions import Cron
+from schedgen.schedule.tzwiden import (
+    ALL_DAYS,
+    ALL_MONTHS,
+    ALL_WEEKDAYS,
+    Window,
+    gap_firings,
+    is_fixed,
+)
+from schedgen.schedule.upcoming import local_zone
+
+KEY = "%Y%m%d%H%M"
+REPEAT_LIMIT = 180  # minutes the clock may go back and a fixed firing still counts as run
+
+
+class Gate(NamedTuple):
+    zone: str
+    crons: tuple[Cron, ...]
+    gaps: frozenset[str]  # zone-local keys (KEY) of moved fixed-time firings
+
+    @classmethod
+    def of(cls, zone: str, crons: list[Cron], window: Window) -> Gate:
+        tz = ZoneInfo(zone)
+        keys = frozenset(t.astimezone(tz).strftime(KEY) for t in gap_firings(crons, tz, window))
+        return cls(zone, tuple(crons), keys)
+
+    def decide(self, at: datetime, state: list[int | None]) -> bool:
+        """Run at instant ``at``? ``state`` holds [the last fixed firing's local minute]."""
+        local = at.astimezone(ZoneInfo(self.zone))
+        wild = fixed = False
+        for cron in self.crons:
+            if _match(cron, local):
+                if is_fixed(cron):
+                    fixed = True
+                else:
+                    wild = True
+        if local.strftime(KEY) in self.gaps:
+            fixed = True
+        if fixed:
+            now = local_minutes(local)
+            last = state[0]
+            if last is not None and 0 <= last - now < REPEAT_LIMIT:
+                fixed = False
+            else:
+                state[0] = now
+        return wild or fixed
+
+
+def _match(cron: Cron, local: datetime) -> bool:
+    # The bash gate's test, written out separately from tzwiden.matches on purpose.
+    weekday = int(local.strftime("%w"))
+    if local.minute not in cron.minutes or local.hour not in cron.hours:
+        return False
+    if local.month not in cron.months:
+        return False
+    if not cron.day_and:
+        return local.day in cron.days or weekday in cron.weekdays
+    return local.day in cron.days and weekday in cron.weekdays
+
+
+def local_minutes(local: datetime) -> int:
+    """Minutes on the local wall clock since 1970-01-01 00:00 (what tzgate.sh computes)."""
+    wall = local.replace(tzinfo=None)
+    return int((wall - datetime(1970, 1, 1)).total_seconds()) // 60
+
+
+def _list(values: frozenset[int], full: frozenset[int]) -> str:
+    return "*" if values == full else " " + " ".join(map(str, sorted(values))) + " "
+
+
+def _array(name: str, items: list[str]) -> str:
+    return f"{name}=({' '.join(shlex.quote(i) for i in items)})"
+
+
+def settings(gate: Gate, state_file: str) -> str:
+    """The shell variables tzgate.sh reads, one per line."""
+    c = gate.crons
+    lines = [
+        f"sg_tz_zone={shlex.quote(gate.zone)}",
+        f"sg_tz_state={shlex.quote(state_file)}",
+        f"sg_tz_n={len(c)}",
+        _array("sg_tz_min", [_list(x.minutes, frozenset(range(60))) for x in c]),
+        _array("sg_tz_hour", [_list(x.hours, frozenset(range(24))) for x in c]),
+        _array("sg_tz_dom", [_list(x.days, ALL_DAYS) for x in c]),
+        _array("sg_tz_mon", [_list(x.months, ALL_MONTHS) for x in c]),
+        _array("sg_tz_dow", [_list(x.weekdays, ALL_WEEKDAYS) for x in c]),
+        _array("sg_tz_or", ["0" if x.day_and else "1" for x in c]),
+        _array("sg_tz_fixed", ["1" if is_fixed(x) else "0" for x in c]),
+        f"sg_tz_gaps={shlex.quote(' ' + ' '.join(sorted(gate.gaps)) + ' ')}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def source() -> str:
+    """templates/tzgate.sh as shipped in the package."""
+    return resources.files("schedgen.templates").joinpath("tzgate.sh").read_text(encoding="utf-8")
+
+
+def render_window(now: datetime | None = None) -> Window:
+    """The years a rendered schedule covers: this one and the next WINDOW_YEARS - 1."""
+    return Window.years((now or datetime.now(UTC)).year)
+
+
+def host_zone() -> tzinfo:
+    """The host's zone: one object per TZ value, so its transitions are worked out once."""
+    return _host_zone(os.environ.get("TZ"))
+
+
+@lru_cache(maxsize=4)
+def _host_zone(tz: str | None) -> tzinfo:
+
+    return local_zone()
