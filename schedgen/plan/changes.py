@@ -117,12 +117,15 @@ class Plan(NamedTuple):
 
 
 def build(config: Config | None, record: Record, *, selected: tuple[str, ...] | None = None,
-          prune: bool = False, force: bool = False, uninstall: bool = False) -> Plan:
-    """Ask every target for its changes. `config=None` with `uninstall`: remove all owned."""
+          prune: bool = False, force: bool = False, uninstall: bool = False,
+          review: bool = False) -> Plan:
+    """Ask every target for its changes. `config=None` with `uninstall`: remove all owned.
+    `review` (diff, status): a target program that is missing leaves live state unknown."""
     from schedgen.targets.base import PlanContext, all_targets
 
     ctx = PlanContext(config=config, record=record, prune=prune, force=force,
-                      uninstall=uninstall, selected=selected or ("launchd", "cron"))
+                      uninstall=uninstall, selected=selected or ("launchd", "cron"),
+                      review=review)
     changes: list[Change] = []
     for target in all_targets():
         changes += target.plan(ctx, tuple(changes))

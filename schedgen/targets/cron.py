@@ -26,8 +26,14 @@ class CronTarget:
         entry = ctx.record.get(KEY)
         if not wanted and entry is None and (not ctx.uninstall or not shutil.which("crontab")):
             return []  # nothing of ours can be there (uninstall still looks for the markers)
+        if ctx.review and not shutil.which("crontab"):
+            ctx.warnings.append("crontab not found on PATH: the installed crontab block is "
+                                "unknown; the block is shown as it would be installed")
+            table = crontab.Table("", False)
+        else:
+            table = None
         try:
-            table = crontab.read()
+            table = table or crontab.read()
         except SystemOpError as exc:
             if entry is not None or wanted:
                 raise
