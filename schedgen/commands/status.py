@@ -6,7 +6,6 @@ Installed state and drift come from the same plan `diff` and `apply` use; the re
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -17,7 +16,6 @@ from schedgen.config.model import Job
 from schedgen.machine import ownership as state
 from schedgen.plan import changes as p
 from schedgen.records import runs
-from schedgen.render.artifacts import cron_escape
 from schedgen.schedule.expressions import Every
 from schedgen.schedule.upcoming import local_zone, next_times
 from schedgen.units import format_duration
@@ -53,24 +51,34 @@ class Status:
 
 def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
     config = cfg.load(config_path)
-    plan = p.build(config, state.load(config.namespace), selected=targets)
+    plan = p.build(config, state.load(config.namespace), selected=targets, review=True)
     now = datetime.now(local_zone())
-    jobs = tuple(_job(job, plan, now) for job in config.jobs)
+    by_job = _by_job(plan)  # one pass: a per-job scan made status quadratic in jobs
+    jobs = tuple(_job(job, by_job.get(job.name, []), now) for job in config.jobs)
     names = {j.name for j in config.jobs}
     other = tuple(f"{c.kind} {c.where}: {c.action} ({c.note})" for c in plan.changes
                   if c.pending and not (c.job in names or set(c.jobs) & names))
     return Status(config.namespace, jobs, other)
 
 
-def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
-    changes = plan.for_job(job.name)
+def _by_job(plan: p.Plan) -> dict[str, list[p.Change]]:
+    out: dict[str, list[p.Change]] = {}
+    for c in plan.changes:
+        if c.kind == "cron":
+            parts = _cron_parts(c)
+            for j, part in parts.items():
+                out.setdefault(j, []).append(part)
+        elif c.job:
+            out.setdefault(c.job, []).append(c)
+    return out
+
+
+def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
     drift: list[str] = []
     installed = True
     launchd = None
     for c in changes:
-        part = _cron_part(c, job) if c.kind == "cron" else c
-        if part is None:
-            continue
+        part = c
         if job.enabled and part.before is None:
             installed = False
         if part.pending:
@@ -98,22 +106,32 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
     )
 
 
-def _cron_part(c: p.Change, job: Job) -> p.Change | None:
-    """The job's own lines of the crontab block, as a change of their own."""
-    token = cron_escape(shlex.quote(str(job.wrapper_path))) + " --cron"
-    mine = lambda text: "".join(l for l in (text or "").splitlines(keepends=True)  # noqa: E731,E741
-                                if l.rstrip("\n").endswith(token)) or None
-    before, after = mine(c.before), mine(c.after)
-    if before is None and after is None:
-        return None
-    if before == after:
-        action = p.UNCHANGED
-    else:
-        action = p.CREATE if before is None else (p.DELETE if after is None else p.UPDATE)
-    if c.action in (p.ORPHAN, p.KEPT):
-        action = c.action
-    return p.Change("cron", "cron", c.key, action, None, before, after, job=job.name,
-                    note=c.note, edited=c.edited)
+def _cron_parts(c: p.Change) -> dict[str, p.Change]:
+    """Each job's own lines of the crontab block, as changes of their own (one pass)."""
+    def lines(text: str | None) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for line in (text or "").split("\n"):
+            if line.endswith(" --cron"):
+                # `<schedule> <quoted wrapper path> --cron`: the job is the file's stem
+                name = line[:-len(" --cron")].rsplit("/", 1)[-1].rstrip("'").removesuffix(".sh")
+                out[name] = out.get(name, "") + line + "\n"
+        return out
+
+    before, after = lines(c.before), lines(c.after)
+    out = {}
+    for job in c.jobs:
+        b, a = before.get(job), after.get(job)
+        if b is None and a is None:
+            continue
+        if b == a:
+            action = p.UNCHANGED
+        else:
+            action = p.CREATE if b is None else (p.DELETE if a is None else p.UPDATE)
+        if c.action in (p.ORPHAN, p.KEPT):
+            action = c.action
+        out[job] = p.Change("cron", "cron", c.key, action, None, b, a, job=job,
+                            note=c.note, edited=c.edited)
+    return out
 
 
 def _words(c: p.Change, job: Job) -> str:
@@ -152,8 +170,10 @@ def as_text(s: Status) -> str:
         lines.append(f"  schedule   {j.schedule}  ({j.readable})")
         if j.launchd:
             ld = j.launchd
-            running = f"running, PID {ld['pid']}" if ld["pid"] else "not running"
-            loaded = "loaded" if ld["loaded"] else "not loaded"
+            running = (f"running, PID {ld['pid']}" if ld["pid"] else
+                       "running unknown" if ld["loaded"] is None else "not running")
+            loaded = ("loaded state unknown (no launchctl here)" if ld["loaded"] is None
+                      else "loaded" if ld["loaded"] else "not loaded")
             last = f", last exit {ld['last_exit']}" if ld["last_exit"] is not None else ""
             lines.append(f"  launchd    {ld['label']}: {loaded}, {running}{last}")
         lr = j.last_run
