@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from schedgen.config import hostile
 from schedgen.config import load as cfg
 from schedgen.config.model import Config
 from schedgen.errors import SchedgenError, SystemOpError
@@ -63,6 +64,11 @@ def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run:
 def uninstall(config_path: Path, namespace: str | None = None, *, dry_run: bool = False,
               say: Say = print) -> Outcome:
     """Remove everything schedgen installed for the namespace; logs and runs stay."""
+    if namespace is not None:
+        try:
+            hostile.namespace_name(namespace)
+        except ValueError as exc:
+            raise SchedgenError(f"--namespace {exc}") from None
     ns = namespace or cfg.load(config_path).namespace
     with _lock(dry_run, say):
         record = state.load(ns)

@@ -62,8 +62,10 @@ class Change(NamedTuple):
         return self.action not in (UNCHANGED, FORGET) or bool(self.deferred)
 
     def unified_diff(self) -> str:
-        a = (self.before or "").splitlines(keepends=True)
-        b = (self.after or "").splitlines(keepends=True)
+        from schedgen.targets.crontab import table_lines  # "\n" only ends a line (cron's rule)
+
+        a = table_lines(self.before or "")
+        b = table_lines(self.after or "")
         if self.action == DELETE or self.after is None:
             b = []
         lines = difflib.unified_diff(

@@ -45,8 +45,7 @@ def _env() -> jinja2.Environment:
     env.filters["q"] = lambda s: shlex.quote(str(s))
     env.filters["word"] = bash_word
     env.filters["cron_escape"] = cron_escape
-    # "--" may not appear inside an XML comment.
-    env.filters["xml_comment"] = lambda s: str(s).replace("--", "- -")
+    env.filters["xml_comment"] = xml_comment
     env.filters["describe"] = describe  # the schedule in words; never depends on the clock
     return env
 
@@ -92,6 +91,12 @@ def bash_word(arg: str) -> str:
     if pos < len(arg) or not out:
         out.append(shlex.quote(arg[pos:]))
     return "".join(out)
+
+
+def xml_comment(text: object) -> str:
+    """Text safe inside <!-- -->: XML forbids "--" there, and a comment ending in "-"."""
+    out = re.sub("-(?=-)", "- ", str(text))
+    return out + " " if out.endswith("-") else out
 
 
 def cron_escape(text: str) -> str:

@@ -50,12 +50,20 @@ def write(ops: Ops, text: str) -> None:
         raise SystemOpError(f"{what} failed: {r.message()}")
 
 
+def table_lines(text: str) -> list[str]:
+    """The table's lines, each with its newline. Only "\n" ends a line for cron: a form
+    feed or U+2028 inside a user's line is part of it (str.splitlines would split there)."""
+    out = text.split("\n")
+    last = out.pop()
+    return [line + "\n" for line in out] + ([last] if last else [])
+
+
 def span(text: str, namespace: str) -> tuple[int, int] | None:
     """Offsets of the block for `namespace` (BEGIN line start .. after the END line)."""
     begins: list[tuple[int, int]] = []  # (line number, offset)
     ends: list[tuple[int, int]] = []
     offset = 0
-    for n, line in enumerate(text.splitlines(keepends=True), 1):
+    for n, line in enumerate(table_lines(text), 1):
         for regex, found in ((BEGIN, begins), (END, ends)):
             m = regex.match(line)
             if m and m.group(1) == namespace:
