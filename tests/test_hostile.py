@@ -116,7 +116,7 @@ def test_long_label_prefix_is_refused_before_apply(tmp_path: Path) -> None:
 
 
 def test_dashes_in_namespace_and_config_folder_still_give_xml(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path / "a---b" / "jobs.toml", f"""
+    cfg = write_config(tmp_path / "a---b" / "jobs.toml", """
 [defaults]
 namespace = "x--y"
 targets = ["launchd"]
