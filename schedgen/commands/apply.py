@@ -53,7 +53,8 @@ def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run:
         conflicts = [c for c in plan.changes if c.action == p.CONFLICT]
         if conflicts:
             raise SchedgenError("nothing was changed: schedgen would overwrite files it did not "
-                                "write:\n" + "\n".join(f"  {c.where}" for c in conflicts)
+                                "write for this namespace:\n"
+                                + "\n".join(f"  {c.where} ({c.note})" for c in conflicts)
                                 + "\nMove them away, or run apply --force to overwrite them.")
         done = _execute(plan, record, DryOps() if dry_run else Ops(), force, say,
                         lambda ctx: _log_dirs(config, plan, ctx),
