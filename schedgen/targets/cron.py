@@ -70,13 +70,7 @@ class CronTarget:
         if settle(ctx, change):
             return
         ns = ctx.record.namespace
-        table = crontab.read()
-        if crontab.block(table.text, ns) != change.before:
-            raise SystemOpError("the crontab changed while schedgen was working; it was not "
-                                "written. Run the command again.")
-        new = crontab.splice(table.text, ns, change.after)
-        if new != table.text:
-            crontab.write(ctx.ops, new)
+        crontab.write_if_unchanged(ctx.ops, ns, change.before, change.after)
         if change.after is None:
             ctx.record.drop(KEY)
             ctx.did("remove", f"crontab block namespace={ns}")

@@ -58,6 +58,36 @@ def table_lines(text: str) -> list[str]:
     return [line + "\n" for line in out] + ([last] if last else [])
 
 
+TRIES = 3
+
+
+def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str | None) -> None:
+    """Replace the namespace's block, writing the table only if it is still what was read.
+
+    crontab(1) has no compare-and-swap: the table is read, the new one made, and read
+    again just before writing; if anything changed in between (a `crontab -e`, an apply
+    with another state dir), the whole thing starts over from the new table, and after
+    TRIES such races it gives up, writing nothing. The block itself must still be what
+    the plan saw, or nothing is written at all.
+    """
+    for _ in range(TRIES):
+        table = read()
+        if block(table.text, namespace) != before:
+            raise SystemOpError(f"the crontab's schedgen block for namespace {namespace} changed "
+                                "while schedgen was working; the crontab was not written. Run "
+                                "the command again to see the new difference.")
+        new = splice(table.text, namespace, after)
+        if new == table.text:
+            return
+        if read().text != table.text:
+            continue  # someone wrote the crontab in between: start over from theirs
+        write(ops, new)
+        return
+    raise SystemOpError(f"the crontab kept changing while schedgen was writing it ({TRIES} "
+                        "tries: another program writes it right now); it was not written. Run "
+                        "the command again.")
+
+
 def span(text: str, namespace: str) -> tuple[int, int] | None:
     """Offsets of the block for `namespace` (BEGIN line start .. after the END line)."""
     begins: list[tuple[int, int]] = []  # (line number, offset)
