@@ -79,10 +79,12 @@ def render(
     out: Annotated[Path, typer.Option("--out", "-o", help="directory to write into")],
     config: ConfigOpt = None, target: TargetOpt = None,
 ) -> None:
-    """Write the desired state as files: wrappers/, launchd/, cron/crontab."""
+    """Write the desired state as files: wrappers/, launchd/, cron/crontab.
+    --target T renders T for every job (plists of a Mac's config, on any host)."""
     from schedgen.commands import render as commands
 
-    for p in commands.render(config_path(config), out, _targets(target)):
+    for p in commands.render(config_path(config), out, _targets(target),
+                             say=lambda line: typer.echo(line, err=True)):
         typer.echo(f"wrote {p}")
 
 

@@ -20,7 +20,7 @@ from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.machine import ownership as state
 from schedgen.machine.ops import DryOps, Ops
 from schedgen.plan import changes as p
-from schedgen.plan import review
+from schedgen.plan import review, selected
 from schedgen.render.artifacts import keep_compiled_templates
 from schedgen.targets.base import ApplyContext, target_by_name
 
@@ -49,6 +49,7 @@ def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run:
     with _lock(dry_run, say):
         record = state.load(config.namespace)
         record.config = str(config.path)
+        selected.check(config, record, targets)
         plan = p.build(config, record, selected=targets, prune=prune, force=force)
         conflicts = [c for c in plan.changes if c.action == p.CONFLICT]
         if conflicts:

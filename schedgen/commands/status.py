@@ -15,6 +15,7 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.machine import ownership as state
 from schedgen.plan import changes as p
+from schedgen.plan import selected
 from schedgen.records import runs
 from schedgen.schedule.expressions import Every
 from schedgen.schedule.upcoming import local_zone, next_times
@@ -51,7 +52,9 @@ class Status:
 
 def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
     config = cfg.load(config_path)
-    plan = p.build(config, state.load(config.namespace), selected=targets, review=True)
+    record = state.load(config.namespace)
+    selected.check(config, record, targets)
+    plan = p.build(config, record, selected=targets, review=True)
     now = datetime.now(local_zone())
     by_job = _by_job(plan)  # one pass: a per-job scan made status quadratic in jobs
     jobs = tuple(_job(job, by_job.get(job.name, []), now) for job in config.jobs)
