@@ -88,3 +88,19 @@ def test_owner_is_read_back_from_an_escaped_plist_comment(ns: str) -> None:
 
     assert header_namespace(f"<!-- from /c (namespace {xml_comment(ns)}). schedgen-managed") == ns
     assert header_namespace("# from /tmp/(namespace evil)/jobs.toml (namespace good).") == "good"
+
+
+def test_a_file_without_a_namespace_header_is_known_by_the_other_record(
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:  # noqa: F811
+    from schedgen.commands import apply as ap
+    from schedgen.machine import ownership as state
+    from schedgen.plan import changes as p
+
+    a, b = config(tmp_path, "alpha", "/bin/a-cmd"), config(tmp_path, "beta", "/bin/b-cmd")
+    ap.apply(a, say=lambda _: None)
+    # as an older or hand-trimmed file might be: the marker, but no "(namespace ...)"
+    wrapper(home).write_text("#!/bin/bash\n# schedgen-managed\n")
+    plan = ap.diff(b)
+    c = next(c for c in plan.changes if c.kind == "wrapper")
+    assert c.action == p.CONFLICT and "namespace alpha installed this file" in c.note
+    assert "backup" in {e.job for e in state.load("alpha").entries.values()}

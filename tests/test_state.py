@@ -132,3 +132,15 @@ def test_applies_with_different_state_dirs_take_turns(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "done: namespace default: 2 added" in out
     assert not (tmp_path / "home" / ".local/state/schedgen/installed").exists()
     assert (tmp_path / "other-state/schedgen/installed/default.json").exists()
+
+
+def test_apply_lock_is_one_private_folder_per_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(state.TEST_LOCK)
+    path = state.lock_path()
+    assert path == Path("/tmp") / f"schedgen-{os.getuid()}" / "apply.lock"
+    monkeypatch.setenv("XDG_STATE_HOME", "/elsewhere")
+    monkeypatch.setenv("HOME", "/nowhere")
+    assert state.lock_path() == path  # neither HOME nor the state dir moves it
+    with state.apply_lock():
+        st = os.lstat(path.parent)
+        assert st.st_uid == os.getuid() and st.st_mode & 0o777 == 0o700

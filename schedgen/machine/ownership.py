@@ -127,9 +127,15 @@ def save(record: Record) -> None:
         raise SystemOpError(f"cannot write the ownership record {path}: {exc.strerror}") from None
 
 
+TEST_LOCK = "SCHEDGEN_TEST_APPLY_LOCK"  # test seam: tests with fake crontabs lock apart
+
+
 def lock_path() -> Path:
     """One apply lock per user, whatever HOME or XDG_STATE_HOME say: the crontab is per
     user, so applies with different state dirs must still take turns."""
+    seam = os.environ.get(TEST_LOCK)
+    if seam:
+        return Path(seam)
     return Path("/tmp") / f"schedgen-{os.getuid()}" / "apply.lock"
 
 
@@ -149,7 +155,10 @@ def _private_dir(path: Path) -> None:
 def apply_lock(on_wait: object = None) -> Iterator[None]:
     """Serialise apply/uninstall runs of this user (the crontab is shared by namespaces)."""
     path = lock_path()
-    _private_dir(path.parent)
+    if os.environ.get(TEST_LOCK):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        _private_dir(path.parent)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as exc:

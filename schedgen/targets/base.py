@@ -55,9 +55,9 @@ class PlanContext:
 
     def other_owner(self, k: str, before: str | None) -> str | None:
         """Another namespace that installed this file (its header, else its record)."""
-        if before is None:
-            return None
-        ns = header_namespace(before) if MARKER in before else None
+        if before is None or MARKER not in before:
+            return None  # absent, or not schedgen's at all (that conflict says so itself)
+        ns = header_namespace(before)
         if ns is None:
             ns = self.neighbours.get(k)
         return ns if ns is not None and ns != self.record.namespace else None
