@@ -174,3 +174,27 @@ def test_record_is_written_once_per_apply(cfg: Path, monkeypatch: pytest.MonkeyP
     assert saves == [3]  # two wrappers and the crontab block, in one write
     ap.apply(cfg, say=lambda _: None)
     assert saves == [3]  # nothing changed: not rewritten
+
+
+def test_status_and_diff_without_launchctl_or_crontab_report_unknown(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "jobs.toml", """
+[jobs.mac]
+targets = ["launchd"]
+command = ["echo", "mac"]
+schedule = "40 10,16 * * *"
+
+[jobs.linux]
+targets = ["cron"]
+command = ["echo", "linux"]
+schedule = "@daily"
+""")
+    (tmp_path / "empty-bin").mkdir()
+    env = {"PATH": str(tmp_path / "empty-bin")}  # neither program (nor the test guards)
+    r = schedgen("status", "-c", str(cfg), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "launchd    local.schedgen.mac: loaded state unknown (no launchctl here), running " \
+           "unknown" in r.stdout
+    r = schedgen("diff", "-c", str(cfg), env=env)
+    assert r.returncode == 1, r.stderr
+    assert "crontab not found on PATH: the installed crontab block is unknown" in r.stdout
+    assert "+ mac: new" in r.stdout and "+ linux: new" in r.stdout
