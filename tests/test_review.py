@@ -140,7 +140,7 @@ def test_record_from_an_older_schedgen_falls_back_to_file_diffs(cfg: Path) -> No
     path.write_text(json.dumps(data))
     edit(cfg, '"--all"', '"--some"')
     text = out.text(review_diff(cfg), color=False)
-    assert "? publish: changed (no settings in the ownership record (installed by an older " \
+    assert "? publish: files differ (no settings in the ownership record (installed by an older " \
            "schedgen): see the file diffs)\n" in text
     lines = text.splitlines()
     assert any(x.startswith("-") and x.endswith("publish --all") for x in lines)

@@ -17,7 +17,7 @@ from schedgen.plan import review as rv
 
 _MARK = {rv.NEW: "+", rv.CHANGED: "~", rv.REMOVED: "-", rv.FILES: "~", rv.UNKNOWN: "?"}
 _WORD = {rv.NEW: "new", rv.CHANGED: "changed", rv.REMOVED: "removed",
-         rv.FILES: "files differ", rv.UNKNOWN: "changed"}
+         rv.FILES: "files differ", rv.UNKNOWN: "files differ"}
 
 
 class Review(NamedTuple):
