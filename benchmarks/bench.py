@@ -237,10 +237,46 @@ def bench_render(tmp: Path, rounds: int) -> Samples:
     return interleave(rounds, {"100": lambda: render(100), "1000": lambda: render(1000)})
 
 
+def bench_scale(tmp: Path, small: int, large: int, rounds: int) -> Samples:
+    """A fresh apply (fake crontab) of `small` and `large` jobs, then status on each."""
+    cfgs = {}
+    for n in (small, large):
+        cfgs[n] = tmp / f"jobs{n}.toml"
+        cfgs[n].write_text(config_text(n, tmp / f"inst{n}"))
+    bindir = tmp / "bin"
+    bindir.mkdir()
+    write_exec(bindir / "crontab", FAKE_CRONTAB)
+    sg = [PY, "-m", "schedgen"]
+
+    def fresh(n: int) -> dict[str, str]:
+        home = tmp / f"home{n}"
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(tmp / f"inst{n}", ignore_errors=True)
+        home.mkdir()
+        return env_for(home, bindir)
+
+    envs: dict[int, dict[str, str]] = {}
+
+    def apply(n: int) -> float:
+        envs[n] = fresh(n)
+        return timed([*sg, "apply", "-c", str(cfgs[n])], envs[n])
+
+    def status(n: int) -> float:
+        return timed([*sg, "status", "-c", str(cfgs[n])], envs[n])
+
+    return interleave(rounds, {
+        "apply-small": lambda: apply(small), "apply-large": lambda: apply(large),
+        "status-small": lambda: status(small), "status-large": lambda: status(large),
+    })
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="few rounds, small queue: shows it works")
+    ap.add_argument("--only", metavar="LIST", default="cli,wrapper,queue,render,scale",
+                    help="comma-separated sections to run (default: all)")
     args = ap.parse_args()
+    only = set(args.only.split(","))
     rounds = 3 if args.quick else 15
     files = 200 if args.quick else 1000
     print(f"schedgen benchmarks ({'quick' if args.quick else 'full'}: {rounds} rounds; "
@@ -249,29 +285,62 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         SITE = install_site(tmp)
-        for sub in ("cli", "wrapper", "queue", "render"):
+        for sub in ("cli", "wrapper", "queue", "render", "scale"):
             (tmp / sub).mkdir()
-        cli = bench_cli(tmp / "cli", rounds)
-        print("1. CLI start-up, 20-job config installed and in sync")
-        print(f"   floor `python -c 'import typer, jinja2'`  {cli['floor'] * 1000:7.1f} ms")
-        for k, goal in (("validate", 1.1), ("diff", 1.5)):
-            r = cli.ratio(k, "floor")
-            print(f"   schedgen {k:<9} {cli[k] * 1000:7.1f} ms  {r:5.2f}x floor  (goal <= {goal}x)")
-        w = bench_wrapper(tmp / "wrapper", rounds)
-        r = w.ratio("schedgen", "hand")
-        print("\n2. One wrapper run, command `/bin/true`")
-        print(f"   hand-written cron+flock wrapper  {w['hand'] * 1000:7.1f} ms")
-        print(f"   schedgen wrapper                 {w['schedgen'] * 1000:7.1f} ms  {r:5.2f}x  (goal <= 1.5x)")
-        qb = bench_queue(tmp / "queue", files, max(1, rounds // 3))
-        r = qb.ratio("schedgen", "seed")
-        print(f"\n3. Draining {files} queued files with 4 workers (each file processed exactly once)")
-        print(f"   seed-000 pattern, one process per file  {qb['seed']:8.0f} files/s")
-        print(f"   schedgen, batch = 0                      {qb['schedgen']:8.0f} files/s  {r:5.1f}x  (goal >= 5x)")
-        rb = bench_render(tmp / "render", rounds)
-        r = rb.ratio("1000", "100")
-        print("\n4. `schedgen render`")
-        print(f"   100 jobs   {rb['100'] * 1000:7.1f} ms")
-        print(f"   1000 jobs  {rb['1000'] * 1000:7.1f} ms  {r:5.2f}x the 100-job time  (goal <= 11x)")
+        if "cli" in only:
+            _cli(tmp, rounds)
+        if "wrapper" in only:
+            _wrapper(tmp, rounds)
+        if "queue" in only:
+            _queue(tmp, files, rounds)
+        if "render" in only:
+            _render(tmp, rounds)
+        if "scale" in only:
+            _scale(tmp, args.quick)
+
+
+def _cli(tmp: Path, rounds: int) -> None:
+    cli = bench_cli(tmp / "cli", rounds)
+    print("1. CLI start-up, 20-job config installed and in sync")
+    print(f"   floor `python -c 'import typer, jinja2'`  {cli['floor'] * 1000:7.1f} ms")
+    for k, goal in (("validate", "1.1x"), ("diff", "1.2x, at most 1.5x")):
+        r = cli.ratio(k, "floor")
+        print(f"   schedgen {k:<9} {cli[k] * 1000:7.1f} ms  {r:5.2f}x floor  (goal <= {goal})")
+
+
+def _wrapper(tmp: Path, rounds: int) -> None:
+    w = bench_wrapper(tmp / "wrapper", rounds)
+    r = w.ratio("schedgen", "hand")
+    print("\n2. One wrapper run, command `/bin/true`")
+    print(f"   hand-written cron+flock wrapper  {w['hand'] * 1000:7.1f} ms")
+    print(f"   schedgen wrapper                 {w['schedgen'] * 1000:7.1f} ms  {r:5.2f}x  (goal <= 1.5x)")
+
+
+def _queue(tmp: Path, files: int, rounds: int) -> None:
+    qb = bench_queue(tmp / "queue", files, max(1, rounds // 3))
+    r = qb.ratio("schedgen", "seed")
+    print(f"\n3. Draining {files} queued files with 4 workers (each file processed exactly once)")
+    print(f"   seed-000 pattern, one process per file  {qb['seed']:8.0f} files/s")
+    print(f"   schedgen, batch = 0                      {qb['schedgen']:8.0f} files/s  {r:5.1f}x  (goal >= 5x)")
+
+
+def _render(tmp: Path, rounds: int) -> None:
+    rb = bench_render(tmp / "render", rounds)
+    r = rb.ratio("1000", "100")
+    print("\n4. `schedgen render`")
+    print(f"   100 jobs   {rb['100'] * 1000:7.1f} ms")
+    print(f"   1000 jobs  {rb['1000'] * 1000:7.1f} ms  {r:5.2f}x the 100-job time  (goal <= 11x)")
+
+
+def _scale(tmp: Path, quick: bool) -> None:
+    small, large = (50, 400) if quick else (250, 2000)
+    sc = bench_scale(tmp / "scale", small, large, 1 if quick else 3)
+    print(f"\n5. Many jobs: a fresh `apply` (fake crontab), then `status` ({large // small}x the jobs)")
+    for what in ("apply", "status"):
+        r = sc.ratio(f"{what}-large", f"{what}-small")
+        goal = "  (goal <= 10x; linear is 8x)" if what == "apply" else ""
+        print(f"   {what:<6} {small:>4} jobs {sc[f'{what}-small']:7.2f} s   {large} jobs "
+              f"{sc[f'{what}-large']:7.2f} s   {r:5.2f}x{goal}")
 
 
 if __name__ == "__main__":

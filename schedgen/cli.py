@@ -74,10 +74,12 @@ def render(
     out: Annotated[Path, typer.Option("--out", "-o", help="directory to write into")],
     config: ConfigOpt = None, target: TargetOpt = None,
 ) -> None:
-    """Write the desired state as files: wrappers/, launchd/, cron/crontab, systemd/, kubernetes/."""
-    from schedgen.commands.render import render as render_to
+    """Write the desired state as files: wrappers/, launchd/, cron/crontab, systemd/, kubernetes/.
+    --target T renders T for every job (plists of a Mac's config, on any host)."""
+    from schedgen.commands import render as commands
 
-    for p in render_to(config_path(config), out, _targets(target)):
+    for p in commands.render(config_path(config), out, _targets(target),
+                             say=lambda line: typer.echo(line, err=True)):
         typer.echo(f"wrote {p}")
 
 
@@ -91,17 +93,21 @@ ForceOpt = Annotated[bool, typer.Option(
 
 @app.command("diff")
 def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt = False,
-             force: ForceOpt = False, as_json: JsonOpt = False) -> None:
-    """Show installed vs desired as unified diffs and a summary. Exit 0 in sync, 1 pending."""
-    from schedgen.commands import apply
+             force: ForceOpt = False, as_json: JsonOpt = False,
+             stat: Annotated[bool, typer.Option(
+                 "--stat", help="per job what changed, then file names only")] = False) -> None:
+    """Per job what changed in jobs.toml terms, then unified diffs (env values masked).
+    Exit 0 in sync, 1 pending."""
+    from schedgen.commands.diff import review_diff
     from schedgen.output import plan as report
+    from schedgen.output import review
 
-    plan = apply.diff(config_path(config), _targets(target), prune=prune, force=force)
+    r = review_diff(config_path(config), _targets(target), prune=prune, force=force)
     if as_json:
-        typer.echo(json.dumps(report.plan_json(plan), indent=2))
+        typer.echo(json.dumps(review.as_json(r, stat), indent=2))
     else:
-        typer.echo(report.diff_text(plan, report.use_color(sys.stdout)), nl=False)
-    raise typer.Exit(0 if plan.in_sync else 1)
+        typer.echo(review.text(r, report.use_color(sys.stdout), stat), nl=False)
+    raise typer.Exit(0 if r.plan.in_sync else 1)
 
 
 @app.command("apply")

@@ -36,6 +36,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     h = tmp_path / "home"
     h.mkdir()
     monkeypatch.setenv("HOME", str(h))
+    # the apply lock is per user (outside HOME): each test's fake crontab gets its own
+    monkeypatch.setenv("SCHEDGEN_TEST_APPLY_LOCK", str(tmp_path / "apply-lock" / "apply.lock"))
     for var in ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "SCHEDGEN_CONFIG",
                 "SCHEDGEN_SMOKE", "NO_COLOR"):
         monkeypatch.delenv(var, raising=False)

@@ -305,3 +305,43 @@ def test_apply_in_process_reports_each_step(cron: FakeCrontab, tmp_path: Path) -
 def test_config_from_environment_variable(cron: FakeCrontab, tmp_path: Path) -> None:
     r = schedgen("diff", cwd=Path("/"), env={"SCHEDGEN_CONFIG": str(tmp_path / "jobs.toml")})
     assert r.returncode == 1 and os.fspath(tmp_path) in r.stdout
+
+
+def _racing_crontab(fake: FakeCrontab, bin_dir: Path, from_read: int, to_read: int) -> None:
+    """A crontab that someone else edits (a line appended) before reads from..to of `-l`."""
+    os.replace(bin_dir / "crontab", bin_dir / "crontab.real")
+    script = f"""#!/bin/sh
+if [ "$1" = -l ]; then
+  n=$(( $(cat "$FAKE_CRONTAB_FILE.reads" 2>/dev/null || echo 0) + 1 ))
+  echo "$n" > "$FAKE_CRONTAB_FILE.reads"
+  if [ "$n" -ge {from_read} ] && [ "$n" -le {to_read} ]; then
+    echo "# edit $n by someone else" >> "$FAKE_CRONTAB_FILE"
+  fi
+fi
+exec "{bin_dir}/crontab.real" "$@"
+"""
+    (bin_dir / "crontab").write_text(script)
+    (bin_dir / "crontab").chmod(0o755)
+
+
+def test_crontab_edited_during_apply_is_reread_and_kept(cron: FakeCrontab, tmp_path: Path,
+                                                        fake_bin: Path) -> None:  # noqa: F811
+    # read 1: the plan; read 2: apply's; read 3 (just before writing) sees an edit.
+    _racing_crontab(cron, fake_bin, 3, 3)
+    r = run(tmp_path, "apply")
+    assert r.returncode == 0, r.stderr
+    table = cron.read()
+    assert table is not None and b"# edit 3 by someone else\n" in table  # their edit survived
+    assert b"# BEGIN schedgen namespace=default" in table
+    assert len(cron.writes()) == 1
+
+
+def test_crontab_that_keeps_changing_is_not_written_and_exit_3_names_the_race(
+        cron: FakeCrontab, tmp_path: Path, fake_bin: Path) -> None:  # noqa: F811
+    _racing_crontab(cron, fake_bin, 3, 100)
+    r = run(tmp_path, "apply")
+    assert r.returncode == 3
+    assert "the crontab kept changing while schedgen was writing it" in r.stderr
+    assert cron.writes() == []
+    assert b"schedgen" not in (cron.read() or b"")
+    assert schedgen("diff", cwd=tmp_path).returncode == 1  # the record says nothing installed

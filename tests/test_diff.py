@@ -75,11 +75,22 @@ def test_bad_config_exits_2_without_traceback(fakes: tuple, tmp_path: Path) -> N
     assert r.returncode == 2 and "no such config file" in r.stderr
 
 
-def test_launchctl_missing_exits_3(fake_crontab: FakeCrontab, tmp_path: Path,  # noqa: F811
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_diff_without_launchctl_shows_files_and_unknown_state(fake_crontab: FakeCrontab,  # noqa: F811
+                                                               tmp_path: Path) -> None:
+    """A Mac's config reviewed on Linux: files are diffed, loaded/running is unknown."""
     write_config(tmp_path / "jobs.toml", JOBS)
-    r = schedgen("diff", cwd=tmp_path, env={"PATH": str(tmp_path / "bin")})
+    path = f"{tmp_path / 'bin'}:/usr/bin:/bin"
+    r = schedgen("diff", cwd=tmp_path, env={"PATH": path})
+    assert r.returncode == 1, r.stderr
+    assert "+ create plist" in r.stdout and "launchctl not found on PATH" in r.stdout
+    assert "loaded or running is unknown" in r.stdout
+    data = json.loads(schedgen("diff", "--json", cwd=tmp_path, env={"PATH": path}).stdout)
+    plist = next(c for c in data["changes"] if c["kind"] == "plist")
+    assert plist["loaded"] is None and plist["pid"] is None
+    # apply still needs launchctl: it fails before touching anything.
+    r = schedgen("apply", cwd=tmp_path, env={"PATH": path})
     assert r.returncode == 3 and "launchctl not found on PATH" in r.stderr
+    assert fake_crontab.writes() == []
 
 
 def test_json_for_ci(fakes: tuple, tmp_path: Path) -> None:

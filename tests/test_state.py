@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import selectors
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +107,40 @@ def test_two_applies_at_once_are_serialised(cfg: Path, fake_crontab: FakeCrontab
     assert any("waiting for another schedgen apply" in o[0] for o in outs)
     table = fake_crontab.read() or b""
     assert table.count(b"# BEGIN schedgen namespace=ns1") == 1
+
+
+def test_applies_with_different_state_dirs_take_turns(tmp_path: Path) -> None:
+    """The crontab is per user, so the apply lock is too, whatever XDG_STATE_HOME says."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = FakeCrontab(bin_dir, tmp_path)
+    cfg = tmp_path / "jobs.toml"
+    cfg.write_text('[jobs.a]\ntargets = ["cron"]\ncommand = ["true"]\nschedule = "@daily"\n')
+    env = {**os.environ, **fake.env, "PATH": f"{bin_dir}:{os.environ['PATH']}",
+           "XDG_STATE_HOME": str(tmp_path / "other-state")}
+    with state.apply_lock():
+        proc = subprocess.Popen([sys.executable, "-m", "schedgen", "apply", "-c", str(cfg)],
+                                env=env, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        assert sel.select(timeout=60), "apply neither waited nor finished"
+        first = proc.stdout.readline()
+        assert first.startswith("waiting for another schedgen apply to finish"), first
+        assert fake.writes() == []  # it waits before touching anything
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "done: namespace default: 2 added" in out
+    assert not (tmp_path / "home" / ".local/state/schedgen/installed").exists()
+    assert (tmp_path / "other-state/schedgen/installed/default.json").exists()
+
+
+def test_apply_lock_is_one_private_folder_per_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(state.TEST_LOCK)
+    path = state.lock_path()
+    assert path == Path("/tmp") / f"schedgen-{os.getuid()}" / "apply.lock"
+    monkeypatch.setenv("XDG_STATE_HOME", "/elsewhere")
+    monkeypatch.setenv("HOME", "/nowhere")
+    assert state.lock_path() == path  # neither HOME nor the state dir moves it
+    with state.apply_lock():
+        st = os.lstat(path.parent)
+        assert st.st_uid == os.getuid() and st.st_mode & 0o777 == 0o700

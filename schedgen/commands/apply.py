@@ -11,12 +11,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from schedgen.config import hostile
 from schedgen.config import load as cfg
 from schedgen.config.model import Config
 from schedgen.errors import SchedgenError
 from schedgen.machine import ownership as state
 from schedgen.machine.ops import DryOps, Ops
 from schedgen.plan import changes as p
+from schedgen.plan import review, selected
 from schedgen.plan.build import build
 from schedgen.plan.context import ApplyContext
 from schedgen.plan.execute import execute
@@ -37,7 +39,7 @@ def diff(config_path: Path, targets: tuple[str, ...] | None = None, *, prune: bo
     """The plan `apply` with the same options would carry out; changes nothing."""
     config = cfg.load(config_path)
     return build(config, state.load(config.namespace), all_targets(), selected=targets,
-                 prune=prune, force=force)
+                 prune=prune, force=force, review=True)
 
 
 def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run: bool = False,
@@ -46,26 +48,43 @@ def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run:
     with _lock(dry_run, say), _storing(not dry_run):
         record = state.load(config.namespace)
         record.config = str(config.path)
+        selected.check(config, record, targets)
         plan = build(config, record, all_targets(), selected=targets, prune=prune, force=force)
         conflicts = [c for c in plan.changes if c.action == p.CONFLICT]
         if conflicts:
             raise SchedgenError("nothing was changed: schedgen would overwrite files it did not "
-                                "write:\n" + "\n".join(f"  {c.where}" for c in conflicts)
+                                "write for this namespace:\n"
+                                + "\n".join(f"  {c.where} ({c.note})" for c in conflicts)
                                 + "\nMove them away, or run apply --force to overwrite them.")
         done = execute(plan, record, all_targets(), DryOps() if dry_run else Ops(), force,
-                       say, lambda ctx: _log_dirs(config, plan, ctx))
+                       say, lambda ctx: _log_dirs(config, plan, ctx),
+                       lambda: review.remember(config, plan, record))
     return Outcome(plan, done, dry_run)
 
 
 def uninstall(config_path: Path, namespace: str | None = None, *, dry_run: bool = False,
               say: Say = print) -> Outcome:
     """Remove everything schedgen installed for the namespace; logs and runs stay."""
+    if namespace is not None:
+        try:
+            hostile.namespace_name(namespace)
+        except ValueError as exc:
+            raise SchedgenError(f"--namespace {exc}") from None
     ns = namespace or cfg.load(config_path).namespace
     with _lock(dry_run, say):
         record = state.load(ns)
         plan = build(None, record, all_targets(), uninstall=True)
-        done = execute(plan, record, all_targets(), DryOps() if dry_run else Ops(), True, say)
+        done = execute(plan, record, all_targets(), DryOps() if dry_run else Ops(), True, say,
+                       after=lambda: _forget_settings(record))
     return Outcome(plan, done, dry_run)
+
+
+def _forget_settings(record: state.Record) -> None:
+    """Keep the settings only of jobs that still have something installed."""
+    left = {e.job for e in record.entries.values() if e.job}
+    left |= {j for e in record.entries.values() for j in e.jobs}
+    if record.settings is not None:
+        record.settings = {k: v for k, v in record.settings.items() if k in left}
 
 
 @contextmanager
@@ -93,8 +112,9 @@ def _log_dirs(config: Config, plan: p.Plan, ctx: ApplyContext) -> None:
     jobs = {c.job for c in plan.changes if c.after is not None and c.job
             and c.kind != "cronjob"}  # a CronJob logs in the cluster
     jobs |= {j for c in plan.changes if c.after is not None for j in c.jobs}
+    by_name = {j.name: j for j in config.jobs}
     for name in sorted(jobs):
-        job = config.job(name)
+        job = by_name.get(name)
         if job is not None and not job.log_dir.is_dir():
             ctx.ops.mkdir(job.log_dir)
             ctx.did("create", f"log dir {job.log_dir}")

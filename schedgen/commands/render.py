@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from schedgen.config import load as cfg
-from schedgen.errors import SystemOpError, UsageError
+from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.machine.fs import atomic_write
 from schedgen.render.artifacts import storing_compiled_templates
 from schedgen.render.desired import desired
+from schedgen.render.fit import for_targets
 
 
-def render(config_path: Path, out: Path, targets: tuple[str, ...] | None) -> list[Path]:
+def render(config_path: Path, out: Path, targets: tuple[str, ...] | None,
+           say: Callable[[str], None] | None = None) -> list[Path]:
+    """Write the desired state into `out`. With `targets`, render those targets for
+    every job (a Linux user previews a Mac's plists); a job that cannot go there is
+    named with the reason, and when no job can, nothing is written (exit 2)."""
     config = cfg.load(config_path)
-    for t in targets or ():
-        if not any(t in j.targets for j in config.jobs):
-            raise UsageError(f"--target {t}: no job in {config_path} has {t} in its targets")
+    if targets:
+        config, why = for_targets(config, targets)
+        if not config.jobs:
+            raise SchedgenError(f"nothing to render for {', '.join(targets)}:\n"
+                                + "\n".join(f"  {w}" for w in why))
+        for w in why:
+            (say or print)(f"skipped: {w}")
     with storing_compiled_templates():
         artifacts = desired(config, targets)
+    if not artifacts:
+        raise SchedgenError("nothing to render: every job is disabled (enabled = false)")
     written = []
     for a in artifacts:
         dest = out / a.rel

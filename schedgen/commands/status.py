@@ -17,6 +17,7 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.machine import ownership as state
 from schedgen.plan import changes as p
+from schedgen.plan import selected
 from schedgen.plan.build import build
 from schedgen.records import runs
 from schedgen.render.artifacts import cron_command
@@ -29,9 +30,12 @@ from schedgen.units import format_duration
 
 def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
     config = cfg.load(config_path)
-    plan = build(config, state.load(config.namespace), all_targets(), selected=targets)
+    record = state.load(config.namespace)
+    selected.check(config, record, targets)
+    plan = build(config, record, all_targets(), selected=targets, review=True)
     now = datetime.now(local_zone())
-    jobs = tuple(_job(job, plan, now) for job in config.jobs)
+    by_job = _by_job(plan, config.jobs)  # one pass: a per-job scan made status quadratic
+    jobs = tuple(_job(job, by_job.get(job.name, []), now) for job in config.jobs)
     if any(c.kind == "cronjob" for c in plan.changes):
         jobs = with_cluster(jobs, plan, config.namespace)
     names = {j.name for j in config.jobs}
@@ -40,16 +44,25 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
     return Status(config.namespace, jobs, other, plan.warnings)
 
 
-def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
-    changes = plan.for_job(job.name)
+def _by_job(plan: p.Plan, jobs: tuple[Job, ...]) -> dict[str, list[p.Change]]:
+    tokens = {cron_command(j): j.name for j in jobs}
+    out: dict[str, list[p.Change]] = {}
+    for c in plan.changes:
+        if c.kind == "cron":
+            for j, part in _cron_parts(c, tokens).items():
+                out.setdefault(j, []).append(part)
+        elif c.job:
+            out.setdefault(c.job, []).append(c)
+    return out
+
+
+def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
     drift: list[str] = []
     installed = True
     launchd = None
     systemd: dict[str, Any] | None = None
     for c in changes:
-        part = _cron_part(c, job) if c.kind == "cron" else c
-        if part is None:
-            continue
+        part = c
         if job.enabled and part.before is None:
             installed = False
         if part.pending:
@@ -84,22 +97,34 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
     )
 
 
-def _cron_part(c: p.Change, job: Job) -> p.Change | None:
-    """The job's own lines of the crontab block, as a change of their own."""
-    token = cron_command(job)
-    mine = lambda text: "".join(l for l in (text or "").splitlines(keepends=True)  # noqa: E731,E741
-                                if l.rstrip("\n").endswith(token)) or None
-    before, after = mine(c.before), mine(c.after)
-    if before is None and after is None:
-        return None
-    if before == after:
-        action = p.UNCHANGED
-    else:
-        action = p.CREATE if before is None else (p.DELETE if after is None else p.UPDATE)
-    if c.action in (p.ORPHAN, p.KEPT):
-        action = c.action
-    return p.Change("cron", "cron", c.key, action, None, before, after, job=job.name,
-                    note=c.note, edited=c.edited)
+def _cron_parts(c: p.Change, tokens: dict[str, str]) -> dict[str, p.Change]:
+    """Each job's own lines of the crontab block, as changes of their own (one pass).
+    A line belongs to the job whose command (render's cron_command) ends it."""
+    def lines(text: str | None) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for line in p.table_lines(text or ""):
+            body = line.rstrip("\n")
+            # `<5 fields or @macro> <token>`: look the token up, never scan them all
+            five, one = body.split(" ", 5), body.split(" ", 1)
+            name = tokens.get(five[-1]) if len(five) == 6 else None
+            name = name or (tokens.get(one[-1]) if len(one) == 2 else None)
+            if name is not None:
+                out[name] = out.get(name, "") + line
+        return out
+
+    before, after = lines(c.before), lines(c.after)
+    out = {}
+    for job in dict.fromkeys([*before, *after]):
+        b, a = before.get(job), after.get(job)
+        if b == a:
+            action = p.UNCHANGED
+        else:
+            action = p.CREATE if b is None else (p.DELETE if a is None else p.UPDATE)
+        if c.action in (p.ORPHAN, p.KEPT):
+            action = c.action
+        out[job] = p.Change("cron", "cron", c.key, action, None, b, a, job=job,
+                            note=c.note, edited=c.edited)
+    return out
 
 
 def _words(c: p.Change, job: Job) -> str:

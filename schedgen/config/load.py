@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen import paths
+from schedgen.config import hostile
 from schedgen.config import kubernetes as kube_config
 from schedgen.config import values as f
 from schedgen.config.model import Config, Job, Lock, Logs, Queue
@@ -55,6 +56,7 @@ def loads(text: str, path: Path) -> Config:
                                               int(m.group(1)) if m else None)]) from None
     checker = _Checker(text, path.resolve().parent)
     config = checker.config(data, path)
+    hostile.check(config, checker.problem)
     if checker.problems:
         ordered = sorted(checker.problems, key=lambda p: p.line or 1 << 30)
         raise ConfigError(str(path), ordered)

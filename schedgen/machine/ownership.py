@@ -4,6 +4,9 @@ One JSON file per namespace in the user's state dir. Each entry names an install
 artifact (a wrapper, a plist, the crontab block), the hash of the content schedgen
 wrote, and the schedgen version that wrote it (its format: record_format.py). Nothing is ever deleted that is not
 recorded here; a hash that no longer matches the disk means someone edited the file.
+It also keeps each installed job's settings in jobs.toml terms (env values only as
+digests), so `diff` can say what changed in those terms; a record written before
+that has none, and `diff` then shows file diffs only.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,6 +40,8 @@ class Record:
     entries: dict[str, Installed] = field(default_factory=dict)
     config: str = ""
     extra: tuple[tuple[str, Any], ...] = ()  # top-level keys a newer minor version wrote
+    # job -> its settings when last installed (plan/review.py); None: an older record
+    settings: dict[str, dict[str, Any]] | None = None
 
     def get(self, k: str) -> Installed | None:
         return self.entries.get(k)
@@ -64,7 +70,13 @@ def load(namespace: str) -> Record:
         raise RecordError(f"{path}: cannot read the ownership record ({exc}); "
                           "move it away to let schedgen start a new one") from None
     doc = read(data, path, namespace)
-    return Record(namespace, {e.key: e for e in doc.artifacts}, doc.config, doc.extra)
+    extra = dict(doc.extra)
+    settings = extra.pop("jobs", None)
+    if settings is not None and not (isinstance(settings, dict) and all(
+            isinstance(v, dict) for v in settings.values())):
+        settings = None  # unreadable: review falls back to file diffs
+    return Record(namespace, {e.key: e for e in doc.artifacts}, doc.config,
+                  tuple(extra.items()), settings)
 
 
 def save(record: Record) -> None:
@@ -83,19 +95,47 @@ def save(record: Record) -> None:
             "updated_at": now(),
             "artifacts": [artifact_json(e)
                           for e in sorted(record.entries.values(), key=lambda e: e.key)],
+            "jobs": dict(sorted((record.settings or {}).items())),
         }
         atomic_write(path, json.dumps(data, indent=2) + "\n", 0o600)
     except OSError as exc:
         raise SystemOpError(f"cannot write the ownership record {path}: {exc.strerror}") from None
 
 
+TEST_LOCK = "SCHEDGEN_TEST_APPLY_LOCK"  # test seam: tests with fake crontabs lock apart
+
+
+def lock_path() -> Path:
+    """One apply lock per user, whatever HOME or XDG_STATE_HOME say: the crontab is per
+    user, so applies with different state dirs must still take turns."""
+    seam = os.environ.get(TEST_LOCK)
+    if seam:
+        return Path(seam)
+    return Path("/tmp") / f"schedgen-{os.getuid()}" / "apply.lock"
+
+
+def _private_dir(path: Path) -> None:
+    """Create `path` 0700, or accept it only if it is ours, a real folder and private."""
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+    except OSError as exc:
+        raise SystemOpError(f"cannot create the lock folder {path}: {exc.strerror}") from None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise SystemOpError(f"{path} is not a private folder of this user (a symlink, someone "
+                            "else's, or open to others); remove it and run the command again")
+
+
 @contextmanager
 def apply_lock(on_wait: object = None) -> Iterator[None]:
-    """Serialise apply/uninstall runs on this machine (the crontab is shared by namespaces)."""
-    path = paths.state_dir() / "apply.lock"
-    try:
+    """Serialise apply/uninstall runs of this user (the crontab is shared by namespaces)."""
+    path = lock_path()
+    if os.environ.get(TEST_LOCK):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    else:
+        _private_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         raise SystemOpError(f"cannot open the lock file {path}: {exc.strerror}") from None
     try:

@@ -33,8 +33,10 @@ def as_text(s: Status) -> str:
         lines.append(f"  schedule   {j.schedule}  ({j.readable})")
         if j.launchd:
             ld = j.launchd
-            running = f"running, PID {ld['pid']}" if ld["pid"] else "not running"
-            loaded = "loaded" if ld["loaded"] else "not loaded"
+            running = (f"running, PID {ld['pid']}" if ld["pid"] else
+                       "running unknown" if ld["loaded"] is None else "not running")
+            loaded = ("loaded state unknown (no launchctl here)" if ld["loaded"] is None
+                      else "loaded" if ld["loaded"] else "not loaded")
             last = f", last exit {ld['last_exit']}" if ld["last_exit"] is not None else ""
             lines.append(f"  launchd    {ld['label']}: {loaded}, {running}{last}")
         if j.systemd:

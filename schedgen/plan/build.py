@@ -13,10 +13,11 @@ from schedgen.plan.context import PlanContext, Target
 
 def build(config: Config | None, record: Record, targets: Sequence[Target], *,
           selected: tuple[str, ...] | None = None, prune: bool = False, force: bool = False,
-          uninstall: bool = False) -> Plan:
-    """Ask every target for its changes. `config=None` with `uninstall`: remove all owned."""
+          uninstall: bool = False, review: bool = False) -> Plan:
+    """Ask every target for its changes. `config=None` with `uninstall`: remove all owned.
+    `review` (diff, status): a target program that is missing leaves live state unknown."""
     ctx = PlanContext(config=config, record=record, prune=prune, force=force,
-                      uninstall=uninstall, selected=selected or TARGETS)
+                      uninstall=uninstall, selected=selected or TARGETS, review=review)
     changes: list[Change] = []
     for target in targets:
         changes += target.plan(ctx, tuple(changes))

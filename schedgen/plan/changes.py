@@ -27,6 +27,15 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+
+def table_lines(text: str) -> list[str]:
+    """The lines, each with its newline. Only "\n" ends a line for cron: a form feed
+    or U+2028 inside a user's line is part of it (str.splitlines would split there)."""
+    out = text.split("\n")
+    last = out.pop()
+    return [line + "\n" for line in out] + ([last] if last else [])
+
+
 class Change(NamedTuple):
     target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron" | "systemd"
     kind: str  # "wrapper" | "plist" | "cron" | "service" | "timer"
@@ -66,8 +75,8 @@ class Change(NamedTuple):
         return self.action not in (UNCHANGED, FORGET) or bool(self.deferred)
 
     def unified_diff(self) -> str:
-        a = (self.before or "").splitlines(keepends=True)
-        b = (self.after or "").splitlines(keepends=True)
+        a = table_lines(self.before or "")
+        b = table_lines(self.after or "")
         if self.action == DELETE or self.after is None:
             b = []
         lines = difflib.unified_diff(

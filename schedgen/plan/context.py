@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
-from schedgen.config.model import Config
+from schedgen.config.model import Config, Job
+from schedgen.machine.neighbours import header_namespace, recorded_elsewhere
 from schedgen.machine.ops import Ops
 from schedgen.machine.ownership import Record
 from schedgen.plan.changes import Change
-from schedgen.render.artifacts import Artifact
+from schedgen.render.artifacts import MARKER, Artifact
 from schedgen.render.desired import desired
 
 
@@ -30,6 +31,9 @@ class PlanContext:
     uninstall: bool
     selected: tuple[str, ...]
     warnings: list[str] = field(default_factory=list)
+    # diff/status: a missing target program (launchctl on Linux) leaves its live state
+    # unknown instead of failing, so a Mac's config can be reviewed anywhere
+    review: bool = False
 
     @cached_property
     def desired(self) -> list[Artifact]:
@@ -38,12 +42,33 @@ class PlanContext:
     def artifacts(self, kind: str) -> list[Artifact]:
         return [a for a in self.desired if a.kind == kind]
 
+    @cached_property
+    def _jobs(self) -> dict[str, Job]:
+        return {j.name: j for j in self.config.jobs} if self.config is not None else {}
+
+    def job(self, name: str | None) -> Job | None:
+        """By name in one look-up (Config.job scans: plans must stay linear in jobs)."""
+        return self._jobs.get(name) if name else None
+
+    @cached_property
+    def neighbours(self) -> dict[str, str]:
+        return recorded_elsewhere(self.record.namespace)
+
+    def other_owner(self, k: str, before: str | None) -> str | None:
+        """Another namespace that installed this file (its header, else its record)."""
+        if before is None or MARKER not in before:
+            return None  # absent, or not schedgen's at all (that conflict says so itself)
+        ns = header_namespace(before)
+        if ns is None:
+            ns = self.neighbours.get(k)
+        return ns if ns is not None and ns != self.record.namespace else None
+
     def job_targets(self, job: str | None) -> tuple[str, ...]:
-        j = self.config.job(job) if self.config is not None and job else None
+        j = self.job(job)
         return j.targets if j is not None else ()
 
     def why_unwanted(self, job: str | None) -> str:
-        j = self.config.job(job) if self.config is not None and job else None
+        j = self.job(job)
         if j is None:
             return "its job is no longer in jobs.toml"
         if not j.enabled:
@@ -59,7 +84,7 @@ class PlanContext:
         """
         if self.uninstall:
             return True
-        return self.config is not None and any(self.config.job(j) for j in jobs)
+        return any(self.job(j) for j in jobs)
 
 
 _PAST = {"create": "created", "update": "updated", "remove": "removed", "load": "loaded",

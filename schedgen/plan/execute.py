@@ -2,7 +2,8 @@
 
 Installs run in target order (wrappers, plists, crontab), removals in reverse, so a
 plist or crontab line never points at a wrapper that is not there. The ownership
-record is saved after every step, so it stays true to the disk if a step fails.
+record is saved once, atomically, after the steps (also when one fails: then it
+records what was actually done), so an apply stays linear in the number of jobs.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ Say = Callable[[str], None]
 
 def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops: Ops,
             force: bool, say: Say,
-            prepare: Callable[[ApplyContext], None] | None = None) -> tuple[str, ...]:
+            prepare: Callable[[ApplyContext], None] | None = None,
+            after: Callable[[], None] | None = None) -> tuple[str, ...]:
     by_name = {t.name: t for t in targets}
     ctx = ApplyContext(record=record, ops=ops, force=force, say=say)
     for w in plan.warnings:
@@ -28,8 +30,19 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
     installs = [c for c in plan.changes if c.action != DELETE]
     removals = [c for c in reversed(plan.changes) if c.action == DELETE]
     steps = [*installs, *removals]
-    saved = dict(record.entries)
+    before = (dict(record.entries), record.settings)
     step = 0
+
+    def save() -> None:
+        """Once, after the steps: the record as the disk now is (saving per step made
+        apply quadratic in the number of jobs)."""
+        if ops.dry_run:
+            return
+        if after is not None:
+            after()
+        if (record.entries, record.settings) != before:
+            ownership.save(record)
+
     try:
         for name in dict.fromkeys(c.target for c in steps):
             check = getattr(by_name[name], "preflight", None)
@@ -39,13 +52,13 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
             prepare(ctx)
         for step, change in enumerate(steps):  # noqa: B007 (used after the loop on failure)
             by_name[change.target].apply(change, ctx)
-            if not ops.dry_run and record.entries != saved:
-                ownership.save(record)
-                saved = dict(record.entries)
     except SystemOpError as exc:
-        if not ops.dry_run:
-            ownership.save(record)
+        save()
         raise SystemOpError(_failure(str(exc), ctx.done, steps[step:])) from None
+    except BaseException:
+        save()  # interrupted (^C, a bug): the record still says what was done
+        raise
+    save()
     return tuple(ctx.done)
 
 

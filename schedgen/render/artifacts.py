@@ -57,8 +57,7 @@ def _environment(store: bool, folder: Path) -> jinja2.Environment:
     env.filters["q"] = lambda s: shlex.quote(str(s))
     env.filters["word"] = bash_word
     env.filters["cron_escape"] = cron_escape
-    # "--" may not appear inside an XML comment.
-    env.filters["xml_comment"] = lambda s: str(s).replace("--", "- -")
+    env.filters["xml_comment"] = xml_comment
     # The schedule in words; never depends on the clock.
     env.filters["describe"] = lambda job: describe_zoned(job.schedule, job.timezone)
     env.filters["cron_command"] = cron_command
@@ -110,6 +109,12 @@ def bash_word(arg: str) -> str:
     if pos < len(arg) or not out:
         out.append(shlex.quote(arg[pos:]))
     return "".join(out)
+
+
+def xml_comment(text: object) -> str:
+    """Text safe inside <!-- -->: XML forbids "--" there, and a comment ending in "-"."""
+    out = re.sub("-(?=-)", "- ", str(text))
+    return out + " " if out.endswith("-") else out
 
 
 def cron_escape(text: str) -> str:

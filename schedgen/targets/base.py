@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from schedgen.machine.neighbours import header_namespace
 from schedgen.machine.ops import read_file
 from schedgen.machine.ownership import Installed, key, now
 from schedgen.plan import changes as p
@@ -29,7 +30,15 @@ def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
         c = p.Change(target, kind, k, p.UNCHANGED, a.path, before, a.content, job=a.job,
                      targets=targets_of(a), mode=a.mode)
         edited = entry is not None and before is not None and p.digest(before) != entry.sha256
-        if before is None:
+        other = ctx.other_owner(k, before)
+        if other is not None:
+            ns = ctx.record.namespace
+            c = c._replace(action=p.UPDATE, note=f"taken over from namespace {other} (--force)") \
+                if ctx.force else c._replace(action=p.CONFLICT, note=(
+                    f"namespace {other} installed this file; namespaces {ns} and {other} "
+                    "would share it: rename the job or give one namespace its own "
+                    "wrapper_dir / label_prefix; --force takes it over"))
+        elif before is None:
             c = c._replace(action=p.CREATE, note="missing" if entry else "")
         elif before == a.content and mode == a.mode:
             pass
@@ -61,6 +70,10 @@ def unwanted_file(target: str, entry: Installed, ctx: PlanContext) -> p.Change:
     if MARKER not in before:
         return c._replace(action=p.DISOWN,
                        note="no longer carries the schedgen marker; left in place as yours")
+    other = header_namespace(before)
+    if other is not None and other != ctx.record.namespace:
+        return c._replace(action=p.DISOWN,
+                          note=f"namespace {other} installed it since; left in place as theirs")
     if not ctx.explicit((entry.job,) if entry.job else ()) and not ctx.prune:
         return c._replace(action=p.ORPHAN, note=f"{gone}; apply --prune removes it")
     edited = p.digest(before) != entry.sha256

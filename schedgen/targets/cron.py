@@ -27,8 +27,14 @@ class CronTarget:
         entry = ctx.record.get(KEY)
         if not wanted and entry is None and (not ctx.uninstall or not shutil.which("crontab")):
             return []  # nothing of ours can be there (uninstall still looks for the markers)
+        if ctx.review and not shutil.which("crontab"):
+            ctx.warnings.append("crontab not found on PATH: the installed crontab block is "
+                                "unknown; the block is shown as it would be installed")
+            table = crontab.Table("", False)
+        else:
+            table = None
         try:
-            table = crontab.read()
+            table = table or crontab.read()
         except SystemOpError as exc:
             if entry is not None or wanted:
                 raise
@@ -65,13 +71,7 @@ class CronTarget:
         if settle(ctx, change):
             return
         ns = ctx.record.namespace
-        table = crontab.read()
-        if crontab.block(table.text, ns) != change.before:
-            raise SystemOpError("the crontab changed while schedgen was working; it was not "
-                                "written. Run the command again.")
-        new = crontab.splice(table.text, ns, change.after)
-        if new != table.text:
-            crontab.write(ctx.ops, new)
+        crontab.write_if_unchanged(ctx.ops, ns, change.before, change.after)
         if change.after is None:
             ctx.record.drop(KEY)
             ctx.did("remove", f"crontab block namespace={ns}")

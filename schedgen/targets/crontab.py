@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.machine.ops import Ops, run
+from schedgen.plan.changes import table_lines
 
 BEGIN = re.compile(r"[ \t]*#[ \t]*BEGIN schedgen namespace=(\S+)")
 END = re.compile(r"[ \t]*#[ \t]*END schedgen namespace=(\S+)")
@@ -50,12 +51,42 @@ def write(ops: Ops, text: str) -> None:
         raise SystemOpError(f"{what} failed: {r.message()}")
 
 
+TRIES = 3
+
+
+def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str | None) -> None:
+    """Replace the namespace's block, writing the table only if it is still what was read.
+
+    crontab(1) has no compare-and-swap: the table is read, the new one made, and read
+    again just before writing; if anything changed in between (a `crontab -e`, an apply
+    with another state dir), the whole thing starts over from the new table, and after
+    TRIES such races it gives up, writing nothing. The block itself must still be what
+    the plan saw, or nothing is written at all.
+    """
+    for _ in range(TRIES):
+        table = read()
+        if block(table.text, namespace) != before:
+            raise SystemOpError(f"the crontab's schedgen block for namespace {namespace} changed "
+                                "while schedgen was working; the crontab was not written. Run "
+                                "the command again to see the new difference.")
+        new = splice(table.text, namespace, after)
+        if new == table.text:
+            return
+        if read().text != table.text:
+            continue  # someone wrote the crontab in between: start over from theirs
+        write(ops, new)
+        return
+    raise SystemOpError(f"the crontab kept changing while schedgen was writing it ({TRIES} "
+                        "tries: another program writes it right now); it was not written. Run "
+                        "the command again.")
+
+
 def span(text: str, namespace: str) -> tuple[int, int] | None:
     """Offsets of the block for `namespace` (BEGIN line start .. after the END line)."""
     begins: list[tuple[int, int]] = []  # (line number, offset)
     ends: list[tuple[int, int]] = []
     offset = 0
-    for n, line in enumerate(text.splitlines(keepends=True), 1):
+    for n, line in enumerate(table_lines(text), 1):
         for regex, found in ((BEGIN, begins), (END, ends)):
             m = regex.match(line)
             if m and m.group(1) == namespace:

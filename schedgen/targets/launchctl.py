@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -36,8 +37,12 @@ def domain() -> str:
     return f"gui/{os.getuid()}"
 
 
-def listing() -> dict[str, Service]:
-    """`launchctl list`: a header `PID Status Label`, then one row per loaded service."""
+def listing(unknown_ok: bool = False) -> dict[str, Service] | None:
+    """`launchctl list`: a header `PID Status Label`, then one row per loaded service.
+
+    None with `unknown_ok` when there is no launchctl at all (review on another OS)."""
+    if unknown_ok and shutil.which("launchctl") is None:
+        return None
     r = run(["launchctl", "list"])
     if not r.ok:
         raise SystemOpError(f"launchctl list failed: {r.message()}")

@@ -34,17 +34,22 @@ class LaunchdTarget:
         def targets_of(a: Artifact) -> tuple[str, ...]:
             return ("launchd",)
 
-        services = launchctl.listing()
+        services = launchctl.listing(unknown_ok=ctx.review)
+        if services is None:
+            ctx.warnings.append("launchctl not found on PATH (not a Mac?): whether launchd "
+                                "jobs are loaded or running is unknown; files compared only")
         rewrapped = {c.job for c in earlier
                      if c.kind == "wrapper" and c.action in (p.CREATE, p.UPDATE)}
         out = []
         for c in plan_files(self.name, "plist", wanted, ctx, targets_of):
             assert c.path is not None
             label = c.path.name.removesuffix(".plist")
-            svc = services.get(label)
-            c = c._replace(label=label, loaded=svc is not None, pid=svc.pid if svc else None,
-                        last_exit=svc.last_exit if svc else None)
-            if c.action in (p.CREATE, p.UPDATE):
+            svc = services.get(label) if services is not None else None
+            c = c._replace(label=label, loaded=svc is not None if services is not None else None,
+                           pid=svc.pid if svc else None, last_exit=svc.last_exit if svc else None)
+            if services is None:
+                c = c._replace(reload=c.action in (p.CREATE, p.UPDATE))
+            elif c.action in (p.CREATE, p.UPDATE):
                 c = c._replace(reload=True)
             elif c.action == p.UNCHANGED and svc is None:
                 c = c._replace(action=p.UPDATE, reload=True, note="not loaded in launchd")

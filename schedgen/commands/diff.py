@@ -1,0 +1,39 @@
+"""`diff` for review: the plan apply would carry out, with what changed per job."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+from schedgen.config import load as cfg
+from schedgen.config.model import Config
+from schedgen.machine import ownership as state
+from schedgen.plan import changes as p
+from schedgen.plan import review as rv
+from schedgen.plan import selected
+from schedgen.plan.build import build
+from schedgen.plan.mask import masker
+from schedgen.targets.registry import all_targets
+
+
+def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
+                prune: bool = False, force: bool = False) -> Review:
+    config = cfg.load(config_path)
+    record = state.load(config.namespace)
+    selected.check(config, record, targets)
+    plan = build(config, record, all_targets(), selected=targets, prune=prune, force=force,
+                 review=True)
+    return build_review(config, plan, rv.review(config, record, plan))
+
+
+class Review(NamedTuple):
+    plan: p.Plan
+    jobs: tuple[rv.JobReview, ...]
+    mask: Callable[[str], str]
+
+
+def build_review(config: Config, plan: p.Plan, jobs: list[rv.JobReview]) -> Review:
+    keys = {k for j in config.jobs for k, _ in j.env}
+    values = {v for j in config.jobs for _, v in j.env}
+    return Review(plan, tuple(jobs), masker(keys, values))

@@ -1,0 +1,51 @@
+"""Env values never appear in review output: file diffs show them masked, with the key.
+
+Two nets, because a diff shows both the installed side (whose values the config may
+no longer know) and the desired one:
+- any line that sets a variable the way generated shell does (`export NAME=...`, or
+  `NAME=...` for a key the config names) has its value replaced, whatever it is;
+- every env value the config holds (at least `MIN_VALUE` characters long, as written
+  and as the wrapper quotes it) is replaced wherever else it occurs.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Iterable
+
+MASK = "<masked>"
+MIN_VALUE = 4  # shorter values ("1", "yes") would mask unrelated text; the line rule covers them
+_SETTER = re.compile(r"^(?P<lead>[-+ ]?\s*(?:export\s+)?)(?P<key>[A-Za-z_][A-Za-z0-9_]*)=(?P<v>.*)$")
+# Names the generated files set that are not the user's env (their values are no secret).
+_OURS = re.compile(r"^(PATH|SCHEDGEN_[A-Z_]*|sg_[a-z0-9_]*)$")
+
+
+def _xml(text: str) -> str:
+    # xml.sax.saxutils.escape would import urllib, http and ssl: 25 ms on every diff
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def masker(env_keys: Iterable[str], env_values: Iterable[str]) -> Callable[[str], str]:
+    """A function that masks env values in a text (a diff, or a whole file)."""
+    keys = {k for k in env_keys if not _OURS.match(k)}
+    forms: set[str] = set()
+    for v in env_values:
+        if len(v) >= MIN_VALUE:
+            forms |= {v, shlex.quote(v), _xml(v)}
+    ordered = sorted(forms, key=len, reverse=True)  # the quoted form before the bare one
+    values = re.compile("|".join(re.escape(f) for f in ordered)) if ordered else None
+
+    def line(text: str) -> str:
+        m = _SETTER.match(text)
+        if m and (m.group("key") in keys or (m.group("lead").strip(" +-").startswith("export")
+                                             and not _OURS.match(m.group("key")))):
+            return f"{m.group('lead')}{m.group('key')}={MASK}"
+        return values.sub(MASK, text) if values is not None else text
+
+    def mask(text: str) -> str:
+        if not text:
+            return text
+        return "\n".join(line(t) for t in text.split("\n"))
+
+    return mask

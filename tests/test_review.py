@@ -1,0 +1,200 @@
+"""`diff` for review: jobs.toml terms first, file diffs after, env values never shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from schedgen.commands import apply as ap
+from schedgen.commands.diff import review_diff
+from schedgen.errors import SystemOpError
+from schedgen.machine import ownership as state
+from schedgen.output import review as out
+from tests.fakes import FakeCrontab, fake_bin, fake_crontab  # noqa: F401
+from tests.helpers import schedgen, write_config
+
+SECRET = "hunter2-very-secret"
+OLD_SECRET = "old-secret-value-42"
+JOBS = f"""
+[defaults]
+targets = ["cron"]
+
+[jobs.publish]
+description = "Publish the notes"
+command = ["publish", "--all"]
+schedule = "15 6 * * *"
+env = {{ API_TOKEN = "{OLD_SECRET}", MODE = "x" }}
+
+[jobs.other]
+command = "echo other"
+schedule = "@hourly"
+"""
+
+
+@pytest.fixture
+def cfg(fake_crontab: FakeCrontab, tmp_path: Path) -> Path:  # noqa: F811
+    return write_config(tmp_path / "jobs.toml", JOBS)
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_schedule_change_leads_with_both_schedules_in_words(cfg: Path, tmp_path: Path) -> None:
+    ap.apply(cfg, say=lambda _: None)
+    edit(cfg, 'schedule = "15 6 * * *"', 'schedule = "30 7 * * 1-5"')
+    r = schedgen("diff", "-c", str(cfg))
+    assert r.returncode == 1, r.stderr
+    head, files = r.stdout.split("files:\n", 1)
+    assert head == ("jobs (1 with changes):\n"
+                    "~ publish: changed\n"
+                    "    schedule: '15 6 * * *' (At 06:15 every day) -> '30 7 * * 1-5' "
+                    "(At 07:30 on Monday through Friday)\n\n")
+    assert "-15 6 * * * " in files and "+30 7 * * 1-5 " in files
+    assert files.endswith("changes pending: 0 to add, 1 to change, 0 to remove, 2 unchanged\n")
+
+
+def test_new_job_is_described_before_its_wrapper(cfg: Path, tmp_path: Path) -> None:
+    r = schedgen("diff", "-c", str(cfg))
+    head, files = r.stdout.split("files:\n", 1)
+    assert "+ publish: new\n    schedule: '15 6 * * *' (At 06:15 every day)\n" in head
+    assert "    command: publish --all\n" in head
+    assert "    env: API_TOKEN, MODE (values not shown)\n" in head
+    assert "+ other: new\n    schedule: '@hourly' (" in head
+    assert "+++ desired: " in files and "#!/bin/bash" in files
+
+
+def test_env_values_never_appear_in_text_json_or_stat(cfg: Path, tmp_path: Path) -> None:
+    # the first install shows the values only masked, in every format
+    for args in ((), ("--json",), ("--stat",), ("--json", "--stat")):
+        r = schedgen("diff", "-c", str(cfg), *args)
+        assert OLD_SECRET not in r.stdout and "'x'" not in r.stdout, args
+    assert "export API_TOKEN=<masked>" in schedgen("diff", "-c", str(cfg)).stdout
+    ap.apply(cfg, say=lambda _: None)
+    edit(cfg, OLD_SECRET, SECRET)
+    edit(cfg, 'MODE = "x"', 'MODE = "y", EXTRA = "1"')
+    r = schedgen("diff", "-c", str(cfg))
+    # neither the installed (old) value nor the new one, anywhere
+    assert OLD_SECRET not in r.stdout and SECRET not in r.stdout
+    assert "    env: + EXTRA; ~ API_TOKEN (value changed); ~ MODE (value changed)\n" in r.stdout
+    assert "-export API_TOKEN=<masked>\n" in r.stdout and "+export API_TOKEN=<masked>\n" in r.stdout
+    data = json.loads(schedgen("diff", "-c", str(cfg), "--json").stdout)
+    text = json.dumps(data)
+    assert OLD_SECRET not in text and SECRET not in text
+    job = next(j for j in data["jobs"] if j["job"] == "publish")
+    assert job["status"] == "changed"
+    assert job["changes"][0]["field"] == "env" and job["changes"][0]["new"] == [
+        "API_TOKEN", "EXTRA", "MODE"]
+    # the record keeps digests, not values
+    assert SECRET not in state.record_path("default").read_text()
+    assert OLD_SECRET not in state.record_path("default").read_text()
+
+
+def test_value_used_elsewhere_is_masked_too(fake_crontab: FakeCrontab,  # noqa: F811
+                                            tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "jobs.toml", f"""
+[jobs.leak]
+targets = ["cron"]
+command = ["curl", "-H", "{SECRET}"]
+schedule = "@daily"
+env = {{ TOKEN = "{SECRET}" }}
+""")
+    r = review_diff(cfg)
+    assert SECRET not in out.text(r, color=False)
+    assert SECRET not in json.dumps(out.as_json(r))
+
+
+def test_stat_names_files_only(cfg: Path) -> None:
+    r = schedgen("diff", "-c", str(cfg), "--stat")
+    assert r.returncode == 1
+    assert "#!/bin/bash" not in r.stdout and "@@" not in r.stdout
+    assert "+ create wrapper " in r.stdout and "(+" in r.stdout
+    data = json.loads(schedgen("diff", "-c", str(cfg), "--stat", "--json").stdout)
+    assert all("diff" not in c for c in data["changes"]) and data["jobs"]
+
+
+def test_in_sync_prints_only_the_summary_line(cfg: Path) -> None:
+    ap.apply(cfg, say=lambda _: None)
+    r = schedgen("diff", "-c", str(cfg))
+    assert r.returncode == 0
+    assert r.stdout == "namespace default: in sync: 0 to add, 0 to change, 0 to remove, 3 unchanged\n"
+
+
+def test_removed_and_disabled_jobs_are_named(cfg: Path) -> None:
+    ap.apply(cfg, say=lambda _: None)
+    cfg.write_text(JOBS.split("[jobs.other]")[0].replace('env = ', 'enabled = false\nenv = '))
+    text = out.text(review_diff(cfg), color=False)
+    assert "- other: removed (gone from jobs.toml; apply --prune removes its files)\n" in text
+    assert "~ publish: changed (disabled: apply removes it)\n    enabled: true -> false\n" in text
+
+
+def test_record_from_an_older_schedgen_falls_back_to_file_diffs(cfg: Path) -> None:
+    ap.apply(cfg, say=lambda _: None)
+    path = state.record_path("default")
+    data = json.loads(path.read_text())
+    del data["jobs"]  # what schedgen 0.1.0 wrote
+    path.write_text(json.dumps(data))
+    edit(cfg, '"--all"', '"--some"')
+    text = out.text(review_diff(cfg), color=False)
+    assert "? publish: files differ (no settings in the ownership record (installed by an older " \
+           "schedgen): see the file diffs)\n" in text
+    lines = text.splitlines()
+    assert any(x.startswith("-") and x.endswith("publish --all") for x in lines)
+    assert any(x.startswith("+") and x.endswith("publish --some") for x in lines)
+    # the next apply records the settings, and the review speaks jobs.toml again
+    ap.apply(cfg, say=lambda _: None)
+    edit(cfg, '"--some"', '"--none"')
+    text = out.text(review_diff(cfg), color=False)
+    assert "    command: publish --some -> publish --none\n" in text
+
+
+def test_failed_crontab_write_keeps_the_old_settings(cfg: Path,
+                                                     fake_crontab: FakeCrontab) -> None:  # noqa: F811
+    ap.apply(cfg, say=lambda _: None)
+    edit(cfg, 'schedule = "15 6 * * *"', 'schedule = "30 7 * * *"')
+    fake_crontab.fail_next_write()
+    with pytest.raises(SystemOpError):
+        ap.apply(cfg, say=lambda _: None)
+    record = state.load("default")
+    assert record.settings is not None
+    assert record.settings["publish"]["schedule"] == ["15 6 * * *"]  # the crontab still says so
+    text = out.text(review_diff(cfg), color=False)
+    assert "schedule: '15 6 * * *' (At 06:15 every day) -> '30 7 * * *'" in text
+
+
+def test_record_is_written_once_per_apply(cfg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    saves: list[int] = []
+    real = state.save
+    monkeypatch.setattr(state, "save", lambda r: (saves.append(len(r.entries)), real(r)))
+    ap.apply(cfg, say=lambda _: None)
+    assert saves == [3]  # two wrappers and the crontab block, in one write
+    ap.apply(cfg, say=lambda _: None)
+    assert saves == [3]  # nothing changed: not rewritten
+
+
+def test_status_and_diff_without_launchctl_or_crontab_report_unknown(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "jobs.toml", """
+[jobs.mac]
+targets = ["launchd"]
+command = ["echo", "mac"]
+schedule = "40 10,16 * * *"
+
+[jobs.linux]
+targets = ["cron"]
+command = ["echo", "linux"]
+schedule = "@daily"
+""")
+    (tmp_path / "empty-bin").mkdir()
+    env = {"PATH": str(tmp_path / "empty-bin")}  # neither program (nor the test guards)
+    r = schedgen("status", "-c", str(cfg), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "launchd    local.schedgen.mac: loaded state unknown (no launchctl here), running " \
+           "unknown" in r.stdout
+    r = schedgen("diff", "-c", str(cfg), env=env)
+    assert r.returncode == 1, r.stderr
+    assert "crontab not found on PATH: the installed crontab block is unknown" in r.stdout
+    assert "+ mac: new" in r.stdout and "+ linux: new" in r.stdout
