@@ -10,12 +10,9 @@ import pytest
 
 from schedgen.commands import apply as ap
 from schedgen.output import plan as report
-from tests.fakes import (  # noqa: F401
+from tests.fakes import (
     FakeCrontab,
     FakeLaunchctl,
-    fake_bin,
-    fake_crontab,
-    fake_launchctl,
 )
 from tests.helpers import schedgen, write_config
 
@@ -35,10 +32,10 @@ targets = ["cron"]
 
 
 @pytest.fixture
-def fakes(fake_crontab: FakeCrontab, fake_launchctl: FakeLaunchctl,  # noqa: F811
+def fakes(fake_crontab: FakeCrontab, fake_launchctl: FakeLaunchctl,
           tmp_path: Path) -> tuple[FakeCrontab, FakeLaunchctl]:
     write_config(tmp_path / "jobs.toml", JOBS)
-    return fake_crontab, fake_launchctl
+    return fake_crontab
 
 
 def test_summary_counts_adds_changes_removals_and_unchanged(fakes: tuple, tmp_path: Path,
@@ -75,7 +72,7 @@ def test_bad_config_exits_2_without_traceback(fakes: tuple, tmp_path: Path) -> N
     assert r.returncode == 2 and "no such config file" in r.stderr
 
 
-def test_launchctl_missing_exits_3(fake_crontab: FakeCrontab, tmp_path: Path,  # noqa: F811
+def test_launchctl_missing_exits_3(fake_crontab: FakeCrontab, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     write_config(tmp_path / "jobs.toml", JOBS)
     r = schedgen("diff", cwd=tmp_path, env={"PATH": str(tmp_path / "bin")})
@@ -115,7 +112,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(fakes: tuple, tmp_pat
     assert "\x1b[" not in report.diff_text(plan, color=False)
 
 
-def test_target_option_limits_the_plan(fake_crontab: FakeCrontab, tmp_path: Path,  # noqa: F811
+def test_target_option_limits_the_plan(fake_crontab: FakeCrontab, tmp_path: Path,
                                        home: Path) -> None:
     write_config(tmp_path / "jobs.toml", JOBS)
     # No launchctl on PATH at all: --target cron must not need it.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -47,21 +46,6 @@ def hidden_tools_bin(root: Path) -> Path:
             if entry.is_file() and os.access(entry.path, os.X_OK):
                 (bindir / name).symlink_to(entry.path)
     return bindir
-
-
-_NO_FLOCK_BIN: list[Path] = []
-
-
-@pytest.fixture(params=["flock", "no-flock"])
-def tool_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """The job's PATH: the system's, or one without flock/timeout/setsid (as on macOS)."""
-    if request.param == "flock":
-        if shutil.which("flock") is None:
-            pytest.skip("flock(1) is not installed here")
-        return SYSTEM_PATH
-    if not _NO_FLOCK_BIN:
-        _NO_FLOCK_BIN.append(hidden_tools_bin(tmp_path_factory.mktemp("no-flock")))
-    return [str(_NO_FLOCK_BIN[0])]
 
 
 @dataclass
