@@ -14,7 +14,7 @@ from tests.fakes import (
     FakeCrontab,
     FakeLaunchctl,
 )
-from tests.helpers import schedgen, write_config
+from tests.helpers import schedgen, schedgen_process, write_config
 
 JOBS = """
 [defaults]
@@ -64,9 +64,18 @@ def test_in_sync_exits_0(fakes: tuple, tmp_path: Path) -> None:
     assert r.stdout == "namespace default: in sync: 0 to add, 0 to change, 0 to remove, 4 unchanged\n"
 
 
+def test_exit_codes_of_a_real_process(fakes: tuple, tmp_path: Path) -> None:
+    """Most tests call the CLI in-process; these go through a fresh interpreter."""
+    assert schedgen_process("diff", cwd=tmp_path).returncode == 1
+    assert schedgen_process("apply", cwd=tmp_path).returncode == 0
+    assert schedgen_process("diff", cwd=tmp_path).returncode == 0
+    r = schedgen_process("diff", cwd=tmp_path, env={"PATH": str(tmp_path / "empty")})
+    assert r.returncode == 3 and "not found on PATH" in r.stderr
+
+
 def test_bad_config_exits_2_without_traceback(fakes: tuple, tmp_path: Path) -> None:
     write_config(tmp_path / "jobs.toml", "[jobs.x]\ncommand = 1\n")
-    r = schedgen("diff", cwd=tmp_path)
+    r = schedgen_process("diff", cwd=tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "jobs.x" in r.stderr
     r = schedgen("diff", "-c", str(tmp_path / "missing.toml"), cwd=tmp_path)
     assert r.returncode == 2 and "no such config file" in r.stderr
