@@ -103,8 +103,11 @@ def _job(job: Job, plan: p.Plan, now: datetime) -> JobStatus:
 def _cron_part(c: p.Change, job: Job) -> p.Change | None:
     """The job's own lines of the crontab block, as a change of their own."""
     token = cron_command(job)
-    mine = lambda text: "".join(l for l in (text or "").splitlines(keepends=True)  # noqa: E731,E741
-                                if l.rstrip("\n").endswith(token)) or None
+
+    def mine(text: str | None) -> str | None:
+        return "".join(line for line in (text or "").splitlines(keepends=True)
+                       if line.rstrip("\n").endswith(token)) or None
+
     before, after = mine(c.before), mine(c.after)
     if before is None and after is None:
         return None

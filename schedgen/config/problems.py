@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from schedgen.config import values as f
 from schedgen.config.defaults import REQUIRED, Default
@@ -78,17 +78,19 @@ class Fields:
         return self.raw[key] if key in self.raw else self.table[key].resolve()
 
     def get(self, key: str, parse: Callable[[Any], T]) -> T:
+        """The key's value, or (with the problem recorded) a placeholder of no use."""
         raw = self._raw(key)
         if raw is REQUIRED:
             self.problems.add(f"{self.where}.{key}", "missing (required)")
-            return _placeholder()
+            return cast(T, _INVALID)
         value = self.problems.parse(f"{self.where}.{key}", raw, parse)
-        return value if value is not None else _placeholder()
+        return value if value is not None else cast(T, _INVALID)
 
     def optional(self, key: str, parse: Callable[[Any], T]) -> T | None:
         raw = self._raw(key)
         return None if raw is None else self.get(key, parse)
 
 
-def _placeholder() -> Any:
-    return None  # stands in for a value that failed to parse; never reaches a model
+# Stands in for a value that failed to parse; the job it is in is dropped, so it never
+# reaches a model.
+_INVALID = None

@@ -85,7 +85,7 @@ SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label = <label_prefix>.<job>",
                          {"type": "string", "pattern": _anchored(f.LABEL_PREFIX)}),
     "targets": _doc("Where the job is installed", {
-        "type": "array", "minItems": 1, "items": {"enum": list(f.TARGETS)}}),
+        "type": "array", "minItems": 1, "items": {"enum": list(cfg.TARGETS)}}),
     "path": _doc("PATH for the command, in order", {
         "type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[^:]+$"}}),
     "log_root": _doc("Logs and run directories go under <log_root>/<job>/", _PATH),
