@@ -117,7 +117,9 @@ def test_crash_worker_past_stale_after_keeps_its_item_then_sigkill_recovers_it_o
     worker = w.popen()
     wait_for(lambda: _log(tmp_path) == ["start x.json"], what="the worker to claim x.json")
     [claim] = _claim_dirs(tmp_path)
-    time.sleep(3)  # the claim is now older than stale_after, its worker still alive
+    t_claim = time.monotonic()
+    # Until the claim is older than stale_after (2 s, stamped to the second); its worker lives.
+    wait_for(lambda: time.monotonic() - t_claim > 3, what="the claim to pass stale_after")
 
     r = w.run()
     assert r.returncode == 0 and w.events("recover") == []

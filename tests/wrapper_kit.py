@@ -215,12 +215,18 @@ def wait_until_gone(sid: int, timeout: float = 5) -> list[tuple[int, str]]:
     return left
 
 
-def wait_for(predicate: Any, timeout: float = 20, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
+# How long a poll waits before it gives up, and how often it looks: a loaded or slow
+# machine can give more time (SCHEDGEN_TEST_WAIT=60) without any test changing.
+WAIT = float(os.environ.get("SCHEDGEN_TEST_WAIT", "20"))
+POLL = float(os.environ.get("SCHEDGEN_TEST_POLL", "0.02"))
+
+
+def wait_for(predicate: Any, timeout: float | None = None, what: str = "condition") -> None:
+    deadline = time.monotonic() + (WAIT if timeout is None else timeout)
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
+        time.sleep(POLL)
 
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(),
