@@ -49,7 +49,7 @@ def test_without_a_writable_state_dir_the_log_goes_to_the_temp_dir(
     blocked = tmp_path / "file"
     blocked.write_text("")
     monkeypatch.setattr(error_handler, "log_path", lambda: blocked / "schedgen.log")
-    monkeypatch.setattr(error_handler.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path / "tmp"))
     lines: list[str] = []
     assert error_handler.run(lambda: 1 / 0, lines.append) == EXIT_BUG
     assert str(tmp_path / "tmp") in lines[0] and "ZeroDivisionError" in lines[0]
