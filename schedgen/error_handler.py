@@ -8,12 +8,8 @@ and the exit status is 70 (EX_SOFTWARE), never a bare traceback.
 from __future__ import annotations
 
 import os
-import platform
 import sys
-import tempfile
-import traceback
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 from schedgen import __version__, paths
@@ -27,6 +23,12 @@ def log_path() -> Path:
 
 
 def _write_log(exc: BaseException) -> Path:
+    # Only a bug pays for these imports, not every command's start-up.
+    import platform
+    import tempfile
+    import traceback
+    from datetime import UTC, datetime
+
     text = (f"### {datetime.now(UTC).strftime('%Y-%m-%dT%H:%M:%SZ')} schedgen {__version__}\n"
             f"argv: {sys.argv!r}\n"
             f"python: {sys.version.split()[0]} ({sys.executable})\n"

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ("tests.plugin",)
+
 REAL_HOME = Path(os.path.expanduser("~"))
 # What schedgen would write under a real home; none of it may change during tests.
 _WATCHED = [".local/share/schedgen", ".local/state/schedgen", "Library/LaunchAgents",

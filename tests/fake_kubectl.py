@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tests.helpers import write_executable
@@ -493,14 +492,3 @@ class FakeKubectl:
 
     def jobs(self, ns: str = "jobs") -> dict[str, dict[str, Any]]:
         return {o["metadata"]["name"]: o for o in self._get("jobs", ns)}
-
-
-@pytest.fixture
-def fake_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeKubectl:
-    d = tmp_path / "bin"
-    d.mkdir(exist_ok=True)
-    monkeypatch.setenv("PATH", f"{d}{os.pathsep}{os.environ['PATH']}")
-    fake = FakeKubectl(d, tmp_path)
-    for k, v in fake.env.items():
-        monkeypatch.setenv(k, v)
-    return fake

@@ -1,6 +1,6 @@
 """File-backed fakes of `crontab`, `launchctl` and `systemctl --user`, as small executables.
 
-Put first on PATH (see the `fake_crontab` / `fake_launchctl` fixtures in conftest),
+Put first on PATH (see the `fake_crontab` / `fake_launchctl` fixtures in tests/plugin.py),
 they let every test except the end-to-end one run without touching the real crontab
 or launchd. Each call is logged, so tests can assert what was (not) called.
 """
@@ -8,11 +8,8 @@ or launchd. Each call is logged, so tests can assert what was (not) called.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
-
-import pytest
 
 from tests.helpers import write_executable
 
@@ -458,39 +455,3 @@ class FakeSystemctl:
         s = self.state()
         self._update(fail_next=[*s.get("fail_next", []),
                                 {"verb": verb, "code": code, "message": message}])
-
-
-@pytest.fixture
-def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A temp bin/ first on PATH."""
-    d = tmp_path / "bin"
-    d.mkdir(exist_ok=True)
-    monkeypatch.setenv("PATH", f"{d}{os.pathsep}{os.environ['PATH']}")
-    return d
-
-
-@pytest.fixture
-def fake_crontab(fake_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeCrontab:
-    fake = FakeCrontab(fake_bin, tmp_path)
-    for k, v in fake.env.items():
-        monkeypatch.setenv(k, v)
-    return fake
-
-
-@pytest.fixture
-def fake_launchctl(fake_bin: Path, tmp_path: Path,
-                   monkeypatch: pytest.MonkeyPatch) -> FakeLaunchctl:
-    fake = FakeLaunchctl(fake_bin, tmp_path)
-    for k, v in fake.env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.setattr("schedgen.targets.launchctl.RETRY_DELAYS", (0.01, 0.01, 0.01))
-    return fake
-
-
-@pytest.fixture
-def fake_systemctl(fake_bin: Path, tmp_path: Path,
-                   monkeypatch: pytest.MonkeyPatch) -> FakeSystemctl:
-    fake = FakeSystemctl(fake_bin, tmp_path)
-    for k, v in fake.env.items():
-        monkeypatch.setenv(k, v)
-    return fake

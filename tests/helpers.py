@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import NamedTuple
+
+from schedgen import cli
 
 
 def build_file_tree(root: Path, tree: dict[str, str | bytes | dict]) -> None:
@@ -36,9 +41,48 @@ def write_config(path: Path, text: str) -> Path:
     return path
 
 
+class Result(NamedTuple):
+    """What a run of the CLI gave, named like subprocess.CompletedProcess."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
 def schedgen(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-             input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the CLI in a subprocess, as a user would (exit codes, stderr, no traceback)."""
+             input: str | None = None) -> Result:
+    """Run the CLI in this process, as `schedgen ARGS...` would run (exit code, stdout,
+    stderr), with ``env`` added to the environment and ``cwd`` as the working directory.
+
+    `run` (the wrapper writes to the real stdout) and stdin input go to a subprocess.
+    """
+    if (args and args[0] == "run") or input is not None:
+        return schedgen_process(*args, cwd=cwd, env=env, input=input)
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    try:
+        os.environ.update(env or {})
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.argv = ["schedgen", *args]
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                cli.main()
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+        sys.argv = saved_argv
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def schedgen_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+                     input: str | None = None) -> Result:
+    """Run the CLI in a fresh interpreter, as a user would: keeps the exit codes honest."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "schedgen", *args], cwd=cwd, env=full_env,
-                          input=input, capture_output=True, text=True, timeout=120)
+    p = subprocess.run([sys.executable, "-m", "schedgen", *args], cwd=cwd, env=full_env,
+                       input=input, capture_output=True, text=True, timeout=120)
+    return Result(p.returncode, p.stdout, p.stderr)

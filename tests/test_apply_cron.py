@@ -10,7 +10,7 @@ import pytest
 
 from schedgen.commands import apply as ap
 from schedgen.machine import ownership as state
-from tests.fakes import FakeCrontab, fake_bin, fake_crontab  # noqa: F401
+from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
 
 # Comments, env lines, odd spacing, an escaped %, indentation, bytes that are not
@@ -35,7 +35,7 @@ schedule = "@hourly"
 
 
 @pytest.fixture
-def cron(fake_crontab: FakeCrontab, tmp_path: Path) -> FakeCrontab:  # noqa: F811
+def cron(fake_crontab: FakeCrontab, tmp_path: Path) -> FakeCrontab:
     fake_crontab.set(FOREIGN)
     write_config(tmp_path / "jobs.toml", JOBS)
     return fake_crontab
@@ -199,7 +199,7 @@ def test_uninstall_keeps_foreign_crontab_lines(cron: FakeCrontab, tmp_path: Path
     assert r.returncode == 0 and "nothing was installed" in r.stdout
 
 
-def test_uninstall_of_a_table_that_held_only_the_block_removes_it(fake_crontab: FakeCrontab,  # noqa: F811
+def test_uninstall_of_a_table_that_held_only_the_block_removes_it(fake_crontab: FakeCrontab,
                                                                   tmp_path: Path) -> None:
     write_config(tmp_path / "jobs.toml", JOBS)
     run(tmp_path, "apply")
@@ -221,7 +221,7 @@ def test_uninstall_finds_the_block_by_its_markers_without_a_record(cron: FakeCro
     b"* * * * * /w.sh\n# END schedgen namespace=default\n",
     b"# BEGIN schedgen namespace=default\n# END schedgen namespace=default\n" * 2,
 ])
-def test_damaged_block_is_refused_and_nothing_changes(fake_crontab: FakeCrontab,  # noqa: F811
+def test_damaged_block_is_refused_and_nothing_changes(fake_crontab: FakeCrontab,
                                                       tmp_path: Path, home: Path,
                                                       damage: bytes) -> None:
     write_config(tmp_path / "jobs.toml", JOBS)
@@ -271,7 +271,7 @@ def test_crontab_write_failure_exits_3_and_the_record_follows_the_disk(
     assert foreign(cron.read()) == FOREIGN + b"\n"
 
 
-def test_crontab_l_failing_is_a_system_error(fake_bin: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_crontab_l_failing_is_a_system_error(fake_bin: Path, tmp_path: Path) -> None:
     from tests.helpers import write_executable
 
     write_executable(fake_bin / "crontab", "#!/bin/sh\necho 'crontab: cannot open spool' >&2\n"
@@ -325,7 +325,7 @@ exec "{bin_dir}/crontab.real" "$@"
 
 
 def test_crontab_edited_during_apply_is_reread_and_kept(cron: FakeCrontab, tmp_path: Path,
-                                                        fake_bin: Path) -> None:  # noqa: F811
+                                                        fake_bin: Path) -> None:
     # read 1: the plan; read 2: apply's; read 3 (just before writing) sees an edit.
     _racing_crontab(cron, fake_bin, 3, 3)
     r = run(tmp_path, "apply")
@@ -337,7 +337,7 @@ def test_crontab_edited_during_apply_is_reread_and_kept(cron: FakeCrontab, tmp_p
 
 
 def test_crontab_that_keeps_changing_is_not_written_and_exit_3_names_the_race(
-        cron: FakeCrontab, tmp_path: Path, fake_bin: Path) -> None:  # noqa: F811
+        cron: FakeCrontab, tmp_path: Path, fake_bin: Path) -> None:
     _racing_crontab(cron, fake_bin, 3, 100)
     r = run(tmp_path, "apply")
     assert r.returncode == 3

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from schedgen.machine import ownership as state
-from tests.fake_kubectl import FakeKubectl, fake_kubectl  # noqa: F401
+from tests.fake_kubectl import FakeKubectl
 from tests.helpers import schedgen, write_config
 
 JOBS = """
@@ -34,7 +34,7 @@ IMAGE = ["spec", "jobTemplate", "spec", "template", "spec", "containers", {"name
 
 
 @pytest.fixture
-def kc(fake_kubectl: FakeKubectl, tmp_path: Path) -> FakeKubectl:  # noqa: F811
+def kc(fake_kubectl: FakeKubectl, tmp_path: Path) -> FakeKubectl:
     write_config(tmp_path / "jobs.toml", JOBS)
     return fake_kubectl
 

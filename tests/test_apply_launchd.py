@@ -8,12 +8,9 @@ from pathlib import Path
 import pytest
 
 from schedgen.machine import ownership as state
-from tests.fakes import (  # noqa: F401
+from tests.fakes import (
     FakeCrontab,
     FakeLaunchctl,
-    fake_bin,
-    fake_crontab,
-    fake_launchctl,
 )
 from tests.helpers import schedgen, write_config
 
@@ -34,7 +31,7 @@ A, B = "local.test.alpha", "local.test.beta"
 
 
 @pytest.fixture
-def ld(fake_launchctl: FakeLaunchctl, fake_crontab: FakeCrontab,  # noqa: F811
+def ld(fake_launchctl: FakeLaunchctl, fake_crontab: FakeCrontab,
        tmp_path: Path) -> FakeLaunchctl:
     # The fake crontab too: uninstall looks for a block of the namespace in the crontab.
     write_config(tmp_path / "jobs.toml", JOBS)
@@ -291,7 +288,7 @@ def test_uninstall_boots_out_and_removes_everything_owned(ld: FakeLaunchctl, tmp
 
 
 def test_launchd_only_config_never_calls_crontab(ld: FakeLaunchctl, tmp_path: Path,
-                                                 fake_crontab: FakeCrontab) -> None:  # noqa: F811
+                                                 fake_crontab: FakeCrontab) -> None:
     for args in (["apply"], ["diff"], ["status"]):
         r = run(tmp_path, *args)
         assert r.returncode == 0, (args, r.stderr)
@@ -302,7 +299,7 @@ def test_launchd_only_config_never_calls_crontab(ld: FakeLaunchctl, tmp_path: Pa
 
 
 def test_uninstall_is_not_stopped_by_an_unreadable_crontab(ld: FakeLaunchctl, tmp_path: Path,
-                                                           fake_bin: Path,  # noqa: F811
+                                                           fake_bin: Path,
                                                            home: Path) -> None:
     from tests.helpers import write_executable
 

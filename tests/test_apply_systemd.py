@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from schedgen.machine import ownership as state
-from tests.fakes import FakeSystemctl, fake_bin, fake_systemctl  # noqa: F401
+from tests.fakes import FakeSystemctl
 from tests.helpers import schedgen, write_config
 
 JOBS = """
@@ -40,7 +40,7 @@ ExecStart=/usr/bin/true
 
 
 @pytest.fixture
-def sd(fake_systemctl: FakeSystemctl, tmp_path: Path, home: Path) -> FakeSystemctl:  # noqa: F811
+def sd(fake_systemctl: FakeSystemctl, tmp_path: Path, home: Path) -> FakeSystemctl:
     write_config(tmp_path / "jobs.toml", JOBS)
     d = unit_dir(home)
     d.mkdir(parents=True)

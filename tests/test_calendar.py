@@ -76,14 +76,21 @@ def test_calendar_never_puts_day_and_weekday_in_one_dict(expr: str) -> None:
         assert not ("Day" in d and "Weekday" in d)
 
 
-@pytest.mark.parametrize("expr", ["0 0 */2 * 1", "0 0 1-15 * */2", "0 0 * * 1 ", "0 0 */3 * mon"])
+@pytest.mark.parametrize("expr", ["0 0 */2 * 1", "0 0 1-15 * */2", "0 0 */3 * mon"])
 def test_calendar_refuses_day_and_weekday_anded(expr: str) -> None:
     cron = parse_cron(expr)
-    if cron.days_full or cron.weekdays_full:
-        calendar_dicts(cron)  # expressible: one side is unrestricted
-        return
+    assert cron.day_and and not (cron.days_full or cron.weekdays_full)
     with pytest.raises(NotExpressible, match="launchd cannot require"):
         calendar_dicts(cron)
+
+
+def test_an_and_with_one_day_field_unrestricted_is_expressible() -> None:
+    # cron ANDs here too ('*' starts the day field), but '*' matches every day: no AND left.
+    cron = parse_cron("0 0 * * 1 ")
+    assert cron.day_and and cron.days_full
+    dicts = calendar_dicts(cron)
+    assert dicts == [{"Weekday": 1, "Hour": 0, "Minute": 0}]
+    assert launchd_minutes(dicts) == cron_minutes("0 0 * * 1")
 
 
 # --- generated expressions --------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 
 from schedgen.errors import EXIT_INPUT
 from schedgen.targets import crontab
-from tests.fakes import FakeCrontab, fake_bin, fake_crontab  # noqa: F401
+from tests.fakes import FakeCrontab
 
 FOREIGN = ('# m h dom mon dow command\nSHELL=/bin/bash\nMAILTO="ops@example.com"\n\n'
            '0 3 * * 1-5 echo "100%" \\% done\n   */10   *  * * *     /usr/local/bin/odd  x  \n'
@@ -73,11 +73,11 @@ def test_another_namespace_damaged_does_not_stop_ours() -> None:
     assert crontab.splice(table, "default", BLOCK) == table + BLOCK
 
 
-def test_read_no_crontab_is_an_empty_table(fake_crontab: FakeCrontab) -> None:  # noqa: F811
+def test_read_no_crontab_is_an_empty_table(fake_crontab: FakeCrontab) -> None:
     assert crontab.read() == crontab.Table("", False)
 
 
-def test_read_write_round_trip_keeps_non_utf8_bytes(fake_crontab: FakeCrontab) -> None:  # noqa: F811
+def test_read_write_round_trip_keeps_non_utf8_bytes(fake_crontab: FakeCrontab) -> None:
     raw = b"# caf\xc3\xa9 latin-1 \xe9 byte\nA=1\n"
     fake_crontab.set(raw)
     table = crontab.read()
@@ -89,7 +89,7 @@ def test_read_write_round_trip_keeps_non_utf8_bytes(fake_crontab: FakeCrontab) -
     assert fake_crontab.read() == raw
 
 
-def test_writing_an_empty_table_removes_the_crontab(fake_crontab: FakeCrontab) -> None:  # noqa: F811
+def test_writing_an_empty_table_removes_the_crontab(fake_crontab: FakeCrontab) -> None:
     from schedgen.machine.ops import Ops
 
     fake_crontab.set(BLOCK)

@@ -10,14 +10,11 @@ import pytest
 
 from schedgen.commands import apply as ap
 from schedgen.output import plan as report
-from tests.fakes import (  # noqa: F401
+from tests.fakes import (
     FakeCrontab,
     FakeLaunchctl,
-    fake_bin,
-    fake_crontab,
-    fake_launchctl,
 )
-from tests.helpers import schedgen, write_config
+from tests.helpers import schedgen, schedgen_process, write_config
 
 JOBS = """
 [defaults]
@@ -35,10 +32,10 @@ targets = ["cron"]
 
 
 @pytest.fixture
-def fakes(fake_crontab: FakeCrontab, fake_launchctl: FakeLaunchctl,  # noqa: F811
+def fakes(fake_crontab: FakeCrontab, fake_launchctl: FakeLaunchctl,
           tmp_path: Path) -> tuple[FakeCrontab, FakeLaunchctl]:
     write_config(tmp_path / "jobs.toml", JOBS)
-    return fake_crontab, fake_launchctl
+    return fake_crontab
 
 
 def test_summary_counts_adds_changes_removals_and_unchanged(fakes: tuple, tmp_path: Path,
@@ -67,15 +64,24 @@ def test_in_sync_exits_0(fakes: tuple, tmp_path: Path) -> None:
     assert r.stdout == "namespace default: in sync: 0 to add, 0 to change, 0 to remove, 4 unchanged\n"
 
 
+def test_exit_codes_of_a_real_process(fakes: tuple, tmp_path: Path) -> None:
+    """Most tests call the CLI in-process; these go through a fresh interpreter."""
+    assert schedgen_process("diff", cwd=tmp_path).returncode == 1
+    assert schedgen_process("apply", cwd=tmp_path).returncode == 0
+    assert schedgen_process("diff", cwd=tmp_path).returncode == 0
+    r = schedgen_process("diff", cwd=tmp_path, env={"PATH": str(tmp_path / "empty")})
+    assert r.returncode == 3 and "not found on PATH" in r.stderr
+
+
 def test_bad_config_exits_2_without_traceback(fakes: tuple, tmp_path: Path) -> None:
     write_config(tmp_path / "jobs.toml", "[jobs.x]\ncommand = 1\n")
-    r = schedgen("diff", cwd=tmp_path)
+    r = schedgen_process("diff", cwd=tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "jobs.x" in r.stderr
     r = schedgen("diff", "-c", str(tmp_path / "missing.toml"), cwd=tmp_path)
     assert r.returncode == 2 and "no such config file" in r.stderr
 
 
-def test_diff_without_launchctl_shows_files_and_unknown_state(fake_crontab: FakeCrontab,  # noqa: F811
+def test_diff_without_launchctl_shows_files_and_unknown_state(fake_crontab: FakeCrontab,
                                                                tmp_path: Path) -> None:
     """A Mac's config reviewed on Linux: files are diffed, loaded/running is unknown."""
     write_config(tmp_path / "jobs.toml", JOBS)
@@ -126,7 +132,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(fakes: tuple, tmp_pat
     assert "\x1b[" not in report.diff_text(plan, color=False)
 
 
-def test_target_option_limits_the_plan(fake_crontab: FakeCrontab, tmp_path: Path,  # noqa: F811
+def test_target_option_limits_the_plan(fake_crontab: FakeCrontab, tmp_path: Path,
                                        home: Path) -> None:
     write_config(tmp_path / "jobs.toml", JOBS)
     # No launchctl on PATH at all: --target cron must not need it.

@@ -70,7 +70,9 @@ def cron_daemon() -> Iterator[None]:
     if daemon is None or os.geteuid() != 0:
         _unavailable("no cron daemon running, and cannot start one (run .ci/run as root)")
     subprocess.run([daemon], check=True)  # Debian's cron daemonizes itself
-    time.sleep(0.5)
+    deadline = time.monotonic() + 10
+    while not _cron_pids() and time.monotonic() < deadline:
+        time.sleep(0.05)
     started = _cron_pids()
     try:
         yield
@@ -117,7 +119,7 @@ def test_real_cron_runs_the_wrapper_and_uninstall_restores_the_crontab(
                     break
             if manifest:
                 break
-            time.sleep(2)
+            time.sleep(0.5)
         assert manifest is not None, f"cron did not run the wrapper within {WAIT}s"
         assert manifest["job"] == "tick" and manifest["exit_code"] == 0
         out = next(runs.glob("*/stdout.log"), None)

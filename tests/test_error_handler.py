@@ -12,7 +12,7 @@ import pytest
 from schedgen import __version__, cli, error_handler
 from schedgen.commands import validate
 from schedgen.errors import EXIT_BUG, EXIT_INPUT, EXIT_SYSTEM, RecordError, UsageError
-from tests.helpers import schedgen, write_config
+from tests.helpers import schedgen_process, write_config
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -49,7 +49,7 @@ def test_without_a_writable_state_dir_the_log_goes_to_the_temp_dir(
     blocked = tmp_path / "file"
     blocked.write_text("")
     monkeypatch.setattr(error_handler, "log_path", lambda: blocked / "schedgen.log")
-    monkeypatch.setattr(error_handler.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path / "tmp"))
     lines: list[str] = []
     assert error_handler.run(lambda: 1 / 0, lines.append) == EXIT_BUG
     assert str(tmp_path / "tmp") in lines[0] and "ZeroDivisionError" in lines[0]
@@ -70,7 +70,7 @@ def test_expected_failures_keep_their_codes(exc: BaseException, code: int) -> No
 
 
 def test_exit_codes_through_a_real_process(tmp_path: Path) -> None:
-    assert schedgen("validate", "-c", str(tmp_path / "none.toml")).returncode == EXIT_INPUT
+    assert schedgen_process("validate", "-c", str(tmp_path / "none.toml")).returncode == EXIT_INPUT
     cfg = write_config(tmp_path / "jobs.toml", '[jobs.a]\ncommand = "true"\nschedule = "@daily"\n')
-    r = schedgen("validate", "-c", str(cfg))
+    r = schedgen_process("validate", "-c", str(cfg))
     assert r.returncode == 0 and "valid, 1 job" in r.stdout

@@ -15,7 +15,7 @@ from schedgen.commands import apply as ap
 from schedgen.commands import render as rd
 from schedgen.config.load import loads
 from schedgen.errors import ConfigError
-from tests.fakes import FakeCrontab, fake_bin, fake_crontab  # noqa: F401
+from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
 
 PLAIN = """
@@ -33,7 +33,7 @@ def problems(text: str, base: Path) -> list[str]:
 
 
 def test_config_path_with_a_newline_is_refused_and_nothing_installed(
-        fake_crontab: FakeCrontab, tmp_path: Path) -> None:  # noqa: F811
+        fake_crontab: FakeCrontab, tmp_path: Path) -> None:
     folder = tmp_path / "x\n* * * * * touch /tmp/pwned #"
     cfg = write_config(folder / "jobs.toml", PLAIN)
     for cmd in ("validate", "diff", "apply"):
@@ -146,7 +146,7 @@ def test_uninstall_namespace_that_is_a_path_is_refused(tmp_path: Path) -> None:
 
 
 def test_form_feed_and_line_separator_stay_inside_a_foreign_line(
-        fake_crontab: FakeCrontab, tmp_path: Path) -> None:  # noqa: F811
+        fake_crontab: FakeCrontab, tmp_path: Path) -> None:
     # Only "\n" ends a cron line: these must neither split a line nor fake a marker.
     foreign = ("0 1 * * * echo a\x0cb\n"
                "0 2 * * * echo c\u2028# BEGIN schedgen namespace=default\n"

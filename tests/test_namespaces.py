@@ -6,13 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes import (  # noqa: F401
-    FakeCrontab,
-    FakeLaunchctl,
-    fake_bin,
-    fake_crontab,
-    fake_launchctl,
-)
+from tests.fakes import FakeCrontab, FakeLaunchctl
 from tests.helpers import schedgen, write_config
 
 
@@ -33,7 +27,7 @@ def wrapper(home: Path) -> Path:
 
 
 def test_same_job_name_in_two_namespaces_is_a_conflict_naming_both(
-        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:  # noqa: F811
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:
     a, b = config(tmp_path, "alpha", "/bin/a-cmd"), config(tmp_path, "beta", "/bin/b-cmd")
     assert schedgen("apply", "-c", str(a)).returncode == 0
     before = wrapper(home).read_text()
@@ -47,7 +41,7 @@ def test_same_job_name_in_two_namespaces_is_a_conflict_naming_both(
 
 
 def test_force_takes_it_over_and_the_other_uninstall_leaves_it(
-        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:  # noqa: F811
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:
     a, b = config(tmp_path, "alpha", "/bin/a-cmd"), config(tmp_path, "beta", "/bin/b-cmd")
     assert schedgen("apply", "-c", str(a)).returncode == 0
     r = schedgen("apply", "--force", "-c", str(b))
@@ -68,7 +62,7 @@ def test_force_takes_it_over_and_the_other_uninstall_leaves_it(
 
 
 def test_same_label_in_two_namespaces_is_a_conflict(
-        fake_launchctl: FakeLaunchctl, tmp_path: Path, home: Path) -> None:  # noqa: F811
+        fake_launchctl: FakeLaunchctl, tmp_path: Path, home: Path) -> None:
     a = config(tmp_path, "alpha", "/bin/a-cmd", '["launchd"]')
     b = config(tmp_path, "beta", "/bin/b-cmd", '["launchd"]')
     b.write_text(b.read_text().replace("[jobs.backup]", 'wrapper_dir = "~/beta-wrappers"\n\n'
@@ -91,7 +85,7 @@ def test_owner_is_read_back_from_an_escaped_plist_comment(ns: str) -> None:
 
 
 def test_a_file_without_a_namespace_header_is_known_by_the_other_record(
-        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:  # noqa: F811
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:
     from schedgen.commands import apply as ap
     from schedgen.machine import ownership as state
     from schedgen.plan import changes as p

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import plistlib
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,7 +13,8 @@ import pytest
 from schedgen.config.load import loads
 from schedgen.render.artifacts import bash_word, cron_block, plist
 from schedgen.render.desired import desired
-from tests.helpers import schedgen, write_config
+from tests.fakes import FakeCrontab, FakeLaunchctl
+from tests.helpers import schedgen, schedgen_process, write_config
 
 CONFIG = """
 [defaults]
@@ -96,7 +98,11 @@ def test_plists_accepted_by_parsers_outside_python(config, tmp_path: Path, tool:
 
 def test_plist_comment_survives_double_dash_in_config_path(tmp_path: Path) -> None:
     cfg = loads(CONFIG, tmp_path / "a--b" / "jobs.toml")
-    plistlib.loads(plist(cfg.jobs[0], cfg).encode())  # an XML comment may not hold "--"
+    text = plist(cfg.jobs[0], cfg)
+    comments = re.findall(r"<!--(.*?)-->", text, re.S)
+    assert any("a- -b" in c for c in comments)  # an XML comment may not hold "--"
+    assert not any("--" in c for c in comments)
+    assert plistlib.loads(text.encode())["Label"] == f"local.schedgen.{cfg.jobs[0].name}"
 
 
 def test_cron_block_is_marked_calls_the_wrapper_and_escapes_percent(config) -> None:
@@ -195,20 +201,24 @@ def test_unknown_target_is_exit_2(tmp_path: Path) -> None:
 def test_compiled_templates_are_cached_and_a_damaged_cache_is_ignored(tmp_path: Path,
                                                                       home: Path) -> None:
     cfg = write_config(tmp_path / "jobs.toml", CONFIG)
-    first = schedgen("render", "-c", str(cfg), "--out", str(tmp_path / "a"))
+    # Fresh processes: in one process the compiled templates stay in memory.
+    first = schedgen_process("render", "-c", str(cfg), "--out", str(tmp_path / "a"))
     assert first.returncode == 0, first.stderr
     cached = list((home / ".cache/schedgen").rglob("*.cache"))
     assert len(cached) == 3  # wrapper, plist and crontab templates
     for f in cached:
         f.write_bytes(b"garbage")
-    again = schedgen("render", "-c", str(cfg), "--out", str(tmp_path / "b"))
+    again = schedgen_process("render", "-c", str(cfg), "--out", str(tmp_path / "b"))
     assert again.returncode == 0, again.stderr
     for f in (tmp_path / "a").rglob("*"):
         if f.is_file():
             assert f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes()
 
 
-def test_diff_reads_the_template_cache_but_never_writes_it(tmp_path: Path, home: Path) -> None:
+def test_diff_reads_the_template_cache_but_never_writes_it(
+        tmp_path: Path, home: Path, fake_crontab: FakeCrontab,
+        fake_launchctl: FakeLaunchctl) -> None:
     cfg = write_config(tmp_path / "jobs.toml", CONFIG)
-    schedgen("diff", "-c", str(cfg))
+    r = schedgen_process("diff", "-c", str(cfg))
+    assert r.returncode == 1, r.stderr  # it rendered everything: changes pending
     assert not (home / ".cache").exists()

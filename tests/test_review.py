@@ -12,7 +12,7 @@ from schedgen.commands.diff import review_diff
 from schedgen.errors import SystemOpError
 from schedgen.machine import ownership as state
 from schedgen.output import review as out
-from tests.fakes import FakeCrontab, fake_bin, fake_crontab  # noqa: F401
+from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
 
 SECRET = "hunter2-very-secret"
@@ -34,7 +34,7 @@ schedule = "@hourly"
 
 
 @pytest.fixture
-def cfg(fake_crontab: FakeCrontab, tmp_path: Path) -> Path:  # noqa: F811
+def cfg(fake_crontab: FakeCrontab, tmp_path: Path) -> Path:
     return write_config(tmp_path / "jobs.toml", JOBS)
 
 
@@ -94,7 +94,7 @@ def test_env_values_never_appear_in_text_json_or_stat(cfg: Path, tmp_path: Path)
     assert OLD_SECRET not in state.record_path("default").read_text()
 
 
-def test_value_used_elsewhere_is_masked_too(fake_crontab: FakeCrontab,  # noqa: F811
+def test_value_used_elsewhere_is_masked_too(fake_crontab: FakeCrontab,
                                             tmp_path: Path) -> None:
     cfg = write_config(tmp_path / "jobs.toml", f"""
 [jobs.leak]
@@ -153,7 +153,7 @@ def test_record_from_an_older_schedgen_falls_back_to_file_diffs(cfg: Path) -> No
 
 
 def test_failed_crontab_write_keeps_the_old_settings(cfg: Path,
-                                                     fake_crontab: FakeCrontab) -> None:  # noqa: F811
+                                                     fake_crontab: FakeCrontab) -> None:
     ap.apply(cfg, say=lambda _: None)
     edit(cfg, 'schedule = "15 6 * * *"', 'schedule = "30 7 * * *"')
     fake_crontab.fail_next_write()

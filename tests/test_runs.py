@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
 from schedgen.config.load import loads
 from schedgen.records import runs
 from tests.helpers import build_file_tree
+from tests.wrapper_kit import wait_for
 
 JOB = """
 [jobs.q]
@@ -48,8 +48,7 @@ def test_lock_held_sees_a_real_holder_without_taking_the_lock(tmp_path: Path) ->
     finally:
         holder.kill()
         holder.wait()
-    time.sleep(0.1)
-    assert runs.lock_held(job) is False
+    wait_for(lambda: runs.lock_held(job) is False, what="the lock to be free")
 
 
 def test_queue_depth_ignores_bookkeeping(tmp_path: Path) -> None:

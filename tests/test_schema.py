@@ -10,9 +10,11 @@ from typing import Any
 
 import jsonschema
 import pytest
+import tomli_w
 
-from schedgen.config import load as cfg
+from schedgen.config import defaults as cfg
 from schedgen.config import schema as sch
+from schedgen.config.load import loads
 from schedgen.errors import ConfigError
 from tests.helpers import schedgen
 
@@ -39,7 +41,7 @@ def loader_accepts(doc: dict[str, Any], tmp_path: Path) -> bool:
     import tomli_w
 
     try:
-        cfg.loads(tomli_w.dumps(doc), tmp_path / "jobs.toml")
+        loads(tomli_w.dumps(doc), tmp_path / "jobs.toml")
     except ConfigError:
         return False
     return True
@@ -142,3 +144,27 @@ def test_schema_command_prints_the_same_json() -> None:
     assert out.returncode == 0
     assert out.stdout == sch.schema_text()
     assert json.loads(out.stdout)["properties"]["jobs"]["additionalProperties"] is False
+
+
+def test_docs_defaults_is_the_generated_table() -> None:
+    assert (REPO / "docs" / "defaults.md").read_text() == cfg.docs_markdown(), (
+        "docs/defaults.md is stale: regenerate it from schedgen.config.defaults.docs_markdown()")
+
+
+# Computed, derived and table-valued defaults are left out: their keys are checked one by one.
+STATIC = [(t, k) for t, keys in cfg.TABLES.items() for k, d in keys.items()
+          if cfg.static(d) and k not in ("lock", "logs", "env", "namespace")]
+
+
+@pytest.mark.parametrize("table, key", STATIC)
+def test_every_static_default_is_what_the_loader_uses(tmp_path: Path, table: str,
+                                                      key: str) -> None:
+    """Loading a job that leaves a key out equals loading it with the documented default."""
+    d = cfg.TABLES[table][key]
+    job: dict[str, Any] = {"command": ["true"], "schedule": "@daily"}
+    if table == "queue":
+        job["queue"] = {"inbox": "/q/in"}
+    given = {**job, table: {**job.get(table, {}), key: d.value}} if table else {**job, key: d.value}
+    a = loads(tomli_w.dumps({"jobs": {"j": job}}), tmp_path / "jobs.toml").jobs[0]
+    b = loads(tomli_w.dumps({"jobs": {"j": given}}), tmp_path / "jobs.toml").jobs[0]
+    assert a == b

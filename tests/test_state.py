@@ -14,7 +14,7 @@ import pytest
 from schedgen import __version__
 from schedgen.errors import RecordError
 from schedgen.machine import ownership as state
-from tests.fakes import FakeCrontab, fake_bin, fake_crontab  # noqa: F401
+from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
 
 JOBS = """
@@ -33,7 +33,7 @@ schedule = "@hourly"
 
 
 @pytest.fixture
-def cfg(fake_crontab: FakeCrontab, tmp_path: Path) -> Path:  # noqa: F811
+def cfg(fake_crontab: FakeCrontab, tmp_path: Path) -> Path:
     return write_config(tmp_path / "jobs.toml", JOBS)
 
 
@@ -77,7 +77,7 @@ def test_unreadable_record_is_a_clear_error(cfg: Path) -> None:
 
 
 def test_namespaces_have_separate_records(cfg: Path, tmp_path: Path,
-                                          fake_crontab: FakeCrontab) -> None:  # noqa: F811
+                                          fake_crontab: FakeCrontab) -> None:
     other = write_config(tmp_path / "other.toml", JOBS.replace("ns1", "ns2")
                          .replace("alpha", "gamma").replace("beta", "delta"))
     assert schedgen("apply", "-c", str(cfg)).returncode == 0
@@ -90,7 +90,7 @@ def test_namespaces_have_separate_records(cfg: Path, tmp_path: Path,
     assert state.record_path("ns2").exists() and not state.record_path("ns1").exists()
 
 
-def test_two_applies_at_once_are_serialised(cfg: Path, fake_crontab: FakeCrontab,  # noqa: F811
+def test_two_applies_at_once_are_serialised(cfg: Path, fake_crontab: FakeCrontab,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # Each crontab call takes 0.5 s, so two unserialised applies would both see an
     # empty table and both write it.

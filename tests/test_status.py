@@ -13,12 +13,9 @@ import pytest
 
 from schedgen.commands import status as st
 from schedgen.output import status as out
-from tests.fakes import (  # noqa: F401
+from tests.fakes import (
     FakeCrontab,
     FakeLaunchctl,
-    fake_bin,
-    fake_crontab,
-    fake_launchctl,
 )
 from tests.helpers import build_file_tree, schedgen, write_config
 
@@ -48,7 +45,7 @@ targets = ["launchd"]
 
 
 @pytest.fixture
-def env(fake_crontab: FakeCrontab, fake_launchctl: FakeLaunchctl,  # noqa: F811
+def env(fake_crontab: FakeCrontab, fake_launchctl: FakeLaunchctl,
         tmp_path: Path) -> Path:
     write_config(tmp_path / "jobs.toml", JOBS)
     return tmp_path / "jobs.toml"
@@ -142,7 +139,7 @@ def test_next_run_and_schedules_without_calendar_times(env: Path) -> None:
 
 
 def test_running_pid_and_json(env: Path, tmp_path: Path,
-                              fake_launchctl: FakeLaunchctl) -> None:  # noqa: F811
+                              fake_launchctl: FakeLaunchctl) -> None:
     schedgen("apply", cwd=tmp_path)
     fake_launchctl.set_running("local.schedgen.agent", 777)
     r = schedgen("status", "--json", cwd=tmp_path)
@@ -177,7 +174,7 @@ def test_disabled_job_still_installed_is_drift(env: Path, tmp_path: Path) -> Non
 
 
 def test_status_never_writes(env: Path, tmp_path: Path, home: Path,
-                             fake_crontab: FakeCrontab) -> None:  # noqa: F811
+                             fake_crontab: FakeCrontab) -> None:
     schedgen("status", cwd=tmp_path)
     assert fake_crontab.writes() == [] and not (home / ".local").exists()
     assert not any(p for p in os.listdir(home))

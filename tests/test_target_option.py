@@ -5,7 +5,7 @@ from __future__ import annotations
 import plistlib
 from pathlib import Path
 
-from tests.fakes import FakeCrontab, fake_bin, fake_crontab  # noqa: F401
+from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
 
 CRON_ONLY = """
@@ -52,7 +52,7 @@ def test_render_target_with_nothing_renderable_says_why_and_exits_2(tmp_path: Pa
 
 
 def test_diff_apply_status_for_a_target_nothing_goes_to_exit_2(
-        fake_crontab: FakeCrontab, tmp_path: Path) -> None:  # noqa: F811
+        fake_crontab: FakeCrontab, tmp_path: Path) -> None:
     cfg = write_config(tmp_path / "jobs.toml", CRON_ONLY)
     for cmd in ("diff", "apply", "status"):
         r = schedgen(cmd, "-c", str(cfg), "--target", "launchd")

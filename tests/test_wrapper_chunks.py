@@ -27,7 +27,6 @@ from tests.wrapper_kit import (
     make_job,
     needs_proc,
     queue_fields,
-    tool_path,  # noqa: F401 (fixture)
     wait_for,
     wait_until_gone,
 )
@@ -107,7 +106,7 @@ def test_a_drain_forks_little_more_than_its_commands(tmp_path: Path) -> None:
 
 @needs_proc
 def test_sigkill_mid_chunk_recovery_follows_the_journal(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", NAMES)
     w = _job(tmp_path, tool_path, stale_after="2s", batch=0)

@@ -16,7 +16,6 @@ from tests.wrapper_kit import (
     needs_proc,
     session_procs,
     start_together,
-    tool_path,  # noqa: F401 (fixture)
     wait_for,
     wait_until_gone,
 )
@@ -36,7 +35,7 @@ def _started(tmp_path: Path) -> list[str]:
 
 @needs_proc
 def test_twenty_runs_at_once_one_runs_nineteen_exit_75_at_once(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     w = _holder_job(tmp_path, tool_path)
     t0 = time.monotonic()
     procs = start_together([w.argv()] * 20, w.env({"HOLD": "30"}), tmp_path)
@@ -71,7 +70,7 @@ def test_twenty_runs_at_once_one_runs_nineteen_exit_75_at_once(
 
 
 def test_each_busy_run_gives_up_in_well_under_two_seconds(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     w = _holder_job(tmp_path, tool_path)
     holder = w.popen(env={"HOLD": "30"})
     try:
@@ -89,7 +88,7 @@ def test_each_busy_run_gives_up_in_well_under_two_seconds(
 
 
 def test_busy_exit_is_configurable_and_lock_name_is_shared_between_jobs(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     a = make_job(tmp_path, "a", command=HOLD, path=tool_path,
                  env={"STARTED": str(tmp_path / "started")}, lock={"name": "shared"})
     b = make_job(tmp_path, "b", command=["true"], path=tool_path,
@@ -105,7 +104,7 @@ def test_busy_exit_is_configurable_and_lock_name_is_shared_between_jobs(
         holder.communicate()
 
 
-def test_wait_queues_behind_the_holder(tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+def test_wait_queues_behind_the_holder(tmp_path: Path, tool_path: list[str]) -> None:
     w = _holder_job(tmp_path, tool_path, wait="20s")
     holder = w.popen(env={"HOLD": "1.5"})
     wait_for(lambda: len(_started(tmp_path)) == 1, what="the holder to start")
@@ -121,7 +120,7 @@ def test_wait_queues_behind_the_holder(tmp_path: Path, tool_path: list[str]) -> 
 
 
 def test_wait_gives_up_after_the_wait_time_with_busy_exit(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     w = _holder_job(tmp_path, tool_path, wait="1s")
     holder = w.popen(env={"HOLD": "30"})
     try:
@@ -138,7 +137,7 @@ def test_wait_gives_up_after_the_wait_time_with_busy_exit(
 
 @needs_proc
 def test_the_command_keeps_the_lock_if_only_the_wrapper_is_killed(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     w = _holder_job(tmp_path, tool_path)
     holder = w.popen(env={"HOLD": "30"})
     wait_for(lambda: len(_started(tmp_path)) == 1, what="the holder to start")
@@ -153,7 +152,7 @@ def test_the_command_keeps_the_lock_if_only_the_wrapper_is_killed(
     assert w.run(env={"HOLD": "0"}).returncode == 0
 
 
-def test_lock_false_runs_overlap(tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+def test_lock_false_runs_overlap(tmp_path: Path, tool_path: list[str]) -> None:
     w = make_job(tmp_path, command=HOLD, path=tool_path,
                  env={"STARTED": str(tmp_path / "started")}, lock=False)
     procs = start_together([w.argv()] * 3, w.env({"HOLD": "0.5"}), tmp_path)

@@ -22,7 +22,6 @@ from tests.wrapper_kit import (
     needs_proc,
     queue_fields,
     start_together,
-    tool_path,  # noqa: F401 (fixture)
     wait_for,
     wait_until_gone,
 )
@@ -54,7 +53,7 @@ def _claim_dirs(tmp_path: Path) -> list[str]:
 
 
 def test_seed_000_five_workers_at_once_process_57_files_exactly_once(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", SEED_NAMES, age=86400)  # they sat there for a day
     (q / "inbox" / "notes.txt").write_text("not a queue item")
@@ -78,7 +77,7 @@ def test_seed_000_five_workers_at_once_process_57_files_exactly_once(
 
 
 def test_seed_000_batch_0_five_workers_drain_the_inbox_together(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", SEED_NAMES, age=86400)
     w = _queue_job(tmp_path, tool_path, RECORD + "; sleep 0.02", batch=0)
@@ -96,7 +95,7 @@ def test_seed_000_batch_0_five_workers_drain_the_inbox_together(
 
 
 def test_items_are_claimed_in_name_order_and_batch_limits_a_run(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     names = ["b.json", "a.json", "C.json", "c.json", "a b.json"]
     fill_inbox(tmp_path / "q" / "inbox", names)
     w = _queue_job(tmp_path, tool_path, RECORD, batch=2)
@@ -108,7 +107,7 @@ def test_items_are_claimed_in_name_order_and_batch_limits_a_run(
 
 @needs_proc
 def test_crash_worker_past_stale_after_keeps_its_item_then_sigkill_recovers_it_once(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", ["x.json"])
     script = ('echo "start ${1##*/}" >>"$LOG"; if [ -e "$HANG" ]; then sleep 60; fi; '
@@ -118,7 +117,9 @@ def test_crash_worker_past_stale_after_keeps_its_item_then_sigkill_recovers_it_o
     worker = w.popen()
     wait_for(lambda: _log(tmp_path) == ["start x.json"], what="the worker to claim x.json")
     [claim] = _claim_dirs(tmp_path)
-    time.sleep(3)  # the claim is now older than stale_after, its worker still alive
+    t_claim = time.monotonic()
+    # Until the claim is older than stale_after (2 s, stamped to the second); its worker lives.
+    wait_for(lambda: time.monotonic() - t_claim > 3, what="the claim to pass stale_after")
 
     r = w.run()
     assert r.returncode == 0 and w.events("recover") == []
@@ -144,28 +145,31 @@ def test_crash_worker_past_stale_after_keeps_its_item_then_sigkill_recovers_it_o
 
 @needs_proc
 def test_a_dead_workers_item_waits_for_stale_after(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", ["x.json"])
+    # An hour: however slow this machine, the claim is too young to tell a crash from a
+    # slow start, so the next run must leave it alone.
     w = _queue_job(tmp_path, tool_path, 'echo "start ${1##*/}" >>"$LOG"; sleep 60',
-                   stale_after="2s")
+                   stale_after="1h")
     worker = w.popen()
     wait_for(lambda: _log(tmp_path) == ["start x.json"], what="the claim")
     t_claim = time.monotonic()
     kill_group(worker.pid)
     worker.communicate()
     assert w.run().returncode == 0
-    if time.monotonic() - t_claim < 1.5:
-        assert w.events("recover") == []  # too young to tell a crash from a slow start
-    wait_for(lambda: time.monotonic() - t_claim > 3.1, what="stale_after")
-    w2 = _queue_job(tmp_path, tool_path, RECORD, stale_after="2s")
+    assert w.events("recover") == []
+    # The same claim under a short stale_after, once it is older than that (and than the
+    # one-second resolution of the claim's stamp).
+    wait_for(lambda: time.monotonic() - t_claim > 2.1, what="stale_after")
+    w2 = _queue_job(tmp_path, tool_path, RECORD, stale_after="1s")
     assert w2.run().returncode == 0
     assert len(w2.events("recover")) == 1
     assert _log(tmp_path)[-1] == "x.json"
 
 
 def test_failed_item_goes_back_then_to_failed_after_max_attempts(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", ["bad.json"])
     w = _queue_job(tmp_path, tool_path, RECORD + "; exit 5", max_attempts=3)
@@ -185,7 +189,7 @@ def test_failed_item_goes_back_then_to_failed_after_max_attempts(
 
 
 def test_a_failure_stops_the_batch_and_the_run_exits_with_its_status(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     fill_inbox(tmp_path / "q" / "inbox", ["1.json", "2.json", "3.json"])
     w = _queue_job(tmp_path, tool_path, RECORD + '; [ "${1##*/}" != 2.json ] || exit 9',
                    batch=0)
@@ -195,7 +199,7 @@ def test_a_failure_stops_the_batch_and_the_run_exits_with_its_status(
 
 
 def test_processed_and_failed_are_never_overwritten(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", ["a.json"])
     (q / "processed").mkdir(parents=True)
@@ -219,7 +223,7 @@ def test_processed_and_failed_are_never_overwritten(
 
 
 def test_returning_to_an_inbox_that_got_a_new_file_of_that_name_keeps_both(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", ["a.json"])
     # The command fails after a producer drops a new a.json into the inbox.
@@ -236,7 +240,7 @@ def test_returning_to_an_inbox_that_got_a_new_file_of_that_name_keeps_both(
     assert (q / "processing" / ".attempts" / kept).read_text().strip() == "1"
 
 
-def test_the_command_may_consume_its_item(tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+def test_the_command_may_consume_its_item(tmp_path: Path, tool_path: list[str]) -> None:
     fill_inbox(tmp_path / "q" / "inbox", ["a.json"])
     w = _queue_job(tmp_path, tool_path, 'rm "$1"')
     assert w.run().returncode == 0
@@ -246,7 +250,7 @@ def test_the_command_may_consume_its_item(tmp_path: Path, tool_path: list[str]) 
 
 @needs_proc
 def test_term_to_the_wrapper_is_passed_on_and_the_item_goes_back(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", ["x.json"])
     w = _queue_job(tmp_path, tool_path, 'echo "start ${1##*/}" >>"$LOG"; sleep 60',
@@ -264,7 +268,7 @@ def test_term_to_the_wrapper_is_passed_on_and_the_item_goes_back(
     assert (q / "processing" / ".attempts" / "x.json").read_text().strip() == "1"
 
 
-def test_queue_folders_are_created_when_missing(tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+def test_queue_folders_are_created_when_missing(tmp_path: Path, tool_path: list[str]) -> None:
     w = _queue_job(tmp_path, tool_path, RECORD)
     assert w.run().returncode == 0
     for d in ("inbox", "processing", "processed", "failed"):
@@ -274,7 +278,7 @@ def test_queue_folders_are_created_when_missing(tmp_path: Path, tool_path: list[
 
 
 def test_run_ids_are_never_reused_even_after_their_dirs_are_pruned(
-        tmp_path: Path, tool_path: list[str]) -> None:  # noqa: F811
+        tmp_path: Path, tool_path: list[str]) -> None:
     names = [f"{i:03d}.json" for i in range(40)]
     fill_inbox(tmp_path / "q" / "inbox", names)
     w = make_job(tmp_path, command=["true", "{item}"], path=tool_path, lock=False,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -47,21 +46,6 @@ def hidden_tools_bin(root: Path) -> Path:
             if entry.is_file() and os.access(entry.path, os.X_OK):
                 (bindir / name).symlink_to(entry.path)
     return bindir
-
-
-_NO_FLOCK_BIN: list[Path] = []
-
-
-@pytest.fixture(params=["flock", "no-flock"])
-def tool_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """The job's PATH: the system's, or one without flock/timeout/setsid (as on macOS)."""
-    if request.param == "flock":
-        if shutil.which("flock") is None:
-            pytest.skip("flock(1) is not installed here")
-        return SYSTEM_PATH
-    if not _NO_FLOCK_BIN:
-        _NO_FLOCK_BIN.append(hidden_tools_bin(tmp_path_factory.mktemp("no-flock")))
-    return [str(_NO_FLOCK_BIN[0])]
 
 
 @dataclass
@@ -231,12 +215,18 @@ def wait_until_gone(sid: int, timeout: float = 5) -> list[tuple[int, str]]:
     return left
 
 
-def wait_for(predicate: Any, timeout: float = 20, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
+# How long a poll waits before it gives up, and how often it looks: a loaded or slow
+# machine can give more time (SCHEDGEN_TEST_WAIT=60) without any test changing.
+WAIT = float(os.environ.get("SCHEDGEN_TEST_WAIT", "20"))
+POLL = float(os.environ.get("SCHEDGEN_TEST_POLL", "0.02"))
+
+
+def wait_for(predicate: Any, timeout: float | None = None, what: str = "condition") -> None:
+    deadline = time.monotonic() + (WAIT if timeout is None else timeout)
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
+        time.sleep(POLL)
 
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(),

@@ -27,9 +27,9 @@ IMAGE = re.compile(r"[^\s]+")
 
 
 class Checker(Protocol):
-    def problem(self, where: str, message: str) -> None: ...
+    def add(self, where: str, message: str) -> None: ...
 
-    def get(self, where: str, value: Any, parse: Any) -> Any: ...
+    def parse(self, where: str, value: Any, parse: Any) -> Any: ...
 
     def table(self, where: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any]: ...
 
@@ -43,20 +43,20 @@ def parse(ck: Checker, w: str, value: Any, needed: bool) -> Kubernetes | None:
     raw = ck.table(f"{w}.kubernetes", value, KEYS)
     if "image" not in raw:
         if needed:
-            ck.problem(f"{w}.kubernetes.image", "missing (required for target kubernetes): the "
+            ck.add(f"{w}.kubernetes.image", "missing (required for target kubernetes): the "
                                                 "container image the job runs in")
         return None
-    image = ck.get(f"{w}.kubernetes.image", raw["image"],
+    image = ck.parse(f"{w}.kubernetes.image", raw["image"],
                    _name(IMAGE, "container image (no spaces)"))
-    ns = ck.get(f"{w}.kubernetes.namespace", raw.get("namespace", "default"),
+    ns = ck.parse(f"{w}.kubernetes.namespace", raw.get("namespace", "default"),
                 _name(DNS_LABEL, "Kubernetes namespace (a-z, 0-9, '-', at most 63)"))
-    secret = ck.get(f"{w}.kubernetes.env_secret", raw["env_secret"],
+    secret = ck.parse(f"{w}.kubernetes.env_secret", raw["env_secret"],
                     _name(DNS_SUBDOMAIN, "Secret name")) if "env_secret" in raw else None
-    account = ck.get(f"{w}.kubernetes.service_account", raw["service_account"],
+    account = ck.parse(f"{w}.kubernetes.service_account", raw["service_account"],
                      _name(DNS_SUBDOMAIN, "service account name")) if "service_account" in raw else None
     workdir = None
     if "working_dir" in raw:
-        workdir = ck.get(f"{w}.kubernetes.working_dir", raw["working_dir"], _container_path)
+        workdir = ck.parse(f"{w}.kubernetes.working_dir", raw["working_dir"], _container_path)
     resources = _resources(ck, f"{w}.kubernetes.resources", raw.get("resources", {}))
     if image is None or ns is None:
         return None
@@ -75,20 +75,20 @@ def _resources(ck: Checker, w: str, value: Any) -> tuple[tuple[str, tuple[tuple[
     out = []
     for kind, amounts in ck.table(w, value, RESOURCE_KINDS).items():
         if not isinstance(amounts, dict):
-            ck.problem(f"{w}.{kind}", f"expected a table like {{ cpu = \"500m\", memory = "
+            ck.add(f"{w}.{kind}", f"expected a table like {{ cpu = \"500m\", memory = "
                                       f"\"256Mi\" }}, got {f.type_name(amounts)}")
             continue
         pairs = []
         for name, amount in amounts.items():
             where = f"{w}.{kind}.{name}"
             if not RESOURCE_NAME.fullmatch(name) or len(name) > 253:
-                ck.problem(where, f"{name!r} is not a resource name (like cpu, memory, "
+                ck.add(where, f"{name!r} is not a resource name (like cpu, memory, "
                                   "example.com/gpu)")
                 continue
             text = str(amount) if isinstance(amount, int | float) and not isinstance(amount, bool) \
                 else amount
             if not isinstance(text, str) or not QUANTITY.fullmatch(text):
-                ck.problem(where, f"{amount!r} is not a Kubernetes quantity (like \"500m\", "
+                ck.add(where, f"{amount!r} is not a Kubernetes quantity (like \"500m\", "
                                   "\"256Mi\", \"2\")")
                 continue
             pairs.append((name, text))
@@ -100,31 +100,31 @@ def check_job(ck: Checker, w: str, job: Job) -> None:
     """What a job for target kubernetes uses that a CronJob cannot do."""
     why = "target kubernetes"
     if not CRONJOB_NAME.fullmatch(job.name):
-        ck.problem(w, f"{why}: {job.name!r} cannot name a CronJob: use a-z, 0-9 and '-', "
+        ck.add(w, f"{why}: {job.name!r} cannot name a CronJob: use a-z, 0-9 and '-', "
                       "ending with a letter or digit, at most 52 characters")
     if job.queue is not None:
-        ck.problem(f"{w}.queue", f"{why}: a queue claims files from a folder on one machine, "
+        ck.add(f"{w}.queue", f"{why}: a queue claims files from a folder on one machine, "
                                  "and a CronJob's pods share no folder; keep this job on cron "
                                  "or launchd")
     if job.env_file is not None:
-        ck.problem(f"{w}.env_file", f"{why}: the env file is on this machine; put its variables "
+        ck.add(f"{w}.env_file", f"{why}: the env file is on this machine; put its variables "
                                     "in a Secret and name it in kubernetes.env_secret")
     if job.lock is not None and job.lock.wait:
-        ck.problem(f"{w}.lock.wait", f"{why}: concurrencyPolicy Forbid skips a run while the "
+        ck.add(f"{w}.lock.wait", f"{why}: concurrencyPolicy Forbid skips a run while the "
                                      "last one is still running; it cannot wait for it")
     args = [job.command] if isinstance(job.command, str) else list(job.command or ())
     if any("{artifact_dir}" in a for a in args):
-        ck.problem(f"{w}.command", f"{why}: {{artifact_dir}} is a run directory the wrapper "
+        ck.add(f"{w}.command", f"{why}: {{artifact_dir}} is a run directory the wrapper "
                                    "makes on this machine; a CronJob's pod has none")
     schedule = job.schedule or ()
     if len(schedule) > 1:
-        ck.problem(f"{w}.schedule", f"{why}: a CronJob has one schedule, and this job has "
+        ck.add(f"{w}.schedule", f"{why}: a CronJob has one schedule, and this job has "
                                     f"{len(schedule)} expressions; split it into several jobs")
     for entry in schedule[:1]:
         try:
             kube_schedule(entry)
         except ValueError as exc:
-            ck.problem(f"{w}.schedule", f"{why}: {exc}")
+            ck.add(f"{w}.schedule", f"{why}: {exc}")
 
 
 def check_config(ck: Checker, namespace: str, jobs: list[Job]) -> None:
@@ -133,7 +133,7 @@ def check_config(ck: Checker, namespace: str, jobs: list[Job]) -> None:
     if not kube:
         return
     if not LABEL_VALUE.fullmatch(namespace) or len(namespace) > 63:
-        ck.problem("defaults.namespace", f"target kubernetes: {namespace!r} cannot be a label "
+        ck.add("defaults.namespace", f"target kubernetes: {namespace!r} cannot be a label "
                                          "value (at most 63 characters, ending with a letter "
                                          "or digit)")
     by_lock: dict[str, list[str]] = {}
@@ -145,7 +145,7 @@ def check_config(ck: Checker, namespace: str, jobs: list[Job]) -> None:
             continue
         others = [n for n in by_lock[j.lock.name] if n != j.name]
         if others:
-            ck.problem(f"jobs.{j.name}.lock.name",
+            ck.add(f"jobs.{j.name}.lock.name",
                        f"target kubernetes: lock {j.lock.name!r} is shared with "
                        f"{', '.join(others)}; concurrencyPolicy Forbid only keeps runs of one "
                        "CronJob apart, so nothing would stop them overlapping")

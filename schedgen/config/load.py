@@ -2,35 +2,25 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from schedgen import paths
+from schedgen.config import defaults as d
 from schedgen.config import hostile
 from schedgen.config import kubernetes as kube_config
 from schedgen.config import values as f
+from schedgen.config.defaults import FORMAT
 from schedgen.config.model import Config, Job, Lock, Logs, Queue
+from schedgen.config.problems import Fields, Problems
 from schedgen.config.timezone import conflicts, zone_name
 from schedgen.errors import ConfigError, Problem, SchedgenError
-from schedgen.schedule.expressions import Cron, Every, every_as_cron, parse_schedule
+from schedgen.schedule.expressions import Cron, Entry, Every, every_as_cron, parse_schedule
 from schedgen.schedule.to_calendar import NotExpressible, union_dicts
 
-FORMAT = 1
-SHARED_KEYS = ("label_prefix", "targets", "path", "log_root", "lock_dir", "wrapper_dir")
-JOB_KEYS = ("description", "command", "schedule", "working_dir", "env", "env_file", "timeout",
-            "smoke", "throttle_interval", "run_at_load", "enabled", "lock", "queue", "logs",
-            "kubernetes", "timezone")
-REQUIRED = ("command", "schedule")
-LOCK_KEYS = ("name", "wait", "busy_exit")
-QUEUE_KEYS = ("inbox", "processing", "processed", "failed", "pattern", "batch",
-              "stale_after", "max_attempts")
-LOGS_KEYS = ("max_size", "keep", "keep_runs")
-DEFAULT_PATH = ["/opt/homebrew/bin", "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+__all__ = ["FORMAT", "config_path", "load", "loads"]
 
 
 def config_path(given: str | None) -> Path:
@@ -54,203 +44,156 @@ def loads(text: str, path: Path) -> Config:
         m = re.search(r"line (\d+)", str(exc))
         raise ConfigError(str(path), [Problem("toml", f"syntax error: {exc}",
                                               int(m.group(1)) if m else None)]) from None
-    checker = _Checker(text, path.resolve().parent)
-    config = checker.config(data, path)
-    hostile.check(config, checker.problem)
-    if checker.problems:
-        ordered = sorted(checker.problems, key=lambda p: p.line or 1 << 30)
+    problems = Problems(text)
+    config = _Checker(problems, path.resolve().parent).config(data, path)
+    hostile.check(config, problems.add)
+    if problems.found:
+        ordered = sorted(problems.found, key=lambda p: p.line or 1 << 30)
         raise ConfigError(str(path), ordered)
     return config
 
 
 class _Checker:
-    def __init__(self, text: str, base: Path):
-        self.lines = text.splitlines()
+    """The document and its jobs; sub-tables in the functions below, values in values.py."""
+
+    def __init__(self, problems: Problems, base: Path):
+        self.problems = problems
         self.base = base
-        self.problems: list[Problem] = []
 
-    # -- reporting ---------------------------------------------------------
-    def problem(self, where: str, message: str) -> None:
-        self.problems.append(Problem(where, message, self._line(where)))
+    def path(self, value: Any) -> Path:
+        return f.path(value, self.base)
 
-    def _line(self, where: str) -> int | None:
-        """Best-effort TOML line for a dotted key: its table header, then the key."""
-        parts = where.split(".")
-        for depth in range(len(parts), 0, -1):
-            table, key = parts[:depth], parts[depth:]
-            header = re.compile(r"\s*\[\s*" + r"\s*\.\s*".join(
-                rf"(?:{re.escape(p)}|\"{re.escape(p)}\")" for p in table) + r"\s*\]")
-            for i, line in enumerate(self.lines):
-                if header.match(line):
-                    if not key:
-                        return i + 1
-                    keyre = re.compile(rf"\s*\"?{re.escape(key[0])}\"?\s*=")
-                    for j in range(i + 1, len(self.lines)):
-                        if self.lines[j].lstrip().startswith("["):
-                            break
-                        if keyre.match(self.lines[j]):
-                            return j + 1
-                    return i + 1
-        return None
-
-    def get(self, where: str, value: Any, parse: Callable[[Any], Any]) -> Any:
-        try:
-            return parse(value)
-        except ValueError as exc:
-            self.problem(where, str(exc))
-            return None
-
-    def table(self, where: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            self.problem(where, f"expected a table, got {f.type_name(value)}")
-            return {}
-        for key in value:
-            if key not in allowed:
-                close = difflib.get_close_matches(key, allowed, n=1)
-                hint = f"did you mean {close[0]!r}?" if close else f"expected one of: {', '.join(allowed)}"
-                self.problem(f"{where}.{key}" if where else key, f"unknown key; {hint}")
-        return {k: v for k, v in value.items() if k in allowed}
-
-    # -- the document --------------------------------------------------------
     def config(self, data: dict[str, Any], path: Path) -> Config:
-        top = self.table("", data, ("format", "defaults", "jobs"))
+        top = self.problems.table("", data, ("format", "defaults", "jobs"))
         if "format" in top and top["format"] != FORMAT:
-            self.problem("format", f"format {top['format']!r} is not supported (this schedgen reads format {FORMAT})")
-        defaults = self.table("defaults", top.get("defaults", {}), ("namespace", *SHARED_KEYS, *JOB_KEYS))
-        namespace = self.get("defaults.namespace", defaults.pop("namespace", "default"),
-                             lambda v: f.matches(v, f.NAMESPACE, "namespace ([A-Za-z0-9_-])"))
+            self.problems.add("format", f"format {top['format']!r} is not supported (this schedgen reads format {FORMAT})")
+        defaults = self.problems.table("defaults", top.get("defaults", {}), tuple(d.TABLES[""]))
+        namespace = Fields(self.problems, "defaults", defaults, d.DEFAULTS_ONLY).get(
+            "namespace", lambda v: f.matches(v, f.NAMESPACE, "namespace ([A-Za-z0-9_-])"))
+        defaults.pop("namespace", None)
         jobs_raw = top.get("jobs", {})
         if not isinstance(jobs_raw, dict):
-            self.problem("jobs", f"expected tables [jobs.<name>], got {f.type_name(jobs_raw)}")
+            self.problems.add("jobs", f"expected tables [jobs.<name>], got {f.type_name(jobs_raw)}")
             jobs_raw = {}
         if not jobs_raw:
-            self.problem("jobs", "no jobs defined; add a [jobs.<name>] table")
+            self.problems.add("jobs", "no jobs defined; add a [jobs.<name>] table")
         jobs = []
         for name, raw in jobs_raw.items():
             job = self.job(name, raw, defaults)
             if job is not None:
                 jobs.append(job)
         if any("kubernetes" in j.targets for j in jobs):
-            kube_config.check_config(self, namespace or "default", jobs)
-        return Config(path=path.resolve(), namespace=namespace or "default", jobs=tuple(jobs))
+            kube_config.check_config(self.problems, namespace, jobs)
+        return Config(path=path.resolve(), namespace=namespace, jobs=tuple(jobs))
 
     def job(self, name: str, raw: Any, defaults: dict[str, Any]) -> Job | None:
         w = f"jobs.{name}"
-        start = len(self.problems)
+        start = len(self.problems.found)
         if not f.JOB_NAME.fullmatch(name):
-            self.problem(w, "invalid job name: use a-z, 0-9, '_' and '-', starting with a letter "
-                            "or digit, at most 64 characters")
-        own = self.table(w, raw, (*SHARED_KEYS, *JOB_KEYS))
+            self.problems.add(w, "invalid job name: use a-z, 0-9, '_' and '-', starting with a "
+                                 "letter or digit, at most 64 characters")
+        own = self.problems.table(w, raw, (*d.SHARED_KEYS, *d.JOB_KEYS))
         merged = {**defaults, **own}
         for sub in ("lock", "queue", "logs", "kubernetes"):
             if isinstance(defaults.get(sub), dict) and isinstance(own.get(sub), dict):
                 merged[sub] = {**defaults[sub], **own[sub]}
-        for key in REQUIRED:
-            if key not in merged:
-                self.problem(f"{w}.{key}", "missing (required)")
-        g = lambda key, parse, default=None: (  # noqa: E731
-            self.get(f"{w}.{key}", merged[key], parse) if key in merged else default)
-        queue = self.queue(w, merged["queue"]) if "queue" in merged else None
-        has_queue = "queue" in merged
-        targets = g("targets", f.targets, paths.default_targets())
-        kube = "kubernetes" in merged or "kubernetes" in (targets or ())
-        schedule = g("schedule", parse_schedule, ())
+        v = Fields(self.problems, w, merged, {**d.SHARED, **d.JOB})
+        has_queue = merged.get("queue") is not None
+        targets = v.get("targets", f.targets)
+        schedule = v.get("schedule", parse_schedule)
         if schedule and targets:
             self.check_targets(f"{w}.schedule", schedule, targets)
-        if "timezone" in merged and schedule:
+        if merged.get("timezone") is not None and schedule:
             for message in conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
-                self.problem(f"{w}.timezone", message)
+                self.problems.add(f"{w}.timezone", message)
+        to_kube = "kubernetes" in (targets or ())
         job = Job(
             name=name,
-            description=g("description", f.one_line, ""),
-            command=g("command", lambda v: f.command(v, has_queue)),
+            description=v.get("description", f.one_line),
+            command=v.get("command", lambda x: f.command(x, has_queue)),
             schedule=schedule,
-            working_dir=g("working_dir", lambda v: f.path(v, self.base)),
-            env=g("env", f.env, ()),
-            env_file=g("env_file", lambda v: f.path(v, self.base)),
-            timeout=g("timeout", lambda v: f.duration(v, positive=True)),
-            smoke=g("smoke", lambda v: f.command(v, has_queue)),
-            throttle_interval=g("throttle_interval", lambda v: f.integer(v, 0)),
-            run_at_load=g("run_at_load", f.boolean, False),
-            enabled=g("enabled", f.boolean, True),
-            lock=self.lock(w, merged.get("lock", True), name),
-            queue=queue,
-            logs=self.logs(w, merged.get("logs", {})),
-            targets=targets or (),
-            path=g("path", f.path_list, tuple(DEFAULT_PATH)),
-            log_root=g("log_root", lambda v: f.path(v, self.base), paths.default_log_root()),
-            lock_dir=g("lock_dir", lambda v: f.path(v, self.base), paths.default_lock_dir()),
-            wrapper_dir=g("wrapper_dir", lambda v: f.path(v, self.base), paths.default_wrapper_dir()),
-            label_prefix=g("label_prefix", lambda v: f.matches(v, f.LABEL_PREFIX, "label prefix"),
-                           "local.schedgen"),
-            kubernetes=kube_config.parse(self, w, merged["kubernetes"], "kubernetes" in (targets or ()))
-            if kube and "kubernetes" in merged else None,
-            timezone=g("timezone", zone_name),
+            working_dir=v.optional("working_dir", self.path),
+            env=v.get("env", f.env),
+            env_file=v.optional("env_file", self.path),
+            timeout=v.optional("timeout", lambda x: f.duration(x, positive=True)),
+            smoke=v.optional("smoke", lambda x: f.command(x, has_queue)),
+            throttle_interval=v.optional("throttle_interval", lambda x: f.integer(x, 0)),
+            run_at_load=v.get("run_at_load", f.boolean),
+            enabled=v.get("enabled", f.boolean),
+            lock=lock(self.problems, w, v.get("lock", lambda x: x), name),
+            queue=queue(self.problems, w, merged["queue"], self.path) if has_queue else None,
+            logs=logs(self.problems, w, v.get("logs", lambda x: x)),
+            targets=targets,
+            path=v.get("path", f.path_list),
+            log_root=v.get("log_root", self.path),
+            lock_dir=v.get("lock_dir", self.path),
+            wrapper_dir=v.get("wrapper_dir", self.path),
+            label_prefix=v.get("label_prefix",
+                               lambda x: f.matches(x, f.LABEL_PREFIX, "label prefix")),
+            kubernetes=kube_config.parse(self.problems, w, merged["kubernetes"], to_kube)
+            if merged.get("kubernetes") is not None else None,
+            timezone=v.optional("timezone", zone_name),
         )
-        if kube and "kubernetes" in (targets or ()):
-            if "kubernetes" not in merged:
-                self.problem(f"{w}.kubernetes", "missing (required for target kubernetes): add "
-                                                f"[{w}.kubernetes] with at least image = \"...\"")
-            kube_config.check_job(self, w, job)
-        return job if len(self.problems) == start else None
+        if to_kube:
+            if merged.get("kubernetes") is None:
+                self.problems.add(f"{w}.kubernetes", "missing (required for target kubernetes): "
+                                                     f"add [{w}.kubernetes] with at least image = \"...\"")
+            kube_config.check_job(self.problems, w, job)
+        # Any problem drops the job, so a value that failed to parse never reaches the model.
+        return None if len(self.problems.found) > start else job
 
-    def check_targets(self, where: str, schedule: tuple[Any, ...], targets: tuple[str, ...]) -> None:
+    def check_targets(self, where: str, schedule: tuple[Entry, ...], targets: tuple[str, ...]) -> None:
         crons = [e for e in schedule if isinstance(e, Cron)]
         if "launchd" in targets:
             try:
                 union_dicts(crons)
             except NotExpressible as exc:
-                self.problem(where, f"target launchd: {exc}")
+                self.problems.add(where, f"target launchd: {exc}")
         if "cron" in targets:
             for e in schedule:
                 if isinstance(e, Every) and every_as_cron(e.seconds) is None:
-                    self.problem(where, f"target cron: {e.text!r} does not divide an hour or a day "
-                                        "evenly, so no cron step expression fires at that rate")
+                    self.problems.add(where, f"target cron: {e.text!r} does not divide an hour or "
+                                             "a day evenly, so no cron step expression fires at that rate")
 
-    def lock(self, w: str, value: Any, job: str) -> Lock | None:
-        if value is False:
-            return None
-        raw = {} if value is True else self.table(f"{w}.lock", value, LOCK_KEYS)
-        name = self.get(f"{w}.lock.name", raw.get("name", job),
-                        lambda v: f.matches(v, f.LOCK_NAME, "lock name ([A-Za-z0-9._-])"))
-        wait = self.get(f"{w}.lock.wait", raw.get("wait", 0), f.duration)
-        busy = self.get(f"{w}.lock.busy_exit", raw.get("busy_exit", 75), f.exit_status)
-        return Lock(name=name or job, wait=wait or 0, busy_exit=75 if busy is None else busy)
 
-    def queue(self, w: str, value: Any) -> Queue | None:
-        raw = self.table(f"{w}.queue", value, QUEUE_KEYS)
-        p = lambda key: self.get(f"{w}.queue.{key}", raw[key], lambda v: f.path(v, self.base))  # noqa: E731
-        if "inbox" not in raw:
-            self.problem(f"{w}.queue.inbox", "missing (required for a queue)")
-        inbox = p("inbox") if "inbox" in raw else None
-        base = inbox.parent if inbox else Path("/")
-        dirs = {k: (p(k) if k in raw else base / k) for k in ("processing", "processed", "failed")}
-        seen: dict[Any, str] = {inbox: "inbox"}
-        for k, d in dirs.items():
-            if d is not None and d in seen:
-                self.problem(f"{w}.queue.{k}", f"is the same folder as {seen[d]}")
-            seen[d] = k
-        pattern = self.get(f"{w}.queue.pattern", raw.get("pattern", "*"), f.string)
-        if pattern is not None and ("/" in pattern or not pattern or pattern.startswith(".")):
-            self.problem(f"{w}.queue.pattern", f"{pattern!r} must be a file-name glob without '/' "
-                                               "(hidden files are never claimed)")
-        batch = self.get(f"{w}.queue.batch", raw.get("batch", 1), lambda v: f.integer(v, 0))
-        stale = self.get(f"{w}.queue.stale_after", raw.get("stale_after", "1h"),
-                         lambda v: f.duration(v, positive=True))
-        attempts = self.get(f"{w}.queue.max_attempts", raw.get("max_attempts", 3),
-                            lambda v: f.integer(v, 1))
-        if inbox is None:
-            return None
-        return Queue(
-            inbox=inbox, processing=dirs["processing"], processed=dirs["processed"],
-            failed=dirs["failed"], pattern=pattern or "*",
-            batch=batch or 0, stale_after=stale or 3600, max_attempts=attempts or 3,
-        )
+def lock(problems: Problems, w: str, value: Any, job: str) -> Lock | None:
+    if value is False:
+        return None
+    raw = {} if value is True else problems.table(f"{w}.lock", value, d.LOCK_KEYS)
+    v = Fields(problems, f"{w}.lock", {"name": job, **raw}, d.LOCK)  # DEPENDS: the job's name
+    return Lock(name=v.get("name", lambda x: f.matches(x, f.LOCK_NAME, "lock name ([A-Za-z0-9._-])")),
+                wait=v.get("wait", f.duration), busy_exit=v.get("busy_exit", f.exit_status))
 
-    def logs(self, w: str, value: Any) -> Logs:
-        raw = self.table(f"{w}.logs", value, LOGS_KEYS)
-        size = self.get(f"{w}.logs.max_size", raw.get("max_size", "10MB"), f.size)
-        keep = self.get(f"{w}.logs.keep", raw.get("keep", 5), lambda v: f.integer(v, 0))
-        runs = self.get(f"{w}.logs.keep_runs", raw.get("keep_runs", 50), lambda v: f.integer(v, 1))
-        return Logs(max_size=size or 10_000_000, keep=5 if keep is None else keep,
-                    keep_runs=runs or 50)
+
+def queue(problems: Problems, w: str, value: Any, path: Any) -> Queue | None:
+    raw = problems.table(f"{w}.queue", value, d.QUEUE_KEYS)
+    v = Fields(problems, f"{w}.queue", raw, d.QUEUE)
+    inbox: Path | None = v.get("inbox", path)
+    base = inbox.parent if inbox else Path("/")
+    # DEPENDS: each folder defaults to a sibling of the inbox, on the same filesystem.
+    dirs = {k: (v.get(k, path) if k in raw else base / k) for k in ("processing", "processed", "failed")}
+    seen: dict[Any, str] = {inbox: "inbox"}
+    for k, folder in dirs.items():
+        if folder is not None and folder in seen:
+            problems.add(f"{w}.queue.{k}", f"is the same folder as {seen[folder]}")
+        seen[folder] = k
+    pattern = v.get("pattern", f.string)
+    if inbox is None:
+        return None
+    if pattern is not None and ("/" in pattern or not pattern or pattern.startswith(".")):
+        problems.add(f"{w}.queue.pattern", f"{pattern!r} must be a file-name glob without '/' "
+                                           "(hidden files are never claimed)")
+    return Queue(
+        inbox=inbox, processing=dirs["processing"], processed=dirs["processed"],
+        failed=dirs["failed"], pattern=pattern,
+        batch=v.get("batch", lambda x: f.integer(x, 0)),
+        stale_after=v.get("stale_after", lambda x: f.duration(x, positive=True)),
+        max_attempts=v.get("max_attempts", lambda x: f.integer(x, 1)),
+    )
+
+
+def logs(problems: Problems, w: str, value: Any) -> Logs:
+    raw = problems.table(f"{w}.logs", value, d.LOGS_KEYS)
+    v = Fields(problems, f"{w}.logs", raw, d.LOGS)
+    return Logs(max_size=v.get("max_size", f.size), keep=v.get("keep", lambda x: f.integer(x, 0)),
+                keep_runs=v.get("keep_runs", lambda x: f.integer(x, 1)))

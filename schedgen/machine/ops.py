@@ -47,8 +47,11 @@ def run(argv: list[str], input: bytes | None = None) -> Result:
         raise SystemOpError(f"{' '.join(argv)}: no answer after 60 seconds") from None
     except OSError as exc:
         raise SystemOpError(f"{' '.join(argv)}: {exc.strerror}") from None
-    dec = lambda b: b.decode("utf-8", "surrogateescape")  # noqa: E731
-    return Result(p.returncode, dec(p.stdout), dec(p.stderr))
+    return Result(p.returncode, _decode(p.stdout), _decode(p.stderr))
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
 
 
 class Ops:

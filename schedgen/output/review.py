@@ -72,7 +72,8 @@ def as_json(r: Review, stat: bool = False) -> dict[str, Any]:
     if stat:
         for c in data["changes"]:
             c.pop("diff", None)
-    return _masked(data, r.mask)
+    masked: dict[str, Any] = _masked(data, r.mask)
+    return masked
 
 
 def _masked(value: Any, mask: Callable[[str], str]) -> Any:

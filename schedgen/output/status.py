@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedgen.commands.status import Status
 from schedgen.commands.status_kubernetes import text_lines
+from schedgen.commands.status_types import Status
 from schedgen.targets.systemd_status import systemd_lines
 
 

@@ -202,8 +202,7 @@ def _compare(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
                     out.append(FieldChange(f, a.get(k), b.get(k),
                                            f"{f}: {_value(f, a.get(k))} -> {_value(f, b.get(k))}"))
         elif isinstance(a, dict) or isinstance(b, dict):
-            shown = lambda v: ("on" if v else "off") if not isinstance(v, dict) else "on"  # noqa: E731
-            out.append(FieldChange(field, a, b, f"{field}: {shown(a)} -> {shown(b)}"))
+            out.append(FieldChange(field, a, b, f"{field}: {_on_off(a)} -> {_on_off(b)}"))
         else:
             out.append(FieldChange(field, a, b,
                                    f"{field}: {_value(field, a)} -> {_value(field, b)}"))
@@ -232,3 +231,8 @@ def _describe_new(new: dict[str, Any]) -> tuple[FieldChange, ...]:
             text = f"{field}: {_value(field, v)}"
         out.append(FieldChange(field, None, v, text))
     return tuple(out)
+
+
+def _on_off(v: Any) -> str:
+    """A table (lock, queue) given or not: "on" for a table or true, else "off"."""
+    return "on" if isinstance(v, dict) or v else "off"

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from schedgen.machine.neighbours import header_namespace
 from schedgen.machine.ops import read_file
 from schedgen.machine.ownership import Installed, key, now
 from schedgen.plan import changes as p
+from schedgen.plan import decide
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import MARKER, Artifact
 
@@ -29,27 +29,8 @@ def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
         entry = ctx.record.get(k)
         c = p.Change(target, kind, k, p.UNCHANGED, a.path, before, a.content, job=a.job,
                      targets=targets_of(a), mode=a.mode)
-        edited = entry is not None and before is not None and p.digest(before) != entry.sha256
-        other = ctx.other_owner(k, before)
-        if other is not None:
-            ns = ctx.record.namespace
-            c = c._replace(action=p.UPDATE, note=f"taken over from namespace {other} (--force)") \
-                if ctx.force else c._replace(action=p.CONFLICT, note=(
-                    f"namespace {other} installed this file; namespaces {ns} and {other} "
-                    "would share it: rename the job or give one namespace its own "
-                    "wrapper_dir / label_prefix; --force takes it over"))
-        elif before is None:
-            c = c._replace(action=p.CREATE, note="missing" if entry else "")
-        elif before == a.content and mode == a.mode:
-            pass
-        elif entry is None and MARKER not in before:
-            how = ", overwritten (--force)" if ctx.force else "; --force overwrites it"
-            c = c._replace(action=p.UPDATE if ctx.force else p.CONFLICT,
-                        note="not written by schedgen" + how)
-        elif before == a.content:
-            c = c._replace(action=p.UPDATE, note=f"mode {mode:o}, wants {a.mode:o}")
-        else:
-            c = c._replace(action=p.UPDATE, edited=edited, note="hand-edited" if edited else "")
+        c = decide.wanted(c, entry, ctx, owned=before is not None and MARKER in before,
+                          installed_mode=mode)
         out.append(c)
     for entry in ctx.record.of_kind(kind):
         if entry.key in seen or entry.path is None:
@@ -65,22 +46,9 @@ def unwanted_file(target: str, entry: Installed, ctx: PlanContext) -> p.Change:
     c = p.Change(target, entry.kind, entry.key, p.DELETE, path, before, None, job=entry.job,
                  targets=entry.targets, mode=entry.mode or 0o644)
     gone = ctx.why_unwanted(entry.job)
-    if before is None:
-        return c._replace(action=p.FORGET, note="already removed")
-    if MARKER not in before:
-        return c._replace(action=p.DISOWN,
-                       note="no longer carries the schedgen marker; left in place as yours")
-    other = header_namespace(before)
-    if other is not None and other != ctx.record.namespace:
-        return c._replace(action=p.DISOWN,
-                          note=f"namespace {other} installed it since; left in place as theirs")
-    if not ctx.explicit((entry.job,) if entry.job else ()) and not ctx.prune:
-        return c._replace(action=p.ORPHAN, note=f"{gone}; apply --prune removes it")
-    edited = p.digest(before) != entry.sha256
-    if edited and not ctx.force and not ctx.uninstall:
-        return c._replace(action=p.KEPT, edited=True,
-                       note="hand-edited since schedgen installed it; --force removes it")
-    return c._replace(edited=edited, note=gone if not ctx.uninstall else "")
+    return decide.unwanted(c, entry, ctx, owned=before is not None and MARKER in before,
+                           jobs=(entry.job,) if entry.job else (), gone=gone,
+                           orphan=f"{gone}; apply --prune removes it")
 
 
 def record_file(ctx: ApplyContext, c: p.Change, content: str) -> None:

@@ -10,6 +10,7 @@ import shutil
 
 from schedgen.errors import SystemOpError
 from schedgen.plan import changes as p
+from schedgen.plan import decide
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.targets import crontab
 from schedgen.targets.base import record_file, settle
@@ -48,24 +49,16 @@ class CronTarget:
             jobs = entry.jobs
         c = p.Change(self.name, "cron", KEY, p.UNCHANGED, None, before, after, jobs=jobs,
                      targets=("cron",))
-        edited = entry is not None and before is not None and p.digest(before) != entry.sha256
+        # The block is found by its BEGIN/END markers, so whatever is there is ours.
         if after is not None:
-            if before is None:
-                return [c._replace(action=p.CREATE, note="missing" if entry else "")]
-            if before == after:
-                return [c]
-            note = "hand-edited" if edited else ""
-            return [c._replace(action=p.UPDATE, edited=edited, note=note)]
-        if before is None:
-            return [c._replace(action=p.FORGET, note="already removed")] if entry else []
-        if not ctx.explicit(jobs) and not ctx.prune:
-            return [c._replace(action=p.ORPHAN, note="no job of this namespace targets cron any "
-                            "more; apply --prune removes the block")]
-        if edited and not ctx.force and not ctx.uninstall:
-            return [c._replace(action=p.KEPT, edited=True,
-                            note="hand-edited since schedgen installed it; --force removes it")]
-        note = "" if ctx.uninstall else "no enabled job of this namespace targets cron"
-        return [c._replace(action=p.DELETE, edited=edited, note=note)]
+            return [decide.wanted(c, entry, ctx, owned=True)]
+        if before is None and entry is None:
+            return []
+        return [decide.unwanted(
+            c._replace(action=p.DELETE), entry, ctx, owned=True,
+            jobs=jobs, gone="no enabled job of this namespace targets cron",
+            orphan="no job of this namespace targets cron any more; apply --prune removes the "
+                   "block")]
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
         if settle(ctx, change):

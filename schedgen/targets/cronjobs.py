@@ -20,10 +20,11 @@ from schedgen.errors import SystemOpError
 from schedgen.machine.ops import read_file
 from schedgen.machine.record_format import key
 from schedgen.plan import changes as p
+from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render import kubernetes as kube
 from schedgen.render.artifacts import Artifact
 from schedgen.targets import kubectl
-from schedgen.targets.base import ApplyContext, PlanContext, record_file, settle
+from schedgen.targets.base import record_file, settle
 
 KIND = "cronjob"
 

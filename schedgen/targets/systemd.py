@@ -8,6 +8,7 @@ service file goes. No step ever stops a service, so a run in progress finishes.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from schedgen.errors import SystemOpError
@@ -147,7 +148,9 @@ def _query(ctx: PlanContext, names: list[str]) -> dict[str, systemctl.Unit] | No
 def _view(u: systemctl.Unit | None) -> dict[str, Any] | None:
     if u is None:
         return None
-    iso = lambda t: t.astimezone().isoformat() if t else None  # noqa: E731
+    def iso(t: datetime | None) -> str | None:
+        return t.astimezone().isoformat() if t else None
+
     return {"unit": u.id, "load": u.load, "active": u.active, "sub": u.sub,
             "enabled": u.file_state, "result": u.result, "pid": u.pid,
             "exit_status": u.exit_status, "next_elapse": iso(u.next_elapse),

@@ -1,0 +1,73 @@
+"""The suite's fixtures, loaded as a plugin (tests/conftest.py names it), so test
+modules use them without importing them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.fake_kubectl import FakeKubectl
+from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
+from tests.wrapper_kit import SYSTEM_PATH, hidden_tools_bin
+
+
+@pytest.fixture
+def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temp bin/ first on PATH."""
+    d = tmp_path / "bin"
+    d.mkdir(exist_ok=True)
+    monkeypatch.setenv("PATH", f"{d}{os.pathsep}{os.environ['PATH']}")
+    return d
+
+
+@pytest.fixture
+def fake_crontab(fake_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeCrontab:
+    fake = FakeCrontab(fake_bin, tmp_path)
+    for k, v in fake.env.items():
+        monkeypatch.setenv(k, v)
+    return fake
+
+
+@pytest.fixture
+def fake_launchctl(fake_bin: Path, tmp_path: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> FakeLaunchctl:
+    fake = FakeLaunchctl(fake_bin, tmp_path)
+    for k, v in fake.env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr("schedgen.targets.launchctl.RETRY_DELAYS", (0.01, 0.01, 0.01))
+    return fake
+
+
+@pytest.fixture
+def fake_systemctl(fake_bin: Path, tmp_path: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> FakeSystemctl:
+    fake = FakeSystemctl(fake_bin, tmp_path)
+    for k, v in fake.env.items():
+        monkeypatch.setenv(k, v)
+    return fake
+
+
+@pytest.fixture
+def fake_kubectl(fake_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeKubectl:
+    fake = FakeKubectl(fake_bin, tmp_path)
+    for k, v in fake.env.items():
+        monkeypatch.setenv(k, v)
+    return fake
+
+
+_NO_FLOCK_BIN: list[Path] = []
+
+
+@pytest.fixture(params=["flock", "no-flock"])
+def tool_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The job's PATH: the system's, or one without flock/timeout/setsid (as on macOS)."""
+    if request.param == "flock":
+        if shutil.which("flock") is None:
+            pytest.skip("flock(1) is not installed here")
+        return SYSTEM_PATH
+    if not _NO_FLOCK_BIN:
+        _NO_FLOCK_BIN.append(hidden_tools_bin(tmp_path_factory.mktemp("no-flock")))
+    return [str(_NO_FLOCK_BIN[0])]
