@@ -14,13 +14,13 @@ from schedgen import fields as f
 from schedgen import paths
 from schedgen.calendar import NotExpressible, union_dicts
 from schedgen.errors import ConfigError, Problem, SchedgenError
-from schedgen.model import Config, Job, Lock, Logs, Queue
+from schedgen.model import Config, Job, Lock, Logs, Notify, Queue
 from schedgen.schedule import Cron, Every, every_as_cron, parse_schedule
 
 FORMAT = 1
 SHARED_KEYS = ("label_prefix", "targets", "path", "log_root", "lock_dir", "wrapper_dir")
 JOB_KEYS = ("description", "command", "schedule", "working_dir", "env", "env_file", "timeout",
-            "smoke", "throttle_interval", "run_at_load", "enabled", "lock", "queue", "logs")
+            "smoke", "throttle_interval", "run_at_load", "enabled", "lock", "queue", "logs", "notify")
 REQUIRED = ("command", "schedule")
 LOCK_KEYS = ("name", "wait", "busy_exit")
 QUEUE_KEYS = ("inbox", "processing", "processed", "failed", "pattern", "batch",
@@ -135,7 +135,7 @@ class _Checker:
                             "or digit, at most 64 characters")
         own = self.table(w, raw, (*SHARED_KEYS, *JOB_KEYS))
         merged = {**defaults, **own}
-        for sub in ("lock", "queue", "logs"):
+        for sub in ("lock", "queue", "logs", "notify"):
             if isinstance(defaults.get(sub), dict) and isinstance(own.get(sub), dict):
                 merged[sub] = {**defaults[sub], **own[sub]}
         for key in REQUIRED:
@@ -172,6 +172,7 @@ class _Checker:
             wrapper_dir=g("wrapper_dir", lambda v: f.path(v, self.base), paths.default_wrapper_dir()),
             label_prefix=g("label_prefix", lambda v: f.matches(v, f.LABEL_PREFIX, "label prefix"),
                            "local.schedgen"),
+            notify=self.notify(w, merged["notify"]) if "notify" in merged else None,
         )
         return job if len(self.problems) == start else None
 
@@ -227,6 +228,12 @@ class _Checker:
             failed=dirs["failed"], pattern=pattern or "*",
             batch=batch or 0, stale_after=stale or 3600, max_attempts=attempts or 3,
         )
+
+    def notify(self, w: str, value: Any) -> Notify | None:
+        from schedgen.notify_settings import NOTIFY_KEYS, parse
+
+        raw = self.table(f"{w}.notify", value, NOTIFY_KEYS)
+        return parse(raw, f"{w}.notify", self.get, self.problem) if isinstance(value, dict) else None
 
     def logs(self, w: str, value: Any) -> Logs:
         raw = self.table(f"{w}.logs", value, LOGS_KEYS)

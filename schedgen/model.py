@@ -41,6 +41,12 @@ class Logs(NamedTuple):
 Command = tuple[str, ...] | str
 
 
+class Notify(NamedTuple):
+    on: tuple[str, ...]  # failure, recovery, missed
+    command: Command | None
+    ping_url: str | None
+
+
 class Job(NamedTuple):
     name: str
     description: str
@@ -63,6 +69,7 @@ class Job(NamedTuple):
     lock_dir: Path
     wrapper_dir: Path
     label_prefix: str
+    notify: Notify | None = None
 
     @property
     def label(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from schedgen import config as cfg
 from schedgen import fields as f
+from schedgen.notify_settings import NOTIFY_KEYS
 from schedgen.schedule import MACROS
 
 Schema = dict[str, Any]
@@ -79,6 +80,8 @@ JOB_TYPES: dict[str, Schema] = {
         "type": ["boolean", "object"], "$ref": "#/$defs/lock"}),
     "queue": _doc("Claim files from a shared folder, one run per item", {"$ref": "#/$defs/queue"}),
     "logs": _doc("Log rotation and run-directory pruning", {"$ref": "#/$defs/logs"}),
+    "notify": _doc("Who hears about failures, recoveries and missed firings",
+                   {"$ref": "#/$defs/notify"}),
 }
 SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label = <label_prefix>.<job>",
@@ -119,6 +122,15 @@ LOGS_TYPES: dict[str, Schema] = {
     "max_size": _doc("Rotate the job's log at this size", _SIZE),
     "keep": _doc("Rotated logs kept", {"type": "integer", "minimum": 0}),
     "keep_runs": _doc("Run directories kept", {"type": "integer", "minimum": 1}),
+}
+
+NOTIFY_TYPES: dict[str, Schema] = {
+    "on": _doc("Events the command is for (default: failure, recovery)", {
+        "type": "array", "items": {"enum": ["failure", "recovery", "missed"]}}),
+    "command": _doc("Run on those events with the run's SCHEDGEN_* values in its environment",
+                    _COMMAND),
+    "ping_url": _doc("Heartbeat: URL/start, URL on success, URL/<exit code> on failure",
+                     {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\"'\\\\<>`]+$"}),
 }
 
 
@@ -174,6 +186,8 @@ def schema() -> Schema:
                      if k != "type"},  # the job key says: boolean or table
             "queue": _table(cfg.QUEUE_KEYS, QUEUE_TYPES, "[queue]"),
             "logs": _table(cfg.LOGS_KEYS, LOGS_TYPES, "[logs]"),
+            "notify": {**_table(NOTIFY_KEYS, NOTIFY_TYPES, "[notify]"),
+                       "anyOf": [{"required": ["command"]}, {"required": ["ping_url"]}]},
         },
     }
 
