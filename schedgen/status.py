@@ -7,7 +7,7 @@ Installed state and drift come from the same plan `diff` and `apply` use; the re
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from schedgen import plan as p
 from schedgen import runs, state
 from schedgen.model import Job
 from schedgen.nexttimes import local_zone, next_times
+from schedgen.outcomes.missed import Missed, missed, missed_json, missed_text
 from schedgen.render import cron_escape
 from schedgen.schedule import Every
 from schedgen.units import format_duration
@@ -37,6 +38,7 @@ class JobStatus:
     next_notes: tuple[str, ...]
     queue: runs.QueueDepth | None
     lock_held: bool | None
+    missed: Missed | None = None  # firings with no run (schedgen.outcomes.missed)
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,14 @@ class Status:
         return bool(self.other) or any(j.drift for j in self.jobs)
 
 
-def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
+def status(config_path: Path, targets: tuple[str, ...] | None = None,
+           now: datetime | None = None) -> Status:
     config = cfg.load(config_path)
-    plan = p.build(config, state.load(config.namespace), selected=targets)
-    now = datetime.now(local_zone())
-    jobs = tuple(_job(job, plan, now) for job in config.jobs)
+    record = state.load(config.namespace)
+    plan = p.build(config, record, selected=targets)
+    now = now or datetime.now(local_zone())
+    jobs = tuple(replace(_job(job, plan, now), missed=missed(job, record, now))
+                 for job in config.jobs)
     names = {j.name for j in config.jobs}
     other = tuple(f"{c.kind} {c.where}: {c.action} ({c.note})" for c in plan.changes
                   if c.pending and not (c.job in names or set(c.jobs) & names))
@@ -139,6 +144,7 @@ def as_json(s: Status) -> dict[str, Any]:
             "drift": list(j.drift), "launchd": j.launchd, "last_run": j.last_run,
             "next_run": j.next_run, "next_notes": list(j.next_notes),
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
+            "missed": missed_json(j.missed),
         } for j in s.jobs],
     }
 
@@ -171,6 +177,8 @@ def as_text(s: Status) -> str:
                          f"{q.failed} failed")
         if j.lock_held is not None:
             lines.append(f"  lock       {'held (a run is active)' if j.lock_held else 'free'}")
+        if j.missed and j.missed.firings:
+            lines.append(f"  missed     {missed_text(j.missed)}")
         for d in j.drift:
             lines.append(f"  drift      {d}")
     lines += [f"drift: {o}" for o in s.other]

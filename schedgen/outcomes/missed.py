@@ -1,0 +1,187 @@
+"""Missed firings: times the schedule named, after the job was installed, with no run.
+
+A firing is matched by the first unused run begin (start, busy, empty or precondition
+event) from 30 s before it to GRACE after it; each begin matches one firing. Unmatched
+firings are missed, except on launchd, which runs one coalesced run on wake for the
+firings it slept through: an unmatched firing whose next begin matched no firing of its
+own was late, not missed. Only what the records can vouch for is judged: from the install
+time (ownership record) or, when rotation dropped older events, the oldest event left.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Iterator
+from datetime import datetime, timedelta, tzinfo
+from typing import NamedTuple
+
+from schedgen.model import Job
+from schedgen.nexttimes import cron_times, local_zone
+from schedgen.outcomes import events
+from schedgen.outcomes.history import BEGINS
+from schedgen.schedule import Cron, Every, every_as_cron
+from schedgen.state import Record
+
+GRACE = timedelta(minutes=5)
+EARLY = timedelta(seconds=30)  # clocks of cron and the wrapper may differ a little
+LOOKBACK = timedelta(days=7)  # status and check judge the last week
+_MAX = 20_000  # firings judged at most, newest kept (an every-minute job: two weeks)
+
+
+class Firing(NamedTuple):
+    at: datetime  # in the job's zone
+    state: str  # "missed" or "late"
+    ran_at: datetime | None  # the coalesced run, for "late"
+
+
+class Missed(NamedTuple):
+    since: datetime  # start of what was judged (UTC)
+    firings: tuple[Firing, ...]  # unmatched firings, oldest first
+
+    @property
+    def missed(self) -> tuple[Firing, ...]:
+        return tuple(f for f in self.firings if f.state == "missed")
+
+    @property
+    def late(self) -> tuple[Firing, ...]:
+        return tuple(f for f in self.firings if f.state == "late")
+
+
+def zone(job: Job) -> tzinfo:
+    """The job's zone once jobs carry one, else the host's."""
+    name = getattr(job, "timezone", None)
+    if isinstance(name, str) and name:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(name)
+    return local_zone()
+
+
+def installed_at(job: Job, record: Record) -> datetime | None:
+    """When the job's schedule was last installed: its crontab block or plist, else wrapper."""
+    sched = [e for e in record.entries.values()
+             if (e.kind == "cron" and job.name in e.jobs) or (e.kind == "plist" and e.job == job.name)]
+    entries = sched or [e for e in record.entries.values() if e.job == job.name]
+    times = [t for e in entries if (t := events.ts(e.installed_at)) is not None]
+    return max(times) if times else None
+
+
+def expressions(job: Job) -> list[str]:
+    """The calendar expressions the scheduler fires the job at (none for @reboot, or
+    launchd's @every, which counts from load, not from the clock)."""
+    out = []
+    for e in job.schedule:
+        if isinstance(e, Cron):
+            out.append(e.text)
+        elif isinstance(e, Every) and "launchd" not in job.targets:
+            as_cron = every_as_cron(e.seconds)
+            if as_cron:
+                out.append(as_cron)
+    return out
+
+
+def scheduled(job: Job, start: datetime, end: datetime) -> list[datetime]:
+    """Firing times in (start, end], in the job's zone; the newest _MAX of them."""
+    exprs = expressions(job)
+    if not exprs:
+        return []
+    z = zone(job)
+    streams: list[Iterator[datetime]] = [cron_times(x, start.astimezone(z).replace(microsecond=0))
+                                         for x in exprs]
+    out: list[datetime] = []
+    for t in heapq.merge(*streams):
+        if t > end:
+            break
+        if not out or t != out[-1]:
+            out.append(t)
+            if len(out) > 2 * _MAX:
+                del out[:_MAX]
+    return out[-_MAX:]
+
+
+def judge(firings: list[datetime], begins: list[datetime], launchd: bool) -> list[Firing]:
+    """Unmatched firings, oldest first; ``begins`` sorted oldest first."""
+    used = [False] * len(begins)
+    unmatched: list[datetime] = []
+    for f in firings:
+        i = bisect.bisect_left(begins, f - EARLY)
+        while i < len(begins) and begins[i] <= f + GRACE and used[i]:
+            i += 1
+        if i < len(begins) and begins[i] <= f + GRACE:
+            used[i] = True
+        else:
+            unmatched.append(f)
+    out = []
+    for f in unmatched:
+        i = bisect.bisect_right(begins, f + GRACE)
+        if launchd and i < len(begins) and not used[i]:
+            out.append(Firing(f, "late", begins[i]))
+        else:
+            out.append(Firing(f, "missed", None))
+    return out
+
+
+def missed(job: Job, record: Record, now: datetime, since: datetime | None = None) -> Missed | None:
+    """Judge the firings from ``since`` (default: LOOKBACK) up to GRACE ago.
+    None when there is nothing to judge (not installed, disabled, no calendar)."""
+    if not job.enabled or not expressions(job):
+        return None
+    start = installed_at(job, record)
+    if start is None:
+        return None
+    window = since if since is not None else now - LOOKBACK
+    start = max(start, window)
+    end = now - GRACE
+    if start >= end:
+        return Missed(start, ())
+    begins: list[datetime] = []
+    oldest: datetime | None = None
+    cutoff = (start - GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
+    exhausted = True
+    for ts, _ in events.stamps_back(job.log_dir, BEGINS):
+        if ts < cutoff:
+            exhausted = False
+            break
+        t = events.ts(ts)
+        if t is not None:
+            begins.append(t)
+            oldest = t
+    dropped = job.logs.keep == 0 or (job.log_dir / f"events.jsonl.{job.logs.keep}").exists()
+    if exhausted and oldest is not None and dropped:
+        # Rotation may have dropped what came before the oldest event left: judge from there.
+        start = max(start, oldest)
+    begins.sort()
+    firings = [f for f in scheduled(job, start, end) if f > start]
+    return Missed(start, tuple(judge(firings, begins, "launchd" in job.targets)))
+
+
+def _local(t: datetime) -> str:
+    return t.strftime("%Y-%m-%d %H:%M")
+
+
+def missed_text(m: Missed) -> str:
+    """`missed 3 firings since 2026-01-05 10:40; first 2026-01-05 16:40` (+ late ones)."""
+    parts = []
+    gone, late = m.missed, m.late
+    if gone:
+        n = len(gone)
+        parts.append(f"missed {n} firing{'s' if n != 1 else ''} since "
+                     f"{_local(m.since.astimezone(gone[0].at.tzinfo))}; first {_local(gone[0].at)}"
+                     + (f", last {_local(gone[-1].at)}" if n > 1 else ""))
+    if late:
+        n = len(late)
+        ran = late[-1].ran_at
+        parts.append(f"{n} firing{'s' if n != 1 else ''} ran late (coalesced on wake"
+                     + (f", ran {_local(ran.astimezone(late[-1].at.tzinfo))}" if ran else "") + ")")
+    return "; ".join(parts) or "none"
+
+
+def missed_json(m: Missed | None) -> dict[str, object] | None:
+    if m is None:
+        return None
+    return {"since": m.since.strftime("%Y-%m-%dT%H:%M:%SZ"), "count": len(m.missed),
+            "late": len(m.late),
+            "firings": [{"at": f.at.isoformat(), "state": f.state,
+                         "ran_at": f.ran_at.strftime("%Y-%m-%dT%H:%M:%SZ") if f.ran_at else None}
+                        for f in m.firings]}
