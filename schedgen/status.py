@@ -178,7 +178,7 @@ def as_text(s: Status) -> str:
         if j.lock_held is not None:
             lines.append(f"  lock       {'held (a run is active)' if j.lock_held else 'free'}")
         if j.missed and j.missed.firings:
-            lines.append(f"  missed     {missed_text(j.missed)}")
+            lines.append(f"  firings    {missed_text(j.missed)}")
         for d in j.drift:
             lines.append(f"  drift      {d}")
     lines += [f"drift: {o}" for o in s.other]
