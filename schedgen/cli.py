@@ -291,6 +291,21 @@ def check_cmd(
     raise typer.Exit(1 if health.problems else 0)
 
 
+@app.command("report")
+def report_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE.html",
+                                      help="the page to write")],
+    days: Annotated[int, typer.Option("--days", min=1, help="how many days back")] = 7,
+    config: ConfigOpt = None,
+) -> None:
+    """One self-contained HTML page: a lane per job of runs by outcome and missed firings,
+    and a summary table (success rate, p50/p95 duration, last failure, queue)."""
+    from schedgen.outcomes import htmlreport
+
+    n = htmlreport.report(config_path(config), out, days)
+    typer.echo(f"wrote {out} ({n} run{'s' if n != 1 else ''} in the last {days} days)")
+
+
 def main() -> None:
     try:
         app()
