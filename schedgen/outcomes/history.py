@@ -50,7 +50,9 @@ def runs(job: Job, limit: int | None = None, since: datetime | None = None) -> l
         name = ev.get("event")
         run_id = str(ev.get("run_id", ""))
         if name == "finish":
-            finishes[run_id] = ev
+            # Read backwards, the first finish seen is a run's last word (a wrapper killed
+            # at the wrong instant can leave an earlier one too).
+            finishes.setdefault(run_id, ev)
             continue
         if name not in BEGINS or when is None:
             continue

@@ -11,16 +11,15 @@ time (ownership record) or, when rotation dropped older events, the oldest event
 from __future__ import annotations
 
 import bisect
-import heapq
-from collections.abc import Iterator
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import NamedTuple
 
 from schedgen.model import Job
-from schedgen.nexttimes import cron_times, local_zone
+from schedgen.nexttimes import local_zone
 from schedgen.outcomes import events
+from schedgen.outcomes.firings import epochs
 from schedgen.outcomes.history import BEGINS
-from schedgen.schedule import Cron, Every, every_as_cron
+from schedgen.schedule import Cron, Every, every_as_cron, parse_cron
 from schedgen.state import Record
 
 GRACE = timedelta(minutes=5)
@@ -67,56 +66,46 @@ def installed_at(job: Job, record: Record) -> datetime | None:
     return max(times) if times else None
 
 
-def expressions(job: Job) -> list[str]:
+def expressions(job: Job) -> list[Cron]:
     """The calendar expressions the scheduler fires the job at (none for @reboot, or
     launchd's @every, which counts from load, not from the clock)."""
     out = []
     for e in job.schedule:
         if isinstance(e, Cron):
-            out.append(e.text)
+            out.append(e)
         elif isinstance(e, Every) and "launchd" not in job.targets:
             as_cron = every_as_cron(e.seconds)
             if as_cron:
-                out.append(as_cron)
+                out.append(parse_cron(as_cron))
     return out
 
 
-def scheduled(job: Job, start: datetime, end: datetime) -> list[datetime]:
-    """Firing times in (start, end], in the job's zone; the newest _MAX of them."""
-    exprs = expressions(job)
-    if not exprs:
-        return []
-    z = zone(job)
-    streams: list[Iterator[datetime]] = [cron_times(x, start.astimezone(z).replace(microsecond=0))
-                                         for x in exprs]
-    out: list[datetime] = []
-    for t in heapq.merge(*streams):
-        if t > end:
-            break
-        if not out or t != out[-1]:
-            out.append(t)
-            if len(out) > 2 * _MAX:
-                del out[:_MAX]
-    return out[-_MAX:]
+def scheduled(job: Job, start: datetime, end: datetime) -> list[int]:
+    """Firing times in (start, end] as Unix seconds; the newest _MAX of them."""
+    found = epochs(expressions(job), zone(job), int(start.timestamp()), int(end.timestamp()))
+    return found[-_MAX:]
 
 
-def judge(firings: list[datetime], begins: list[datetime], launchd: bool) -> list[Firing]:
-    """Unmatched firings, oldest first; ``begins`` sorted oldest first."""
+def judge(firings: list[int], begins: list[int], launchd: bool, z: tzinfo) -> list[Firing]:
+    """Unmatched firings, oldest first; both lists are Unix seconds, sorted."""
+    early, grace = int(EARLY.total_seconds()), int(GRACE.total_seconds())
     used = [False] * len(begins)
-    unmatched: list[datetime] = []
-    for f in firings:
-        i = bisect.bisect_left(begins, f - EARLY)
-        while i < len(begins) and begins[i] <= f + GRACE and used[i]:
+    unmatched: list[int] = []
+    n = len(begins)
+    for e in firings:
+        i = bisect.bisect_left(begins, e - early)
+        while i < n and begins[i] <= e + grace and used[i]:
             i += 1
-        if i < len(begins) and begins[i] <= f + GRACE:
+        if i < n and begins[i] <= e + grace:
             used[i] = True
         else:
-            unmatched.append(f)
+            unmatched.append(e)
     out = []
-    for f in unmatched:
-        i = bisect.bisect_right(begins, f + GRACE)
-        if launchd and i < len(begins) and not used[i]:
-            out.append(Firing(f, "late", begins[i]))
+    for e in unmatched:
+        f = datetime.fromtimestamp(e, z)
+        i = bisect.bisect_right(begins, e + grace)
+        if launchd and i < n and not used[i]:
+            out.append(Firing(f, "late", datetime.fromtimestamp(begins[i], UTC)))
         else:
             out.append(Firing(f, "missed", None))
     return out
@@ -135,25 +124,24 @@ def missed(job: Job, record: Record, now: datetime, since: datetime | None = Non
     end = now - GRACE
     if start >= end:
         return Missed(start, ())
-    begins: list[datetime] = []
-    oldest: datetime | None = None
+    begins: list[int] = []
     cutoff = (start - GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
     exhausted = True
     for ts, _ in events.stamps_back(job.log_dir, BEGINS):
         if ts < cutoff:
             exhausted = False
             break
-        t = events.ts(ts)
+        t = events.epoch(ts)
         if t is not None:
             begins.append(t)
-            oldest = t
+    oldest = datetime.fromtimestamp(begins[-1], UTC) if begins else None
     dropped = job.logs.keep == 0 or (job.log_dir / f"events.jsonl.{job.logs.keep}").exists()
     if exhausted and oldest is not None and dropped:
         # Rotation may have dropped what came before the oldest event left: judge from there.
         start = max(start, oldest)
     begins.sort()
-    firings = [f for f in scheduled(job, start, end) if f > start]
-    return Missed(start, tuple(judge(firings, begins, "launchd" in job.targets)))
+    firings = scheduled(job, start, end)
+    return Missed(start, tuple(judge(firings, begins, "launchd" in job.targets, zone(job))))
 
 
 def _local(t: datetime) -> str:
