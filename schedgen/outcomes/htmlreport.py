@@ -97,7 +97,7 @@ def _marks(lane: Lane, start: datetime, end: datetime) -> list[str]:
     for t in lane.missed:
         x = _x(t, start, end)
         out.append(f'<path class="mark missed" data-outcome="missed" data-count="1" '
-                   f'd="M{x - 4} 1 L{x + 4} 1 L{x} 9 Z"><title>missed firing '
+                   f'd="M{x - 5} 1 L{x + 5} 1 L{x} 12 Z"><title>missed firing '
                    f'{escape(_local(t))}</title></path>')
     return out
 
@@ -138,7 +138,8 @@ def _bins(lane: Lane, start: datetime, end: datetime) -> list[str]:
     return out
 
 
-def _axis(start: datetime, end: datetime) -> str:
+def _ticks(start: datetime, end: datetime) -> list[tuple[float, str]]:
+    """(fraction of the window, label) at each day (or 6 hours, for a short window)."""
     span = (end - start).total_seconds()
     days = span / 86400
     step = timedelta(hours=6) if days <= 2 else timedelta(days=1 if days <= 14 else
@@ -150,11 +151,20 @@ def _axis(start: datetime, end: datetime) -> str:
     ticks = []
     while t <= end:
         if t >= start:
-            left = (t - start).total_seconds() / span * 100
             label = t.strftime("%b %d") if step >= timedelta(days=1) else t.strftime("%d %H:%M")
-            ticks.append(f'<span class="tick" style="left:{left:.2f}%">{escape(label)}</span>')
+            ticks.append(((t - start).total_seconds() / span, label))
         t = (t + step).astimezone(z)
-    return "".join(ticks)
+    return ticks
+
+
+def _axis(ticks: list[tuple[float, str]]) -> str:
+    return "".join(f'<span class="tick" style="left:{100 * f:.2f}%">{escape(label)}</span>'
+                   for f, label in ticks)
+
+
+def _grid(ticks: list[tuple[float, str]]) -> str:
+    return "".join(f'<line class="grid" x1="{round(f * W, 2)}" x2="{round(f * W, 2)}" y1="0" '
+                   f'y2="{H}"/>' for f, _ in ticks)
 
 
 def _summary_row(lane: Lane) -> str:
@@ -172,7 +182,7 @@ def _summary_row(lane: Lane) -> str:
     fmt = lambda v: "–" if v is None else format_duration(v)  # noqa: E731
     busy = sum(1 for r in lane.runs if r.outcome == "busy")
     return (f'<tr data-job="{escape(lane.job.name)}"><th scope="row">{escape(lane.job.name)}</th>'
-            f'<td class="n">{len(done)}</td><td class="n">{rate}</td><td class="n">{fmt(p50)}</td>'
+            f'<td class="n">{len(done):,}</td><td class="n">{rate}</td><td class="n">{fmt(p50)}</td>'
             f'<td class="n">{fmt(p95)}</td><td class="n">{busy}</td>'
             f'<td class="n">{len(lane.missed)}</td><td>{last}</td><td>{escape(queue)}</td></tr>')
 
@@ -195,12 +205,12 @@ h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8p
 .lane .name small { display: block; font-weight: 400; color: var(--muted); font-size: 12px; }
 .track { position: relative; background: var(--lane); height: 28px; }
 .track svg { position: absolute; inset: 0; width: 100%; height: 100%; display: block; }
+.track line.grid { stroke: #dde2ea; stroke-width: 1; vector-effect: non-scaling-stroke; }
 .track .none { position: absolute; left: 8px; top: 5px; color: var(--muted); font-size: 12px; }
 .axis { display: grid; grid-template-columns: 200px 1fr; height: 20px; color: var(--muted);
         font-size: 12px; }
 .axis .ticks { position: relative; }
 .tick { position: absolute; top: 2px; transform: translateX(-50%); white-space: nowrap; }
-.tick:first-child { transform: none; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); }
 thead th { color: var(--muted); font-weight: 600; font-size: 12px; text-transform: uppercase; }
@@ -221,7 +231,7 @@ def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime) ->
         f"<title>schedgen report: {escape(namespace)}</title>",
         f"<style>{CSS}{colour_css}</style></head><body>",
         f"<h1>schedgen: namespace {escape(namespace)}</h1>",
-        f'<p class="sub">{len(lanes)} job{"s" if len(lanes) != 1 else ""}, {total} run'
+        f'<p class="sub">{len(lanes)} job{"s" if len(lanes) != 1 else ""}, {total:,} run'
         f'{"s" if total != 1 else ""} in the last {days} day{"s" if days != 1 else ""}: '
         f"{escape(_local(start))} – {escape(_local(end))} ({escape(_local(end, '%Z'))})</p>",
         '<div class="legend">' + "".join(
@@ -230,7 +240,8 @@ def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime) ->
     if not lanes:
         parts.append('<div class="empty-page">No jobs in this config.</div>')
     else:
-        parts.append(f'<div class="axis"><div></div><div class="ticks">{_axis(start, end)}'
+        ticks = _ticks(start, end)
+        parts.append(f'<div class="axis"><div></div><div class="ticks">{_axis(ticks)}'
                      "</div></div>")
         parts.append('<div class="lanes">')
         for lane in lanes:
@@ -244,7 +255,7 @@ def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime) ->
                 f'{escape(lane.job.name)}<small>{escape(" | ".join(lane.job.schedule_text))}'
                 f'</small></div><div class="track">{none}'
                 f'<svg viewBox="0 0 {W} {H}" preserveAspectRatio="none" role="img" '
-                f'aria-label="runs of {escape(lane.job.name)}">{"".join(drawn)}</svg></div>'
+                f'aria-label="runs of {escape(lane.job.name)}">{_grid(ticks)}{"".join(drawn)}</svg></div>'
                 "</section>")
         parts.append("</div>")
         parts.append("<h2>Summary</h2><table><thead><tr><th>job</th><th>runs</th>"
