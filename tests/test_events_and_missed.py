@@ -15,9 +15,11 @@ from schedgen.state import Entry, Record
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 
 
-def line(ev: str, t: datetime, run_id: str, **more: object) -> str:
+def line(ev: str, t: datetime, run_id: str, pid: int | None = None, **more: object) -> str:
+    """An event as the wrapper writes it; each run ID its own process unless told."""
+    pid = pid if pid is not None else 1000 + sum(map(ord, run_id))
     return json.dumps({"ts": t.strftime("%Y-%m-%dT%H:%M:%SZ"), "event": ev, "job": "j",
-                       "run_id": run_id, "pid": 1, "host": "elsewhere", **more},
+                       "run_id": run_id, "pid": pid, "host": "elsewhere", **more},
                       separators=(",", ":"))
 
 
@@ -126,3 +128,18 @@ def test_the_last_finish_of_a_run_is_its_word(tmp_path: Path) -> None:
              line("finish", T0, "a", exit_code=0, outcome="ok", duration=0)]
     job, _ = job_with_events(tmp_path, lines)
     assert [r.outcome for r in history.runs(job)] == ["ok"]
+
+
+def test_one_wrapper_draining_a_queue_answers_one_firing(tmp_path: Path) -> None:
+    # Every minute; one run at 10:00 takes its items until 10:04 (one start each, one pid).
+    lines = [line("start", T0 + timedelta(minutes=k), f"q{k}", pid=77, item=f"{k}.json")
+             for k in range(5)]
+    text = (f'[jobs.j]\ncommand = ["x", "{{item}}"]\nschedule = "* * * * *"\n'
+            f'targets = ["cron"]\nlog_root = "{tmp_path}"\n[jobs.j.queue]\ninbox = "{tmp_path}/in"\n')
+    job = loads(text, tmp_path / "jobs.toml").jobs[0]
+    job.log_dir.mkdir(parents=True)
+    (job.log_dir / "events.jsonl").write_text("\n".join(lines) + "\n")
+    record = Record("default", {"cron": Entry("cron", None, "x", jobs=("j",),
+                                              installed_at="2026-01-05T09:59:30Z")})
+    m = missed(job, record, T0 + timedelta(minutes=10))
+    assert m is not None and [f.at.minute for f in m.missed] == [1, 2, 3, 4, 5]

@@ -69,22 +69,32 @@ def back(log_dir: Path) -> Iterator[dict[str, Any]]:
                 yield ev
 
 
-def stamps_back(log_dir: Path, names: frozenset[str]) -> Iterator[tuple[str, str]]:
-    """(ts, event) of each event named in ``names``, newest first, parsing only what the
-    wrapper's fixed prefix does not give away: `{"ts":"<20 chars>","event":"<name>",`."""
+def stamps_back(log_dir: Path, names: frozenset[str]) -> Iterator[tuple[str, str, int]]:
+    """(ts, event, pid) of each event named in ``names``, newest first, parsing only what
+    the wrapper's fixed prefix gives away: `{"ts":"<20 chars>","event":"<name>",...,"pid":N`."""
     for path in files(log_dir):
         for line in lines_back(path):
             if line.startswith(b'{"ts":"') and line[_TS + 20:_TS + 31] == b'","event":"':
                 end = line.find(b'"', _TS + 31)
                 name = line[_TS + 31:end].decode("ascii", errors="replace")
+                if name not in names:
+                    continue
                 ts = line[_TS:_TS + 20].decode("ascii", errors="replace")
+                at = line.find(b'"pid":', end)
+                stop = line.find(b",", at)
+                try:
+                    pid = int(line[at + 6:stop]) if at > 0 else 0
+                except ValueError:
+                    pid = 0
             else:
                 ev = parse(line)
                 if ev is None:
                     continue
                 name, ts = str(ev.get("event")), str(ev.get("ts", ""))
+                raw = ev.get("pid")
+                pid = raw if isinstance(raw, int) else 0
             if name in names:
-                yield ts, name
+                yield ts, name, pid
 
 
 def epoch(value: str) -> int | None:

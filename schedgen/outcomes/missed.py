@@ -127,14 +127,21 @@ def missed(job: Job, record: Record, now: datetime, since: datetime | None = Non
     begins: list[int] = []
     cutoff = (start - GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
     exhausted = True
-    for ts, _ in events.stamps_back(job.log_dir, BEGINS):
+    newer_pid = -1
+    for ts, _, pid in events.stamps_back(job.log_dir, BEGINS):
         if ts < cutoff:
             exhausted = False
             break
         t = events.epoch(ts)
-        if t is not None:
+        if t is None:
+            continue
+        if pid and pid == newer_pid:
+            # The same wrapper's next queue item, not a firing of its own: keep its first.
+            begins[-1] = t
+        else:
             begins.append(t)
-    oldest = datetime.fromtimestamp(begins[-1], UTC) if begins else None
+        newer_pid = pid
+    oldest = datetime.fromtimestamp(min(begins), UTC) if begins else None
     dropped = job.logs.keep == 0 or (job.log_dir / f"events.jsonl.{job.logs.keep}").exists()
     if exhausted and oldest is not None and dropped:
         # Rotation may have dropped what came before the oldest event left: judge from there.
