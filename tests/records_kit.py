@@ -26,7 +26,7 @@ def replicate(log_dir: Path, n: int, first: datetime, step: timedelta,
         outcome, code = outcomes[i % len(outcomes)]
         for line in mine:
             ev = json.loads(line)
-            ev.update(ts=ts, run_id=rid)
+            ev.update(ts=ts, run_id=rid, pid=10000 + i)  # each run a process of its own
             if ev["event"] == "finish":
                 ev.update(outcome=outcome, exit_code=code)
             out.append(json.dumps(ev, separators=(",", ":")))

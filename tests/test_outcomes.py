@@ -79,8 +79,8 @@ class Scene:
     slow: subprocess.Popen[str]
 
     def at(self, when: str, *args: str) -> subprocess.CompletedProcess[str]:
-        """`schedgen ARGS` with the clock at ``when`` (UTC)."""
-        return subprocess.run(["faketime", "-f", f"@{when}", sys.executable, "-m", "schedgen",
+        """`schedgen ARGS` with the clock stopped at ``when`` (UTC), so ages come out exact."""
+        return subprocess.run(["faketime", "-f", when, sys.executable, "-m", "schedgen",
                                *args, "-c", str(self.config)], capture_output=True, text=True,
                               env={**os.environ, "TZ": "UTC"}, timeout=120)
 
@@ -269,9 +269,9 @@ wrapper_dir = "{tmp_path}/wrappers"
     state.save(record)
     for day in ("05", "06", "07"):
         assert run_at(tmp_path, "pub", f"2026-01-{day} 10:40:03") == 0
-    r = subprocess.run(["faketime", "-f", "@2026-01-07 12:00:00", sys.executable, "-m",
+    r = subprocess.run(["faketime", "-f", "2026-01-07 12:00:00", sys.executable, "-m",
                         "schedgen", "check", "-c", str(config)], capture_output=True, text=True)
     assert (r.returncode, r.stdout) == (0, "namespace default: healthy (1 job)\n")
-    r = subprocess.run(["faketime", "-f", "@2026-01-08 12:00:00", sys.executable, "-m",
+    r = subprocess.run(["faketime", "-f", "2026-01-08 12:00:00", sys.executable, "-m",
                         "schedgen", "check", "-c", str(config)], capture_output=True, text=True)
     assert r.returncode == 1 and r.stdout.startswith("pub: missed 1 firing since 2026-01-05 ")
