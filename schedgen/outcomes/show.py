@@ -19,6 +19,7 @@ class JobHistory(NamedTuple):
     job: Job
     runs: tuple[history.Run, ...]
     missed: missed.Missed | None
+    truncated: bool = False  # -n cut the runs short: older missed firings are not shown
 
 
 def pick(config: Config, names: list[str] | None) -> list[Job]:
@@ -55,10 +56,10 @@ def job_history(config_path: Path, names: list[str] | None, n: int | None, since
     for job in jobs:
         runs = tuple(history.runs(job, limit=limit, since=start))
         # Missed firings over the span the runs cover (or --since), shown among them.
-        span = start if start is not None else (runs[-1].started if limit and len(runs) >= limit
-                                                else None)
+        truncated = limit is not None and len(runs) >= limit
+        span = start if start is not None else (runs[-1].started if truncated else None)
         m = missed.missed(job, record, now, since=span) if span else missed.missed(job, record, now)
-        out.append(JobHistory(job, runs, m))
+        out.append(JobHistory(job, runs, m, truncated))
     return out
 
 
@@ -72,9 +73,9 @@ def rows(h: JobHistory) -> list[tuple[datetime, list[str]]]:
                         r.outcome + (" (smoke)" if r.smoke else ""),
                         "-" if r.exit_code is None else str(r.exit_code), r.item or ""])
            for r in h.runs]
-    oldest = h.runs[-1].started if h.runs else None
+    oldest = h.runs[-1].started if h.truncated and h.runs else None
     for f in (h.missed.firings if h.missed else ()):
-        if oldest is not None and f.at < oldest and len(h.runs) > 1:
+        if oldest is not None and f.at < oldest:
             continue  # older than the runs shown
         what = "missed" if f.state == "missed" else (
             f"late (ran {_local(f.ran_at)[11:16]})" if f.ran_at else "late")
