@@ -303,7 +303,8 @@ def report_cmd(
     from schedgen.outcomes import htmlreport
 
     n = htmlreport.report(config_path(config), out, days)
-    typer.echo(f"wrote {out} ({n} run{'s' if n != 1 else ''} in the last {days} days)")
+    typer.echo(f"wrote {out} ({n} run{'s' if n != 1 else ''} in the last "
+               f"{days} day{'s' if days != 1 else ''})")
 
 
 def main() -> None:

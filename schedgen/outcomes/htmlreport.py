@@ -158,8 +158,9 @@ def _ticks(start: datetime, end: datetime) -> list[tuple[float, str]]:
 
 
 def _axis(ticks: list[tuple[float, str]]) -> str:
+    # Labels are centred on their line: one at either edge would be cut in half.
     return "".join(f'<span class="tick" style="left:{100 * f:.2f}%">{escape(label)}</span>'
-                   for f, label in ticks)
+                   for f, label in ticks if 0.03 < f < 0.97)
 
 
 def _grid(ticks: list[tuple[float, str]]) -> str:
@@ -248,7 +249,8 @@ def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime) ->
             n = len(lane.runs) + len(lane.missed)
             drawn = _bins(lane, start, end) if n > MAX_MARKS else _marks(lane, start, end)
             mode = "binned" if n > MAX_MARKS else "marks"
-            none = "" if n else f'<span class="none">no runs in the last {days} days</span>'
+            plural = "s" if days != 1 else ""
+            none = "" if n else f'<span class="none">no runs in the last {days} day{plural}</span>'
             parts.append(
                 f'<section class="lane" data-job="{escape(lane.job.name)}" data-mode="{mode}">'
                 f'<div class="name" title="{escape(lane.job.description or lane.job.name)}">'
