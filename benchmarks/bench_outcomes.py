@@ -6,8 +6,9 @@
   command as a user runs it and for the work alone (in-process). Goal: ~linear or better
   (the ratio at most 10); `history -n 20` should not grow at all.
 - The notify stanza (templates/notify.sh: source it, sg_notify_start, sg_notify_finish on
-  a successful run, with `on` set and no ping_url) against one wrapper run of /bin/true.
-  Goal: under 2 %.
+  a successful run, with `on` set and no ping_url) against one wrapper run of /bin/true:
+  end to end (the rendered wrapper with the stanza spliced in where the runtime will call
+  it, A/B interleaved) and as the stanza's own time in a loop. Goal: under 2 %.
 
 Run `python benchmarks/bench_outcomes.py` (or `--quick`, which CI runs).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -41,6 +43,16 @@ def timed(argv: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> f
     if r.returncode not in ok:
         raise SystemExit(f"benchmark step failed ({r.returncode}): {argv}\n{r.stderr.decode()}")
     return elapsed
+
+
+def cpu(argv: list[str], env: dict[str, str]) -> float:
+    """CPU seconds (user + system) of a command and its children: steadier than wall time
+    on a busy machine, and what a run costs the machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def in_process(fn: object) -> float:
@@ -114,6 +126,21 @@ done
 """
 
 
+def with_notify(wrapper: str, notify_sh: Path) -> str:
+    """The rendered wrapper with the notify stanza wired in where the runtime will call
+    it: sourced with the settings, start when the command starts, finish when it ends."""
+    start = 'sg_event start "$fields,\\"smoke\\":$sg_smoke_j"\n'
+    finish = "sg_event finish "
+    assert start in wrapper and finish in wrapper and "\nsg_run 1\n" in wrapper
+    out = wrapper.replace(start, start + '  sg_notify_start "$sg_run_dir"\n', 1)
+    i = out.index(finish)
+    j = out.index("\n", i) + 1
+    out = out[:j] + '  sg_notify_finish "$sg_status" "$sg_outcome" "$sg_log_dir" "$sg_run_dir"\n' + out[j:]
+    settings = (f"sg_notify_on='failure recovery'\nsg_notify_cmd() {{ cat >/dev/null; }}\n"
+                f". {notify_sh}\n")
+    return out.replace("\nsg_run 1\n", f"\n{settings}sg_run 1\n", 1)
+
+
 def bench_notify(tmp: Path, rounds: int, k: int) -> tuple[Samples, int]:
     notify_sh = ROOT / "templates" / "notify.sh"
     cfg = tmp / "jobs.toml"
@@ -123,6 +150,7 @@ def bench_notify(tmp: Path, rounds: int, k: int) -> tuple[Samples, int]:
     subprocess.run([PY, "-m", "schedgen", "render", "-c", str(cfg), "--out", str(tmp / "r")],
                    env=env, check=True, stdout=subprocess.DEVNULL)
     wrapper = tmp / "r" / "wrappers" / "one.sh"
+    wired = write_exec(tmp / "one-notify.sh", with_notify(wrapper.read_text(), notify_sh))
     stanza = (f'. {notify_sh}; sg_notify_start "$run"; '
               'sg_notify_finish 0 ok "$1" "$run"')
     loops = {}
@@ -134,7 +162,12 @@ def bench_notify(tmp: Path, rounds: int, k: int) -> tuple[Samples, int]:
         loops[name] = script
     return interleave(rounds, {
         "wrapper run": lambda: timed(["bash", str(wrapper)], env),
+        "wrapper run with notify": lambda: timed(["bash", str(wired)], env),
+        "wrapper cpu": lambda: cpu(["bash", str(wrapper)], env),
+        "wrapper cpu with notify": lambda: cpu(["bash", str(wired)], env),
         **{name: (lambda s=s: timed(["bash", str(s), str(tmp / "logs" / "one")], env))
+           for name, s in loops.items()},
+        **{f"{name} cpu": (lambda s=s: cpu(["bash", str(s), str(tmp / "logs" / "one")], env))
            for name, s in loops.items()},
     }), k
 
@@ -156,14 +189,24 @@ def main() -> None:
             print(f"  {label:38} 1,000 runs {a * 1000:8.1f} ms   10,000 runs {b * 1000:8.1f} ms"
                   f"   ratio {ratio:5.2f}x (linear: 10x)")
     with tempfile.TemporaryDirectory() as d:
-        s, k = bench_notify(Path(d), rounds, 20 if args.quick else 200)
+        s, k = bench_notify(Path(d), rounds * 4, 20 if args.quick else 200)
         run = s["wrapper run"]
         base = s["empty loop"]
         print(f"  one wrapper run (/bin/true)            {run * 1000:8.2f} ms")
+        wired = s.ratio("wrapper run with notify", "wrapper run")
+        print(f"  the same run with the stanza wired in  {s['wrapper run with notify'] * 1000:8.2f} ms"
+              f" = {100 * (wired - 1):+5.2f} % (median of per-round ratios; goal < 2 %)")
         for name in ("notify on=failure", "notify on=failure,recovery"):
             per = max(0.0, (s[name] - base) / k)
             print(f"  {name + ' stanza, per run':38} {per * 1000:8.3f} ms = "
                   f"{100 * per / run:5.2f} % of a run (goal < 2 %)")
+        run_cpu, base_cpu = s["wrapper cpu"], s["empty loop cpu"]
+        print(f"  CPU time: one wrapper run              {run_cpu * 1000:8.2f} ms; with the stanza "
+              f"wired in {s['wrapper cpu with notify'] * 1000:.2f} ms")
+        for name in ("notify on=failure", "notify on=failure,recovery"):
+            per = max(0.0, (s[f"{name} cpu"] - base_cpu) / k)
+            print(f"  CPU time: {name + ' stanza':28} {per * 1000:8.3f} ms = "
+                  f"{100 * per / run_cpu:5.2f} % of a run's CPU (goal < 2 %)")
 
 
 if __name__ == "__main__":

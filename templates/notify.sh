@@ -24,12 +24,74 @@
 #       LOG_DIR holds the recovery state (.notify-last); results go to
 #       RUN_DIR/notify.log (LOG_DIR/notify.log when the run has no directory).
 #
+# Loading: source this file as a file of its own, when the job has notify settings. Only
+# the entry points are read then; the rest is read (sg_notify_load) when a ping or the
+# command is due, so a run with nothing to send does not pay for parsing it. To inline
+# the file into another script, set sg_notify_full=1 before it: all is read at once.
+#
 # Background work never holds the job's lock (descriptors 3-9 are closed in it), gets a
 # process group of its own (so launchd does not kill it with the job's group), and never
 # changes the caller's exit status. The ping URL is passed to curl on stdin (-K -), so it
 # appears neither in `ps` nor in any log.
 
-sg_notify_ping_pid=''
+sg_notify_ping_pid=${sg_notify_ping_pid-}
+sg_notify_sh=${BASH_SOURCE[0]-}
+case $sg_notify_sh in /*) ;; *) sg_notify_sh=$PWD/$sg_notify_sh ;; esac   # before any cd
+
+sg_notify_start() {
+  [ -z "${sg_ping_url-}" ] || { sg_notify_load && sg_notify_ping start "$1"; }
+  return 0
+}
+
+# sg_notify_event STATUS LOG_DIR: sets sg_notify_ev to failure, recovery or ''
+# and keeps LOG_DIR/.notify-last (written only when the state changes).
+sg_notify_event() {
+  local on=" ${sg_notify_on-} " last=''
+  sg_notify_ev=''
+  if [ "$1" != 0 ]; then
+    case $on in *" failure "*) sg_notify_ev=failure ;; esac
+  fi
+  case $on in *" recovery "*) ;; *) return 0 ;; esac
+  [ ! -r "$2/.notify-last" ] || read -r last <"$2/.notify-last"
+  if [ "$1" = 0 ]; then
+    [ "$last" = failed ] || return 0
+    sg_notify_ev=recovery
+    printf 'ok\n' >"$2/.notify-last" 2>/dev/null
+  elif [ "$last" != failed ]; then
+    printf 'failed\n' >"$2/.notify-last" 2>/dev/null
+  fi
+  return 0
+}
+
+sg_notify_finish() {
+  local dir=${4:-$3}
+  [ "$2" != busy ] || return 0
+  if [ -n "${sg_ping_url-}" ] && sg_notify_load; then
+    case $1 in
+      0) sg_notify_ping '' "$dir" ;;
+      ''|*[!0-9]*) sg_notify_ping fail "$dir" ;;
+      *) sg_notify_ping "$1" "$dir" ;;
+    esac
+  fi
+  [ -n "${sg_notify_on-}" ] || return 0
+  sg_notify_event "$1" "$3"
+  [ -n "$sg_notify_ev" ] || return 0
+  if declare -F sg_notify_cmd >/dev/null && sg_notify_load; then
+    sg_notify_run "$sg_notify_ev" "$1" "$2" "$dir"
+  fi
+  return 0
+}
+
+# sg_notify_load: read the rest of this file, once.
+sg_notify_load() {
+  [ "${sg_notify_full-}" = 1 ] && return 0
+  sg_notify_full=1
+  # shellcheck source=/dev/null
+  . "$sg_notify_sh" || { sg_notify_full=''; return 1; }
+}
+
+# The rest is read only by sg_notify_load (or when sg_notify_full=1 from the start).
+[ "${sg_notify_full-}" = 1 ] || return 0
 
 # sg_notify_bg: the background context, entered as the first command of a `{ } &` group.
 sg_notify_bg() {
@@ -70,31 +132,6 @@ sg_notify_ping() {
   [ "$m" = 1 ] || set +m
 }
 
-sg_notify_start() {
-  [ -z "${sg_ping_url-}" ] || sg_notify_ping start "$1"
-  return 0
-}
-
-# sg_notify_event STATUS LOG_DIR: sets sg_notify_ev to failure, recovery or ''
-# and keeps LOG_DIR/.notify-last (written only when the state changes).
-sg_notify_event() {
-  local on=" ${sg_notify_on-} " last=''
-  sg_notify_ev=''
-  if [ "$1" != 0 ]; then
-    case $on in *" failure "*) sg_notify_ev=failure ;; esac
-  fi
-  case $on in *" recovery "*) ;; *) return 0 ;; esac
-  [ ! -r "$2/.notify-last" ] || read -r last <"$2/.notify-last"
-  if [ "$1" = 0 ]; then
-    [ "$last" = failed ] || return 0
-    sg_notify_ev=recovery
-    printf 'ok\n' >"$2/.notify-last" 2>/dev/null
-  elif [ "$last" != failed ]; then
-    printf 'failed\n' >"$2/.notify-last" 2>/dev/null
-  fi
-  return 0
-}
-
 # sg_notify_run EVENT STATUS OUTCOME DIR: the command, detached, with a time limit.
 sg_notify_run() {
   local log=$4/notify.log limit=${sg_notify_timeout:-30} m=0 pid
@@ -126,21 +163,3 @@ sg_notify_run() {
   [ "$m" = 1 ] || set +m
 }
 
-sg_notify_finish() {
-  local dir=${4:-$3}
-  [ "$2" != busy ] || return 0
-  if [ -n "${sg_ping_url-}" ]; then
-    case $1 in
-      0) sg_notify_ping '' "$dir" ;;
-      ''|*[!0-9]*) sg_notify_ping fail "$dir" ;;
-      *) sg_notify_ping "$1" "$dir" ;;
-    esac
-  fi
-  [ -n "${sg_notify_on-}" ] || return 0
-  sg_notify_event "$1" "$3"
-  [ -n "$sg_notify_ev" ] || return 0
-  if declare -F sg_notify_cmd >/dev/null; then
-    sg_notify_run "$sg_notify_ev" "$1" "$2" "$dir"
-  fi
-  return 0
-}

@@ -261,3 +261,36 @@ def _lock_free(path: Path) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def test_a_run_with_nothing_to_send_reads_only_the_entry_points(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    body = ('sg_notify_start "$RUN_DIR"\nsg_notify_finish 0 ok "$LOG_DIR" "$RUN_DIR"\n'
+            'declare -F sg_notify_run >/dev/null && echo loaded || echo lean\n'
+            # A failure then loads the rest, from wherever the run has gone since.
+            'cd /\nsg_notify_finish 1 failed "$LOG_DIR" "$RUN_DIR"\n'
+            'declare -F sg_notify_run >/dev/null && echo loaded || echo lean\n')
+    script_dir = tmp_path / "rel"
+    script_dir.mkdir()
+    shutil.copy(NOTIFY_SH, script_dir / "notify.sh")
+    run_dir = job.log_dir / "runs" / "r1"
+    run_dir.mkdir(parents=True)
+    (run_dir / "stderr.log").write_text("boom\n")
+    script = script_dir / "run.sh"
+    script.write_text('set -u\n. ./notify.sh\nsg_notify_on=failure\n' + RECORDING_CMD + body)
+    env = {**os.environ, "CALLS": str(job.calls), "RUN_DIR": str(run_dir),
+           "LOG_DIR": str(job.log_dir), "SCHEDGEN_JOB": "job", "SCHEDGEN_RUN_ID": "r1",
+           "SCHEDGEN_ARTIFACT_DIR": str(run_dir), "SCHEDGEN_ITEM": ""}
+    r = subprocess.run([BASH, "run.sh"], cwd=script_dir, env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "lean\nloaded\n", "")
+    wait_log(run_dir, "notify failure: command exit 0")
+    assert "stdin: boom" in job.calls_text()
+
+
+def test_inlined_with_sg_notify_full_everything_is_read_at_once(tmp_path: Path) -> None:
+    r = subprocess.run([BASH, "-c", f'set -u; sg_notify_full=1; eval "$(cat {NOTIFY_SH})"; '
+                        'declare -F sg_notify_run sg_notify_ping sg_notify_finish'],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.split() == [
+        "sg_notify_run", "sg_notify_ping", "sg_notify_finish"]
