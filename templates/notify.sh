@@ -1,38 +1,8 @@
 # shellcheck shell=bash
 # schedgen-managed: the notify part of the wrapper runtime (plain bash, no templating).
 # Heartbeat pings (healthchecks.io protocol) and the job's notify command, for one run.
-# bash 3.2 + BSD tools: no flock/timeout/setsid, no bash-4 syntax.
-#
-# Settings, set by the job file before the calls (all optional, all may be unset):
-#   sg_notify_on       events the command is for, space-separated: "failure recovery"
-#                      ("missed" is sent by `schedgen check --notify`, not by a run)
-#   sg_notify_cmd      a FUNCTION, defined only when the job has a notify command;
-#                      it runs with the run's SCHEDGEN_* values in its environment and
-#                      the tail of the run's stderr on stdin
-#   sg_notify_timeout  seconds the command may run before its process group is killed (30)
-#   sg_ping_url        heartbeat URL: URL/start, URL on success, URL/<exit code> on failure
-#   sg_ping_timeout    seconds one ping may take (5)
-# Read from the environment (the runtime exports them): SCHEDGEN_JOB, SCHEDGEN_RUN_ID,
-# SCHEDGEN_ARTIFACT_DIR, SCHEDGEN_ITEM.
-#
-# Entry points (both return 0 at once; the work runs in the background):
-#   sg_notify_start RUN_DIR
-#       when the command starts: pings URL/start.
-#   sg_notify_finish STATUS OUTCOME LOG_DIR [RUN_DIR]
-#       when a run has ended (ok, failed, timeout, interrupted, precondition, empty; a
-#       busy run is ignored): pings, and runs the command for failure/recovery.
-#       LOG_DIR holds the recovery state (.notify-last); results go to
-#       RUN_DIR/notify.log (LOG_DIR/notify.log when the run has no directory).
-#
-# Loading: source this file as a file of its own, when the job has notify settings. Only
-# the entry points are read then; the rest is read (sg_notify_load) when a ping or the
-# command is due, so a run with nothing to send does not pay for parsing it. To inline
-# the file into another script, set sg_notify_full=1 before it: all is read at once.
-#
-# Background work never holds the job's lock (descriptors 3-9 are closed in it), gets a
-# process group of its own (so launchd does not kill it with the job's group), and never
-# changes the caller's exit status. The ping URL is passed to curl on stdin (-K -), so it
-# appears neither in `ps` nor in any log.
+# bash 3.2 + BSD tools. Settings, entry points and how it loads: see "Contract" below
+# the load guard (placed there so that a run with nothing to send never parses it).
 
 sg_notify_ping_pid=${sg_notify_ping_pid-}
 sg_notify_sh=${BASH_SOURCE[0]-}
@@ -92,6 +62,39 @@ sg_notify_load() {
 
 # The rest is read only by sg_notify_load (or when sg_notify_full=1 from the start).
 [ "${sg_notify_full-}" = 1 ] || return 0
+
+# --- Contract -------------------------------------------------------------------
+#
+# Settings, set by the job file before the calls (all optional, all may be unset):
+#   sg_notify_on       events the command is for, space-separated: "failure recovery"
+#                      ("missed" is sent by `schedgen check --notify`, not by a run)
+#   sg_notify_cmd      a FUNCTION, defined only when the job has a notify command;
+#                      it runs with the run's SCHEDGEN_* values in its environment and
+#                      the tail of the run's stderr on stdin
+#   sg_notify_timeout  seconds the command may run before its process group is killed (30)
+#   sg_ping_url        heartbeat URL: URL/start, URL on success, URL/<exit code> on failure
+#   sg_ping_timeout    seconds one ping may take (5)
+# Read from the environment (the runtime exports them): SCHEDGEN_JOB, SCHEDGEN_RUN_ID,
+# SCHEDGEN_ARTIFACT_DIR, SCHEDGEN_ITEM.
+#
+# Entry points (both return 0 at once; the work runs in the background):
+#   sg_notify_start RUN_DIR
+#       when the command starts: pings URL/start.
+#   sg_notify_finish STATUS OUTCOME LOG_DIR [RUN_DIR]
+#       when a run has ended (ok, failed, timeout, interrupted, precondition, empty; a
+#       busy run is ignored): pings, and runs the command for failure/recovery.
+#       LOG_DIR holds the recovery state (.notify-last); results go to
+#       RUN_DIR/notify.log (LOG_DIR/notify.log when the run has no directory).
+#
+# Loading: source this file as a file of its own, when the job has notify settings. Only
+# the entry points are read then; the rest is read (sg_notify_load) when a ping or the
+# command is due, so a run with nothing to send does not pay for parsing it. To inline
+# the file into another script, set sg_notify_full=1 before it: all is read at once.
+#
+# Background work never holds the job's lock (descriptors 3-9 are closed in it), gets a
+# process group of its own (so launchd does not kill it with the job's group), and never
+# changes the caller's exit status. The ping URL is passed to curl on stdin (-K -), so it
+# appears neither in `ps` nor in any log.
 
 # sg_notify_bg: the background context, entered as the first command of a `{ } &` group.
 sg_notify_bg() {
