@@ -9,55 +9,34 @@ sg_notify_sh=${BASH_SOURCE[0]-}
 case $sg_notify_sh in /*) ;; *) sg_notify_sh=$PWD/$sg_notify_sh ;; esac   # before any cd
 
 sg_notify_start() {
-  [ -z "${sg_ping_url-}" ] || { sg_notify_load && sg_notify_ping start "$1"; }
+  [ -z "${sg_ping_url-}" ] || sg_notify_load start "$@"
   return 0
 }
 
-# sg_notify_event STATUS LOG_DIR: sets sg_notify_ev to failure, recovery or ''
-# and keeps LOG_DIR/.notify-last (written only when the state changes).
-sg_notify_event() {
-  local on=" ${sg_notify_on-} " last=''
-  sg_notify_ev=''
-  if [ "$1" != 0 ]; then
-    case $on in *" failure "*) sg_notify_ev=failure ;; esac
-  fi
-  case $on in *" recovery "*) ;; *) return 0 ;; esac
-  [ ! -r "$2/.notify-last" ] || read -r last <"$2/.notify-last"
-  if [ "$1" = 0 ]; then
-    [ "$last" = failed ] || return 0
-    sg_notify_ev=recovery
-    printf 'ok\n' >"$2/.notify-last" 2>/dev/null
-  elif [ "$last" != failed ]; then
-    printf 'failed\n' >"$2/.notify-last" 2>/dev/null
-  fi
-  return 0
-}
-
+# A success with no ping and no failure before it (LOG_DIR/.notify-failed) has nothing
+# to send: that is the common case, and it costs one stat.
 sg_notify_finish() {
-  local dir=${4:-$3}
   [ "$2" != busy ] || return 0
-  if [ -n "${sg_ping_url-}" ] && sg_notify_load; then
-    case $1 in
-      0) sg_notify_ping '' "$dir" ;;
-      ''|*[!0-9]*) sg_notify_ping fail "$dir" ;;
-      *) sg_notify_ping "$1" "$dir" ;;
+  if [ -z "${sg_ping_url-}" ] && [ "$1" = 0 ]; then
+    case " ${sg_notify_on-} " in
+      *" recovery "*) [ -e "$3/.notify-failed" ] || return 0 ;;
+      *) return 0 ;;
     esac
   fi
-  [ -n "${sg_notify_on-}" ] || return 0
-  sg_notify_event "$1" "$3"
-  [ -n "$sg_notify_ev" ] || return 0
-  if declare -F sg_notify_cmd >/dev/null && sg_notify_load; then
-    sg_notify_run "$sg_notify_ev" "$1" "$2" "$dir"
-  fi
+  sg_notify_load finish "$@"
   return 0
 }
 
-# sg_notify_load: read the rest of this file, once.
+# sg_notify_load start|finish ARGS...: read the rest of this file (once), then do it.
 sg_notify_load() {
-  [ "${sg_notify_full-}" = 1 ] && return 0
-  sg_notify_full=1
-  # shellcheck source=/dev/null
-  . "$sg_notify_sh" || { sg_notify_full=''; return 1; }
+  if [ "${sg_notify_full-}" != 1 ]; then
+    sg_notify_full=1
+    # shellcheck source=/dev/null
+    . "$sg_notify_sh" || { sg_notify_full=''; return 1; }
+  fi
+  local what=$1
+  shift
+  "sg_notify_${what}_now" "$@"
 }
 
 # The rest is read only by sg_notify_load (or when sg_notify_full=1 from the start).
@@ -83,12 +62,12 @@ sg_notify_load() {
 #   sg_notify_finish STATUS OUTCOME LOG_DIR [RUN_DIR]
 #       when a run has ended (ok, failed, timeout, interrupted, precondition, empty; a
 #       busy run is ignored): pings, and runs the command for failure/recovery.
-#       LOG_DIR holds the recovery state (.notify-last); results go to
+#       LOG_DIR holds the recovery state (.notify-failed); results go to
 #       RUN_DIR/notify.log (LOG_DIR/notify.log when the run has no directory).
 #
 # Loading: source this file as a file of its own, when the job has notify settings. Only
 # the entry points are read then; the rest is read (sg_notify_load) when a ping or the
-# command is due, so a run with nothing to send does not pay for parsing it. To inline
+# command may be due, so a run with nothing to send does not pay for parsing it. To inline
 # the file into another script, set sg_notify_full=1 before it: all is read at once.
 #
 # Background work never holds the job's lock (descriptors 3-9 are closed in it), gets a
@@ -166,3 +145,43 @@ sg_notify_run() {
   [ "$m" = 1 ] || set +m
 }
 
+sg_notify_start_now() {
+  sg_notify_ping start "$1"
+}
+
+# sg_notify_event STATUS LOG_DIR: sets sg_notify_ev to failure, recovery or '', and keeps
+# LOG_DIR/.notify-failed (there while the last run failed) when `on` has recovery.
+sg_notify_event() {
+  local on=" ${sg_notify_on-} "
+  sg_notify_ev=''
+  if [ "$1" != 0 ]; then
+    case $on in *" failure "*) sg_notify_ev=failure ;; esac
+    case $on in
+      *" recovery "*) [ -e "$2/.notify-failed" ] || : 2>/dev/null >"$2/.notify-failed" ;;
+    esac
+  else
+    case $on in
+      *" recovery "*)
+        if [ -e "$2/.notify-failed" ]; then
+          sg_notify_ev=recovery
+          rm -f "$2/.notify-failed"
+        fi ;;
+    esac
+  fi
+}
+
+sg_notify_finish_now() {
+  local dir=${4:-$3}
+  if [ -n "${sg_ping_url-}" ]; then
+    case $1 in
+      0) sg_notify_ping '' "$dir" ;;
+      ''|*[!0-9]*) sg_notify_ping fail "$dir" ;;
+      *) sg_notify_ping "$1" "$dir" ;;
+    esac
+  fi
+  sg_notify_event "$1" "$3"
+  if [ -n "$sg_notify_ev" ] && declare -F sg_notify_cmd >/dev/null; then
+    sg_notify_run "$sg_notify_ev" "$1" "$2" "$dir"
+  fi
+  return 0
+}

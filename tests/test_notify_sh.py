@@ -145,7 +145,7 @@ def test_failure_then_recovery_each_reach_the_command_once(tmp_path: Path) -> No
               if line.startswith("event=")]
     assert events == ["event=failure", "event=failure", "event=recovery"]
     assert notify_log(fourth) == ""
-    assert (job.log_dir / ".notify-last").read_text() == "ok\n"
+    assert not (job.log_dir / ".notify-failed").exists()
 
 
 def test_on_failure_only_says_nothing_on_success_and_keeps_no_state(tmp_path: Path) -> None:
@@ -158,7 +158,7 @@ def test_on_failure_only_says_nothing_on_success_and_keeps_no_state(tmp_path: Pa
     assert [line.split()[0] for line in job.calls_text().splitlines()
             if line.startswith("event=")] == ["event=failure"]
     assert notify_log(first) == "" and notify_log(third) == ""
-    assert not (job.log_dir / ".notify-last").exists()
+    assert not (job.log_dir / ".notify-failed").exists()
 
 
 def test_without_a_command_function_nothing_runs(tmp_path: Path) -> None:
