@@ -88,12 +88,23 @@ class Scene:
         return self.calls.read_text().splitlines() if self.calls.exists() else []
 
 
+class Exit(int):
+    """An exit status that shows the run's stderr when an assertion on it fails."""
+
+    stderr = ""
+
+    def __repr__(self) -> str:
+        return f"{int(self)} (stderr: {self.stderr[-500:]!r})"
+
+
 def run_at(root: Path, job: str, when: str, **env: str) -> int:
     """One real run of the installed wrapper with the clock at ``when`` (UTC)."""
     wrapper = root / "wrappers" / f"{job}.sh"
     p = subprocess.run(["faketime", "-f", f"@{when}", BASH, str(wrapper)], capture_output=True,
                        text=True, env={**os.environ, "TZ": "UTC", **env}, timeout=60)
-    return p.returncode
+    code = Exit(p.returncode)
+    code.stderr = p.stderr
+    return code
 
 
 @pytest.fixture
