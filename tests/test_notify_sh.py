@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 
 from tests.pinghub import PingHub, pinghub  # noqa: F401
 from tests.test_wrapper_portability import portability_problems
-from tests.wrapper_kit import BASH, wait_for
+from tests.wrapper_kit import BASH, kill_group, wait_for
 
 NOTIFY_SH = Path(__file__).resolve().parent.parent / "templates" / "notify.sh"
 needs_curl = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
@@ -212,7 +213,7 @@ def test_slow_notify_and_ping_never_hold_the_lock_or_the_exit_status(
         tmp_path: Path, pinghub: PingHub) -> None:  # noqa: F811
     if shutil.which("flock") is None:
         pytest.skip("flock(1) is not installed here")
-    pinghub.delay["/9"] = 3
+    pinghub.delay["/9"] = 5
     lock = tmp_path / "job.lock"
     pgid_file = tmp_path / "pgid"
     settings = (f"sg_ping_url={pinghub.url}/x\nsg_notify_on=failure\n"
@@ -224,14 +225,18 @@ def test_slow_notify_and_ping_never_hold_the_lock_or_the_exit_status(
     r, run_dir = job.run(9, "failed", settings=settings, body=body)
     assert r.returncode == 9
     # The script is gone; its forks close the lock's descriptor as their first step, so
-    # the lock comes free while the ping (answered after 3 s) and the command still run.
+    # the lock comes free while the ping (answered after 5 s) and the command still run.
     wait_for(lambda: _lock_free(lock), what="the lock to come free")
     assert "/x/9" not in pinghub.seen()
     wait_for(pgid_file.exists, what="the notify command to start")
     # The command runs in a process group of its own (launchd kills the job's group).
-    assert int(pgid_file.read_text()) != os.getpgid(0)
-    assert pinghub.wait_for(2) == ["/x/start", "/x/9"]
-    wait_log(run_dir, "ping 9: sent")
+    pgid = int(pgid_file.read_text())
+    try:
+        assert pgid != os.getpgid(0)
+        assert pinghub.wait_for(2) == ["/x/start", "/x/9"]
+        wait_log(run_dir, "ping 9: sent")
+    finally:
+        kill_group(pgid, signal.SIGTERM)  # the 30 s command and its watchdog
 
 
 def test_notify_sh_is_shellcheck_clean_and_bash_3_2_portable() -> None:
