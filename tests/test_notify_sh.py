@@ -213,10 +213,10 @@ def test_slow_notify_and_ping_never_hold_the_lock_or_the_exit_status(
         tmp_path: Path, pinghub: PingHub) -> None:  # noqa: F811
     if shutil.which("flock") is None:
         pytest.skip("flock(1) is not installed here")
-    pinghub.delay["/9"] = 5
+    pinghub.delay["/9"] = 5  # within the ping's time limit, set to 15 s below
     lock = tmp_path / "job.lock"
     pgid_file = tmp_path / "pgid"
-    settings = (f"sg_ping_url={pinghub.url}/x\nsg_notify_on=failure\n"
+    settings = (f"sg_ping_url={pinghub.url}/x\nsg_ping_timeout=15\nsg_notify_on=failure\n"
                 f"sg_notify_cmd() {{ read -r _ _ _ _ pg _ </proc/self/stat; printf '%s\\n' \"$pg\" >{pgid_file}; "
                 "sleep 30; }")
     body = (f"exec 9>>{lock}\nflock -n 9 || exit 99\n"
