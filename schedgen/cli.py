@@ -12,7 +12,7 @@ import typer
 from schedgen import __version__, error_handler
 from schedgen.config.defaults import TARGETS
 from schedgen.config.load import config_path
-from schedgen.errors import ConfigError, UsageError
+from schedgen.errors import ConfigError, SchedgenError, UsageError
 
 app = typer.Typer(
     add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -232,6 +232,86 @@ def run_cmd(
     from schedgen.commands.run import run
 
     raise typer.Exit(run(config_path(config), job, smoke))
+
+
+# --- outcomes: history, logs, check, report (schedgen/outcomes/, commands/)
+JobsArg = Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
+    metavar="[JOB]...", help="jobs to show (default: all)")]
+
+
+@app.command("history")
+def history_cmd(
+    jobs: JobsArg = None,
+    count: Annotated[Optional[int], typer.Option(  # noqa: UP007
+        "-n", help="runs per job (default 20, or all within --since)")] = None,
+    since: Annotated[Optional[str], typer.Option(  # noqa: UP007
+        "--since", metavar="DUR", help="only runs that began within DUR, like 2d or 6h")] = None,
+    config: ConfigOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """One line per run, newest first: run ID, start (local), duration, outcome, exit, item;
+    missed firings as rows of their own."""
+    from schedgen.commands import history as show
+
+    hs = show.job_history(config_path(config), jobs, count, since)
+    typer.echo(json.dumps(show.history_json(hs), indent=2) if as_json else show.history_text(hs))
+
+
+@app.command("logs")
+def logs_cmd(
+    job: Annotated[str, typer.Argument(metavar="JOB", help="the job")],
+    run_id: Annotated[Optional[str], typer.Argument(  # noqa: UP007
+        metavar="[RUN_ID]", help="a run ID or a unique prefix (default: the last run)")] = None,
+    stderr: Annotated[bool, typer.Option("--stderr", help="the run's stderr instead")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """A run's output, as the command wrote it (default: the last run's stdout)."""
+    from schedgen.commands import history as show
+
+    path = show.log_file(config_path(config), job, run_id, stderr)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SchedgenError(f"{path}: {exc.strerror}") from None
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+
+
+@app.command("check")
+def check_cmd(
+    notify: Annotated[bool, typer.Option(
+        "--notify", help="send each new problem once through the job's notify command")] = False,
+    config: ConfigOpt = None, target: TargetOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Health for monitoring: exit 0 healthy, 1 with one line per problem (drift, failed
+    last run, missed firings, failed/ items, stale inbox, lock held past the timeout)."""
+    from schedgen.commands import alerts, check
+
+    health = check.check(config_path(config), _targets(target))
+    sent = alerts.notify(health) if notify else None
+    if as_json:
+        typer.echo(json.dumps(check.as_json(health, sent), indent=2))
+    else:
+        typer.echo(check.as_text(health))
+        for s in sent or ():
+            typer.echo(f"schedgen check: notify {s['job']} ({s['event']}): {s['detail']}",
+                       err=True)
+    raise typer.Exit(1 if health.problems else 0)
+
+
+@app.command("report")
+def report_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE.html",
+                                      help="the page to write")],
+    days: Annotated[int, typer.Option("--days", min=1, help="how many days back")] = 7,
+    config: ConfigOpt = None,
+) -> None:
+    """One self-contained HTML page: a lane per job of runs by outcome and missed firings,
+    and a summary table (success rate, p50/p95 duration, last failure, queue)."""
+    from schedgen.commands import report as htmlreport
+
+    n = htmlreport.report(config_path(config), out, days)
+    typer.echo(f"wrote {out} ({n} run{'s' if n != 1 else ''} in the last "
+               f"{days} day{'s' if days != 1 else ''})")
 
 
 def main() -> None:

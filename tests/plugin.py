@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.fake_kubectl import FakeKubectl
 from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
+from tests.pinghub import PingHub
 from tests.wrapper_kit import SYSTEM_PATH, hidden_tools_bin
 
 
@@ -71,3 +74,13 @@ def tool_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     if not _NO_FLOCK_BIN:
         _NO_FLOCK_BIN.append(hidden_tools_bin(tmp_path_factory.mktemp("no-flock")))
     return [str(_NO_FLOCK_BIN[0])]
+
+
+@pytest.fixture
+def pinghub() -> Iterator[PingHub]:
+    hub = PingHub()
+    t = threading.Thread(target=hub.server.serve_forever, daemon=True)
+    t.start()
+    yield hub
+    hub.server.shutdown()
+    hub.server.server_close()

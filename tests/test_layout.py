@@ -26,6 +26,7 @@ RANK = {
     "plan": 4,  # desired vs installed, and carrying it out
     "targets": 5,  # the only code that knows launchd and cron
     "importers": 6,  # crontab lines and plists -> jobs.toml
+    "outcomes": 6,  # what the run records say happened: history, missed firings
     "commands": 7,  # one module per verb
     "output": 8,  # text and JSON of the commands' results
     "cli": 9,

@@ -6,6 +6,7 @@ Installed state and drift come from the same plan `diff` and `apply` use; the re
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from schedgen.commands.status_types import JobStatus, Status
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.machine import ownership as state
+from schedgen.outcomes.missed import missed
 from schedgen.plan import changes as p
 from schedgen.plan import selected
 from schedgen.plan.build import build
@@ -28,14 +30,16 @@ from schedgen.targets.systemd_status import NOT_ARMED, systemd_part
 from schedgen.units import format_duration
 
 
-def status(config_path: Path, targets: tuple[str, ...] | None = None) -> Status:
+def status(config_path: Path, targets: tuple[str, ...] | None = None,
+           now: datetime | None = None) -> Status:
     config = cfg.load(config_path)
     record = state.load(config.namespace)
     selected.check(config, record, targets)
     plan = build(config, record, all_targets(), selected=targets, review=True)
-    now = datetime.now(local_zone())
+    now = now or datetime.now(local_zone())
     by_job = _by_job(plan, config.jobs)  # one pass: a per-job scan made status quadratic
-    jobs = tuple(_job(job, by_job.get(job.name, []), now) for job in config.jobs)
+    jobs = tuple(replace(_job(job, by_job.get(job.name, []), now),
+                         missed=missed(job, record, now)) for job in config.jobs)
     if any(c.kind == "cronjob" for c in plan.changes):
         jobs = with_cluster(jobs, plan, config.namespace)
     names = {j.name for j in config.jobs}

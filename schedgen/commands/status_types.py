@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from schedgen.outcomes.missed import Missed
 from schedgen.records import runs
 
 
@@ -25,6 +26,7 @@ class JobStatus:
     lock_held: bool | None
     systemd: dict[str, Any] | None = None  # the timer as `systemctl --user show` reports it
     kubernetes: dict[str, Any] | None = None  # the CronJob: object, cluster state, its Jobs
+    missed: Missed | None = None  # firings with no run (schedgen.outcomes.missed)
 
 
 @dataclass(frozen=True)

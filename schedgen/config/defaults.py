@@ -63,6 +63,7 @@ JOB: dict[str, Default] = {
     "logs": Default({}, "the [logs] defaults below"),
     "timezone": Default(None, "none: the host's local time"),
     "kubernetes": Default(None, "none (required for target kubernetes: at least `image`)"),
+    "notify": Default(None, "none: nobody is told"),
 }
 # Keys that describe where and how jobs are installed: also given per job or in [defaults].
 SHARED: dict[str, Default] = {

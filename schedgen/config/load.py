@@ -13,7 +13,9 @@ from schedgen.config import hostile
 from schedgen.config import kubernetes as kube_config
 from schedgen.config import values as f
 from schedgen.config.defaults import FORMAT
-from schedgen.config.model import Config, Job, Lock, Logs, Queue
+from schedgen.config.model import Config, Job, Lock, Logs, Notify, Queue
+from schedgen.config.notify import NOTIFY_KEYS
+from schedgen.config.notify import parse as notify_parse
 from schedgen.config.problems import Fields, Problems
 from schedgen.config.timezone import conflicts, zone_name
 from schedgen.errors import ConfigError, Problem, SchedgenError
@@ -94,7 +96,7 @@ class _Checker:
                                  "letter or digit, at most 64 characters")
         own = self.problems.table(w, raw, (*d.SHARED_KEYS, *d.JOB_KEYS))
         merged = {**defaults, **own}
-        for sub in ("lock", "queue", "logs", "kubernetes"):
+        for sub in ("lock", "queue", "logs", "kubernetes", "notify"):
             if isinstance(defaults.get(sub), dict) and isinstance(own.get(sub), dict):
                 merged[sub] = {**defaults[sub], **own[sub]}
         v = Fields(self.problems, w, merged, {**d.SHARED, **d.JOB})
@@ -133,6 +135,8 @@ class _Checker:
             kubernetes=kube_config.parse(self.problems, w, merged["kubernetes"], to_kube)
             if merged.get("kubernetes") is not None else None,
             timezone=v.optional("timezone", zone_name),
+            notify=notify(self.problems, w, merged["notify"])
+            if merged.get("notify") is not None else None,
         )
         if to_kube:
             if merged.get("kubernetes") is None:
@@ -197,3 +201,9 @@ def logs(problems: Problems, w: str, value: Any) -> Logs:
     v = Fields(problems, f"{w}.logs", raw, d.LOGS)
     return Logs(max_size=v.get("max_size", f.size), keep=v.get("keep", lambda x: f.integer(x, 0)),
                 keep_runs=v.get("keep_runs", lambda x: f.integer(x, 1)))
+
+
+def notify(problems: Problems, w: str, value: Any) -> Notify | None:
+    raw = problems.table(f"{w}.notify", value, NOTIFY_KEYS)
+    return notify_parse(raw, f"{w}.notify", problems.parse, problems.add) \
+        if isinstance(value, dict) else None

@@ -52,6 +52,12 @@ class Kubernetes(NamedTuple):
 Command = tuple[str, ...] | str
 
 
+class Notify(NamedTuple):
+    on: tuple[str, ...]  # failure, recovery, missed
+    command: Command | None
+    ping_url: str | None
+
+
 class Job(NamedTuple):
     name: str
     description: str
@@ -76,6 +82,7 @@ class Job(NamedTuple):
     label_prefix: str
     kubernetes: Kubernetes | None = None
     timezone: str | None = None  # IANA zone the schedule is read in; None: the host's
+    notify: Notify | None = None
 
     @property
     def label(self) -> str:

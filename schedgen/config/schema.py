@@ -15,6 +15,7 @@ from typing import Any
 from schedgen.config import defaults as cfg
 from schedgen.config import kubernetes as kube_config
 from schedgen.config import values as f
+from schedgen.config.notify import NOTIFY_KEYS
 from schedgen.schedule.expressions import MACROS
 
 Schema = dict[str, Any]
@@ -85,6 +86,8 @@ JOB_TYPES: dict[str, Schema] = {
     "queue": _doc("Claim files from a shared folder, one run per item", {"$ref": "#/$defs/queue"}),
     "logs": _doc("Log rotation and run-directory pruning", {"$ref": "#/$defs/logs"}),
     "kubernetes": _doc("The CronJob for target kubernetes", {"$ref": "#/$defs/kubernetes"}),
+    "notify": _doc("Who hears about failures, recoveries and missed firings",
+                   {"$ref": "#/$defs/notify"}),
 }
 SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label and systemd unit name = <label_prefix>.<job>",
@@ -148,6 +151,15 @@ LOGS_TYPES: dict[str, Schema] = {
     "keep_runs": _doc("Run directories kept", {"type": "integer", "minimum": 1}),
 }
 
+NOTIFY_TYPES: dict[str, Schema] = {
+    "on": _doc("Events the command is for (default: failure, recovery)", {
+        "type": "array", "items": {"enum": ["failure", "recovery", "missed"]}}),
+    "command": _doc("Run on those events with the run's SCHEDGEN_* values in its environment",
+                    _COMMAND),
+    "ping_url": _doc("Heartbeat: URL/start, URL on success, URL/<exit code> on failure",
+                     {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\"'\\\\<>`]+$"}),
+}
+
 
 def _table(keys: tuple[str, ...], types: dict[str, Schema], where: str,
            defaults: dict[str, cfg.Default] | None = None) -> Schema:
@@ -206,6 +218,8 @@ def schema() -> Schema:
             "queue": _table(cfg.QUEUE_KEYS, QUEUE_TYPES, "[queue]", cfg.QUEUE),
             "logs": _table(cfg.LOGS_KEYS, LOGS_TYPES, "[logs]", cfg.LOGS),
             "kubernetes": _table(kube_config.KEYS, KUBERNETES_TYPES, "[kubernetes]"),
+            "notify": {**_table(NOTIFY_KEYS, NOTIFY_TYPES, "[notify]"),
+                       "anyOf": [{"required": ["command"]}, {"required": ["ping_url"]}]},
         },
     }
 

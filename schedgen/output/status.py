@@ -6,6 +6,7 @@ from typing import Any
 
 from schedgen.commands.status_kubernetes import text_lines
 from schedgen.commands.status_types import Status
+from schedgen.outcomes.missed import missed_json, missed_text
 from schedgen.targets.systemd_status import systemd_lines
 
 
@@ -20,6 +21,7 @@ def as_json(s: Status) -> dict[str, Any]:
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
             "systemd": j.systemd,
             "kubernetes": j.kubernetes,
+            "missed": missed_json(j.missed),
         } for j in s.jobs],
         "warnings": list(s.warnings),
     }
@@ -59,6 +61,8 @@ def as_text(s: Status) -> str:
                          f"{q.failed} failed")
         if j.lock_held is not None:
             lines.append(f"  lock       {'held (a run is active)' if j.lock_held else 'free'}")
+        if j.missed and j.missed.firings:
+            lines.append(f"  firings    {missed_text(j.missed)}")
         for d in j.drift:
             lines.append(f"  drift      {d}")
     lines += [f"drift: {o}" for o in s.other]

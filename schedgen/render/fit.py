@@ -9,7 +9,7 @@ from schedgen.schedule.to_calendar import NotExpressible, union_dicts
 
 def why_not(job: Job, target: str) -> str | None:
     """None if the job's schedule can be rendered for `target`, else why not."""
-    if not job.enabled:
+    if not job.enabled and target != "kubernetes":  # a disabled CronJob stays, suspended
         return "disabled (enabled = false)"
     if target == "launchd":
         try:
@@ -26,8 +26,9 @@ def why_not(job: Job, target: str) -> str | None:
             return "kubernetes: no [kubernetes] table (image) for this job"
         if job.queue is not None:
             return "kubernetes: a queue job claims files on this machine"
-        if any(not isinstance(e, Cron) for e in job.schedule):
-            return "kubernetes: a CronJob takes cron expressions only"
+        if any(not (isinstance(e, Cron) or isinstance(e, Every) and every_as_cron(e.seconds))
+               for e in job.schedule):
+            return "kubernetes: a CronJob takes cron expressions (or @every as a cron step) only"
     return None
 
 

@@ -1,0 +1,131 @@
+"""`schedgen check`: health for monitoring, one line per problem.
+
+Problems: drift, a failed last run, missed firings, items in failed/, the oldest inbox
+item older than stale_after, a lock held past the job's timeout. `--notify` sends each
+new problem once through the job's notify command (alerts.py remembers what went out).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from schedgen.commands import status
+from schedgen.commands.status_types import JobStatus
+from schedgen.config import load as cfg
+from schedgen.config.model import Job
+from schedgen.outcomes import history
+from schedgen.outcomes.missed import missed_text
+from schedgen.schedule.upcoming import local_zone
+from schedgen.units import format_duration
+
+KILL_GRACE = 10  # the wrapper sends KILL 5 s after TERM; then the lock is free
+
+
+class Problem(NamedTuple):
+    job: str | None
+    kind: str  # drift, failed, missed, failed-items, stale-inbox, lock-held
+    key: str  # the same problem keeps its key from one check to the next
+    text: str
+    crashed: bool = False  # a failed run that could not tell anyone itself
+
+    def as_json(self) -> dict[str, Any]:
+        return {"job": self.job, "kind": self.kind, "key": self.key, "text": self.text}
+
+
+class Health(NamedTuple):
+    namespace: str
+    jobs: tuple[Job, ...]
+    problems: tuple[Problem, ...]
+
+
+def check(config_path: Path, targets: tuple[str, ...] | None = None,
+          now: datetime | None = None) -> Health:
+
+    config = cfg.load(config_path)
+    now = now or datetime.now(UTC)
+    st = status.status(config_path, targets, now=now.astimezone(local_zone()))
+    problems: list[Problem] = [Problem(None, "drift", f"drift:{o}", f"drift: {o}")
+                               for o in st.other]
+    by_name = {j.name: j for j in config.jobs}
+    for js in st.jobs:
+        job = by_name[js.job]
+        problems += _job(job, js, now)
+    return Health(config.namespace, config.jobs, tuple(problems))
+
+
+def _when(t: datetime) -> str:
+    return t.astimezone(local_zone()).strftime("%Y-%m-%d %H:%M")
+
+
+def _job(job: Job, js: JobStatus, now: datetime) -> list[Problem]:
+    n = job.name
+    out = [Problem(n, "drift", f"{n}:drift:{d}", f"{n}: drift: {d}") for d in js.drift]
+    if not job.enabled:
+        return out
+    last = history.last(job)
+    if last is not None and last.outcome in history.FAILED:
+        code = f" (exit {last.exit_code})" if last.exit_code is not None else ""
+        out.append(Problem(n, "failed", f"{n}:failed:{last.run_id}",
+                           f"{n}: last run {last.run_id} {last.outcome}{code} at "
+                           f"{_when(last.started)}", crashed=last.outcome == "crashed"))
+    if js.missed and js.missed.missed:
+        first = js.missed.missed[0]
+        out.append(Problem(n, "missed", f"{n}:missed:{first.at.isoformat()}",
+                           f"{n}: {missed_text(js.missed)}"))
+    q = job.queue
+    if q is not None:
+        failed = _files(q.failed, "*")
+        if failed:
+            k = len(failed)
+            newest = max(failed, key=lambda x: (x[1], x[0]))[0]
+            out.append(Problem(n, "failed-items", f"{n}:failed-items:{newest}",
+                               f"{n}: {k} item{'s' if k != 1 else ''} in {q.failed} "
+                               f"(newest {newest})"))
+        inbox = _files(q.inbox, q.pattern)
+        if inbox:
+            name, mtime = min(inbox, key=lambda x: (x[1], x[0]))
+            age = int(now.timestamp() - mtime)
+            if age > q.stale_after:
+                out.append(Problem(n, "stale-inbox", f"{n}:stale-inbox:{name}",
+                                   f"{n}: oldest inbox item {name} has waited "
+                                   f"{format_duration(age)} (stale_after "
+                                   f"{format_duration(q.stale_after)}; {len(inbox)} waiting)"))
+    if job.timeout and js.lock_held and job.lock is not None:
+        running = next((r for r in history.runs(job, limit=8) if r.outcome == "running"), None)
+        if running is not None:
+            age = int(now.timestamp() - running.started.timestamp())
+            if age > job.timeout + KILL_GRACE:
+                out.append(Problem(n, "lock-held", f"{n}:lock-held:{running.run_id}",
+                                   f"{n}: lock {job.lock.name} held by run {running.run_id} "
+                                   f"for {format_duration(age)} (timeout "
+                                   f"{format_duration(job.timeout)})"))
+    return out
+
+
+def _files(folder: Path, pattern: str) -> list[tuple[str, float]]:
+    try:
+        return [(f.name, f.stat().st_mtime) for f in folder.glob(pattern)
+                if not f.name.startswith(".") and f.is_file()]
+    except OSError:
+        return []
+
+
+def as_text(h: Health) -> str:
+    if not h.problems:
+        n = len(h.jobs)
+        return f"namespace {h.namespace}: healthy ({n} job{'s' if n != 1 else ''})"
+    return "\n".join(p.text for p in h.problems)
+
+
+def as_json(h: Health, notified: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = {"namespace": h.namespace, "healthy": not h.problems,
+                         "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                         "problems": [p.as_json() for p in h.problems]}
+    if notified is not None:
+        d["notified"] = notified
+    return d
+
+

@@ -1,0 +1,141 @@
+"""The work behind `history` and `logs`: typed arguments in, text or JSON out."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from schedgen.config import load as cfg
+from schedgen.config.model import Config, Job
+from schedgen.errors import UsageError
+from schedgen.machine import ownership as state
+from schedgen.outcomes import events, history, missed
+from schedgen.schedule.upcoming import local_zone
+from schedgen.units import parse_duration
+
+
+class JobHistory(NamedTuple):
+    job: Job
+    runs: tuple[history.Run, ...]
+    missed: missed.Missed | None
+    truncated: bool = False  # -n cut the runs short: older missed firings are not shown
+
+
+def pick(config: Config, names: list[str] | None) -> list[Job]:
+    if not names:
+        return list(config.jobs)
+    unknown = [x for x in names if config.job(x) is None]
+    if unknown:
+        known = ", ".join(j.name for j in config.jobs)
+        raise UsageError(f"no job named {', '.join(map(repr, unknown))} in {config.path} "
+                         f"(jobs: {known})")
+    return [j for n in dict.fromkeys(names) if (j := config.job(n)) is not None]
+
+
+def since_of(value: str | None, now: datetime) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return now - timedelta(seconds=parse_duration(value))
+    except ValueError as exc:
+        raise UsageError(f"--since: {exc}") from None
+
+
+def job_history(config_path: Path, names: list[str] | None, n: int | None, since: str | None,
+                now: datetime | None = None) -> list[JobHistory]:
+    if n is not None and n < 1:
+        raise UsageError("-n must be at least 1")
+    config = cfg.load(config_path)
+    jobs = pick(config, names)
+    now = now or datetime.now(UTC)
+    start = since_of(since, now)
+    limit = n if n is not None else (None if start is not None else 20)
+    record = state.load(config.namespace)
+    out = []
+    for job in jobs:
+        runs = tuple(history.runs(job, limit=limit, since=start))
+        # Missed firings over the span the runs cover (or --since), shown among them.
+        truncated = limit is not None and len(runs) >= limit
+        span = start if start is not None else (runs[-1].started if truncated else None)
+        m = missed.missed(job, record, now, since=span) if span else missed.missed(job, record, now)
+        out.append(JobHistory(job, runs, m, truncated))
+    return out
+
+
+def _local(t: datetime) -> str:
+    return t.astimezone(local_zone()).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def rows(h: JobHistory) -> list[tuple[datetime, list[str]]]:
+    out = [(r.started, [r.run_id, _local(r.started),
+                        "-" if r.duration is None else f"{r.duration}s",
+                        r.outcome + (" (smoke)" if r.smoke else ""),
+                        "-" if r.exit_code is None else str(r.exit_code), r.item or ""])
+           for r in h.runs]
+    oldest = h.runs[-1].started if h.truncated and h.runs else None
+    for f in (h.missed.firings if h.missed else ()):
+        if oldest is not None and f.at < oldest:
+            continue  # older than the runs shown
+        what = "missed" if f.state == "missed" else (
+            f"late (ran {_local(f.ran_at)[11:16]})" if f.ran_at else "late")
+        out.append((f.at, ["-", _local(f.at), "-", what, "-", ""]))
+    out.sort(key=lambda x: x[0], reverse=True)
+    return out
+
+
+def history_text(hs: list[JobHistory]) -> str:
+    lines: list[str] = []
+    head = ["RUN ID", "START", "DURATION", "OUTCOME", "EXIT", "ITEM"]
+    for h in hs:
+        lines.append(f"{h.job.name}  ({' | '.join(h.job.schedule_text)})")
+        table = [r for _, r in rows(h)]
+        if not table:
+            lines += ["  no runs recorded", ""]
+            continue
+        widths = [max(len(x[i]) for x in [head, *table]) for i in range(len(head))]
+        for r in [head, *table]:
+            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        if h.missed and h.missed.firings:
+            lines.append(f"  {missed.missed_text(h.missed)}")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
+
+
+def history_json(hs: list[JobHistory]) -> dict[str, Any]:
+    return {"jobs": [{"job": h.job.name, "runs": [r.as_json() for r in h.runs],
+                      "missed": missed.missed_json(h.missed)} for h in hs]}
+
+
+def log_file(config_path: Path, name: str, run_id: str | None, stderr: bool) -> Path:
+    """The stdout (or stderr) file of a run: the given one (a unique prefix will do), else
+    the newest that has a run directory."""
+    config = cfg.load(config_path)
+    job = pick(config, [name])[0]
+    runs_dir = job.log_dir / "runs"
+    which = "stderr.log" if stderr else "stdout.log"
+    if run_id is None:
+        for ev in events.back(job.log_dir):
+            if ev.get("event") == "start" and (runs_dir / str(ev.get("run_id"))).is_dir():
+                return runs_dir / str(ev["run_id"]) / which
+            if ev.get("event") == "start":
+                break  # pruned: fall back to the folder
+        try:
+            ids = sorted((d.name for d in runs_dir.iterdir() if d.is_dir()), reverse=True)
+        except OSError:
+            ids = []
+        if not ids:
+            raise UsageError(f"job {name!r} has no run records in {runs_dir}")
+        return runs_dir / ids[0] / which
+    if (runs_dir / run_id).is_dir():
+        return runs_dir / run_id / which
+    try:
+        found = sorted(d.name for d in runs_dir.iterdir() if d.name.startswith(run_id))
+    except OSError:
+        found = []
+    if len(found) == 1:
+        return runs_dir / found[0] / which
+    if found:
+        raise UsageError(f"run ID {run_id!r} is ambiguous: {', '.join(found[:5])}")
+    raise UsageError(f"job {name!r} has no run {run_id!r} in {runs_dir} (busy, empty and "
+                     "precondition runs have no run directory; old ones are pruned by keep_runs)")

@@ -1,0 +1,1 @@
+"""What the run records say: history, logs, missed firings, health checks, the report."""

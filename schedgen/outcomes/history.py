@@ -1,0 +1,122 @@
+"""The runs of a job, newest first, from its events (the one record every run leaves).
+
+A run is what one start, busy, empty or precondition event began; its finish event
+(seen first, reading backwards) gives outcome, exit code and duration.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from schedgen.config.model import Job
+from schedgen.outcomes import events
+
+BEGINS = frozenset({"start", "busy", "empty", "precondition"})
+# Outcomes that mean the job did not do its work.
+FAILED = frozenset({"failed", "timeout", "interrupted", "crashed", "precondition"})
+
+
+class Run(NamedTuple):
+    job: str
+    run_id: str
+    started: datetime  # UTC
+    duration: int | None  # seconds, once finished
+    outcome: str  # ok failed timeout interrupted busy empty precondition running crashed
+    exit_code: int | None
+    item: str | None
+    attempt: int | None
+    smoke: bool = False
+    pid: int | None = None
+    host: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        d = self._asdict()
+        d["started_at"] = self.started.strftime("%Y-%m-%dT%H:%M:%SZ")
+        del d["started"]
+        return d
+
+
+def runs(job: Job, limit: int | None = None, since: datetime | None = None) -> list[Run]:
+    """The job's runs, newest first: at most ``limit``, none that began before ``since``."""
+    out: list[Run] = []
+    finishes: dict[str, dict[str, Any]] = {}
+    busy_exit = job.lock.busy_exit if job.lock else 75
+    for ev in events.back(job.log_dir):
+        when = events.ts(ev.get("ts"))
+        if since is not None and when is not None and when < since:
+            break
+        name = ev.get("event")
+        run_id = str(ev.get("run_id", ""))
+        if name == "finish":
+            # Read backwards, the first finish seen is a run's last word (a wrapper killed
+            # at the wrong instant can leave an earlier one too).
+            finishes.setdefault(run_id, ev)
+            continue
+        if name not in BEGINS or when is None:
+            continue
+        run = _run(job.name, name, run_id, when, ev, finishes.pop(run_id, None), busy_exit)
+        out.append(run)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def _run(job: str, name: str, run_id: str, when: datetime, ev: dict[str, Any],
+         fin: dict[str, Any] | None, busy_exit: int) -> Run:
+    pid = ev.get("pid") if isinstance(ev.get("pid"), int) else None
+    host = ev.get("host") if isinstance(ev.get("host"), str) else None
+    base = Run(job, run_id, when, None, name, None, _str(ev.get("item")),
+               _int(ev.get("attempt")), ev.get("smoke") is True, pid, host)
+    if name == "busy":
+        return base._replace(exit_code=busy_exit, duration=0)
+    if name == "empty":
+        return base._replace(outcome="empty", exit_code=0, duration=0)
+    if name == "precondition":
+        return base._replace(exit_code=_int(ev.get("exit_code")) or 78, duration=0)
+    if fin is None:
+        return base._replace(outcome="crashed" if _dead_here(host, pid) else "running")
+    return base._replace(outcome=str(fin.get("outcome") or "failed"),
+                         exit_code=_int(fin.get("exit_code")), duration=_int(fin.get("duration")))
+
+
+def last(job: Job, skip: frozenset[str] = frozenset({"busy"})) -> Run | None:
+    """The newest run whose outcome is not in ``skip`` (a busy run says another is going)."""
+    for run in _newest(job):
+        if run.outcome not in skip:
+            return run
+    return None
+
+
+def _newest(job: Job) -> Iterator[Run]:
+    # Runs one at a time, reading no further back than needed.
+    n = 8
+    seen = 0
+    while True:
+        batch = runs(job, limit=n)
+        yield from batch[seen:]
+        if len(batch) < n:
+            return
+        seen, n = len(batch), n * 8
+
+
+def _str(v: object) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _int(v: object) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _dead_here(host: str | None, pid: int | None) -> bool:
+    if host not in (os.uname().nodename, os.environ.get("HOSTNAME")) or not pid or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
