@@ -53,3 +53,13 @@ def tool_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     if not _NO_FLOCK_BIN:
         _NO_FLOCK_BIN.append(hidden_tools_bin(tmp_path_factory.mktemp("no-flock")))
     return [str(_NO_FLOCK_BIN[0])]
+
+
+# Started first, so their waiting overlaps the rest of the run: the real cron daemon
+# reads a changed crontab only at the next minute.
+_LONG_FIRST = ("tests/test_e2e_cron.py::", "tests/test_import_calendar.py::test_any_dicts",
+               "tests/test_calendar.py::test_generated", "tests/test_calendar.py::test_calendar_fires")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(_LONG_FIRST))
