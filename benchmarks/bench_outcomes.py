@@ -95,8 +95,8 @@ def bench_records(tmp: Path, rounds: int) -> Samples:
                BENCH_CRONTAB=str(home / "crontab.txt"))
     configs = setup_records(tmp, env)
     os.environ.update(HOME=str(home), PATH=env["PATH"], BENCH_CRONTAB=env["BENCH_CRONTAB"])
-    from schedgen.config import load
     from schedgen.commands import check
+    from schedgen.config import load
     from schedgen.outcomes import history
 
     sg = [PY, "-m", "schedgen"]

@@ -12,7 +12,7 @@ import typer
 from schedgen import __version__, error_handler
 from schedgen.config.defaults import TARGETS
 from schedgen.config.load import config_path
-from schedgen.errors import ConfigError, SchedgenError, UsageError
+from schedgen.errors import EXIT_CHANGES, EXIT_OK, ConfigError, SchedgenError, UsageError
 
 app = typer.Typer(
     add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -107,7 +107,7 @@ def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt
         typer.echo(json.dumps(review.as_json(r, stat), indent=2))
     else:
         typer.echo(review.text(r, report.use_color(sys.stdout), stat), nl=False)
-    raise typer.Exit(0 if r.plan.in_sync else 1)
+    raise typer.Exit(EXIT_OK if r.plan.in_sync else EXIT_CHANGES)
 
 
 @app.command("apply")
@@ -140,7 +140,7 @@ def status_cmd(
 
     st = status(config_path(config), _targets(target))
     typer.echo(json.dumps(out.as_json(st), indent=2) if as_json else out.as_text(st))
-    raise typer.Exit(1 if check and st.drifted else 0)
+    raise typer.Exit(EXIT_CHANGES if check and st.drifted else EXIT_OK)
 
 
 app.command("reconcile", help="Same as status (the name the design card uses).")(status_cmd)

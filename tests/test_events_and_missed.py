@@ -9,9 +9,9 @@ from pathlib import Path
 
 from schedgen.config.load import loads
 from schedgen.machine.ownership import Record
+from schedgen.machine.record_format import Installed as Entry
 from schedgen.outcomes import events, history
 from schedgen.outcomes.missed import judge, missed
-from schedgen.machine.record_format import Installed as Entry
 
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 

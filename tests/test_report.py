@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from schedgen.commands import report as htmlreport
 from schedgen.config.load import loads
 from schedgen.machine import ownership as state
-from schedgen.commands import report as htmlreport
 from tests.fakes import FakeCrontab
 from tests.helpers import write_config
 from tests.pngread import colour_counts, pixels

@@ -75,18 +75,27 @@ def _foreground(argv: list[str], env: dict[str, str]) -> int:
     we only keep waiting for it (a no-op handler, not SIG_IGN, which the child would
     inherit and could not trap). A TERM sent to us alone is passed on.
     """
-    try:
-        proc = subprocess.Popen(argv, env=env)
-    except OSError as exc:
-        raise SystemOpError(f"cannot run the wrapper: {exc}") from None
+    # The handlers go in before the wrapper starts: a Ctrl-C right after it started must
+    # not end us while it still runs. A TERM that comes before it exists is passed on then.
+    procs: list[subprocess.Popen[bytes]] = []
+    pending: list[int] = []
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         if signum != signal.SIGINT:
-            proc.send_signal(signum)
+            if procs:
+                procs[0].send_signal(signum)
+            else:
+                pending.append(signum)
 
     old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
-        status = proc.wait()
+        try:
+            procs.append(subprocess.Popen(argv, env=env))
+        except OSError as exc:
+            raise SystemOpError(f"cannot run the wrapper: {exc}") from None
+        for signum in pending:
+            procs[0].send_signal(signum)
+        status = procs[0].wait()
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
