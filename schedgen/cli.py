@@ -78,11 +78,14 @@ def validate(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
 def render(
     out: Annotated[Path, typer.Option("--out", "-o", help="directory to write into")],
     config: ConfigOpt = None, target: TargetOpt = None,
+    standalone: Annotated[bool, typer.Option(
+        "--standalone", help="job files with the shared runtime inlined (each runs alone)")] = False,
 ) -> None:
-    """Write the desired state as files: wrappers/, launchd/, cron/crontab."""
+    """Write the desired state as files: wrappers/ (job files and the shared runtime),
+    launchd/, cron/crontab."""
     from schedgen import commands
 
-    for p in commands.render(config_path(config), out, _targets(target)):
+    for p in commands.render(config_path(config), out, _targets(target), standalone):
         typer.echo(f"wrote {p}")
 
 

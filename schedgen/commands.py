@@ -14,13 +14,14 @@ def validate(config_path: Path) -> Config:
     return cfg.load(config_path)
 
 
-def render(config_path: Path, out: Path, targets: tuple[str, ...] | None) -> list[Path]:
+def render(config_path: Path, out: Path, targets: tuple[str, ...] | None,
+           standalone: bool = False) -> list[Path]:
     # Imported here so `validate` never pays for jinja2.
     from schedgen.render import desired, keep_compiled_templates
 
     config = cfg.load(config_path)
     keep_compiled_templates()
-    artifacts = desired(config, targets)
+    artifacts = desired(config, targets, standalone)
     written = []
     for a in artifacts:
         dest = out / a.rel

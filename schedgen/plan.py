@@ -32,7 +32,7 @@ def digest(text: str) -> str:
 
 class Change(NamedTuple):
     target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron"
-    kind: str  # "wrapper" | "plist" | "cron"
+    kind: str  # "runtime" | "wrapper" | "plist" | "cron"
     key: str  # its key in the ownership record
     action: str
     path: Path | None  # None: the crontab block
@@ -131,4 +131,9 @@ def build(config: Config | None, record: Record, *, selected: tuple[str, ...] | 
     changes = [c._replace(deferred=f"its launchd job is {running[c.job]}")
                if c.kind == "wrapper" and c.action == DELETE and c.job in running else c
                for c in changes]
+    # ... and the runtime that wrapper sources.
+    kept = {c.path.parent for c in changes if c.kind == "wrapper" and c.deferred and c.path}
+    changes = [c._replace(deferred="a job file beside it is kept for a running job")
+               if c.kind == "runtime" and c.action == DELETE and c.path
+               and c.path.parent in kept else c for c in changes]
     return Plan(record.namespace, tuple(changes), tuple(ctx.warnings))

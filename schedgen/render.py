@@ -11,19 +11,21 @@ from pathlib import Path
 
 import jinja2
 
-from schedgen import __version__, paths
+from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.calendar import union_dicts
 from schedgen.describe import describe
 from schedgen.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.schedule import Cron, Every, Reboot, every_as_cron
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
+# (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
+RUNTIME = "runtime.bash"  # the shared wrapper runtime in templates/, plain bash
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
 @dataclass(frozen=True)
 class Artifact:
-    kind: str  # "wrapper" | "plist" | "cron"
+    kind: str  # "runtime" | "wrapper" | "plist" | "cron"
     job: str | None  # None for the cron block, which holds every cron job
     rel: str  # where `render --out DIR` puts it
     path: Path | None  # where `apply` installs it (None: inside the crontab)
@@ -100,8 +102,22 @@ def cron_escape(text: str) -> str:
 
 
 def header(config: Config) -> dict[str, str]:
-    return {"version": __version__, "config": str(config.path), "marker": MARKER,
-            "namespace": config.namespace}
+    return {"config": str(config.path), "marker": MARKER, "namespace": config.namespace}
+
+
+def runtime_name(namespace: str) -> str:
+    """The runtime's file name beside the job files: one per namespace, so namespaces
+    sharing a wrapper_dir never remove or replace each other's."""
+    return f"schedgen-runtime.{namespace}.bash"
+
+
+def runtime_path(job: Job, config: Config) -> Path:
+    return job.wrapper_dir / runtime_name(config.namespace)
+
+
+@cache
+def runtime_text() -> str:
+    return resources.files("schedgen.templates").joinpath(RUNTIME).read_text(encoding="utf-8")
 
 
 def _program(command: Command | None) -> str | None:
@@ -113,11 +129,15 @@ def _program(command: Command | None) -> str | None:
     return None if _PLACEHOLDER.search(command[0]) else command[0]
 
 
-def wrapper(job: Job, config: Config) -> str:
+def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
+    """The job file; with standalone, the runtime inlined (a job that travels alone)."""
     prog, smoke_prog = _program(job.command), _program(job.smoke)
-    return _env().get_template("wrapper.sh.j2").render(
-        job=job, h=header(config), queue=job.queue, lock=job.lock,
-        progs=[prog] if prog else [], smoke_prog=smoke_prog if smoke_prog != prog else None)
+    return _env().get_template("job.sh.j2").render(
+        job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
+        smoke_prog=smoke_prog if smoke_prog and smoke_prog != prog else "",
+        rotate_every=max(1, min(32, job.logs.max_size // 65536)),
+        runtime=runtime_name(config.namespace),
+        runtime_text=runtime_text().rstrip("\n") if standalone else "")
 
 
 def plist(job: Job, config: Config) -> str:
@@ -145,11 +165,15 @@ def cron_block(config: Config, jobs: tuple[Job, ...]) -> str:
         jobs=[(j, cron_lines(j)) for j in jobs], h=header(config))
 
 
-def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Artifact]:
-    """Every artifact the config wants for the given targets (default: all it names)."""
+def desired(config: Config, targets: tuple[str, ...] | None = None,
+            standalone: bool = False) -> list[Artifact]:
+    """Every artifact the config wants for the given targets (default: all it names):
+    the runtime once per wrapper_dir (before the job files that source it), the job
+    files, plists, the crontab block. standalone: job files with the runtime inlined."""
     wanted = targets or ("launchd", "cron")
     out: list[Artifact] = []
     wrapped: set[str] = set()
+    runtimes: dict[Path, Artifact] = {}
     from schedgen.paths import launch_agents_dir
 
     for target in ("launchd", "cron"):
@@ -159,11 +183,15 @@ def desired(config: Config, targets: tuple[str, ...] | None = None) -> list[Arti
         for job in jobs:
             if job.name not in wrapped:
                 wrapped.add(job.name)
+                rt = runtime_path(job, config)
+                if rt not in runtimes and not standalone:
+                    runtimes[rt] = Artifact("runtime", None, f"wrappers/{rt.name}", rt,
+                                            runtime_text(), 0o644)
                 out.append(Artifact("wrapper", job.name, f"wrappers/{job.name}.sh",
-                                    job.wrapper_path, wrapper(job, config), 0o755))
+                                    job.wrapper_path, wrapper(job, config, standalone), 0o755))
             if target == "launchd":
                 out.append(Artifact("plist", job.name, f"launchd/{job.label}.plist",
                                     launch_agents_dir() / f"{job.label}.plist", plist(job, config)))
         if target == "cron" and jobs:
             out.append(Artifact("cron", None, "cron/crontab", None, cron_block(config, jobs)))
-    return out
+    return [*runtimes.values(), *out]
