@@ -50,8 +50,13 @@ sg_init() {
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_moved='' sg_j='' sg_lock_file='' sg_lock_keep='' sg_id_bump='' sg_exec=''
-  sg_jdone=/ sg_jstarted=/
+  sg_jdone=/ sg_jstarted=/ sg_fault=0
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
+  sg_wrapper_pid=$$
+  sg_js "$sg_host"
+  sg_host_j=$sg_j
+  sg_js "$sg_job"
+  sg_job_j=$sg_j
   SCHEDGEN_JOB=$sg_job
   SCHEDGEN_ITEM=
   export SCHEDGEN_JOB SCHEDGEN_ITEM
@@ -465,6 +470,7 @@ sg_item_end() {
 # sg_stuck NAME: say that an item could not be moved out of the claim directory; it stays
 # there, journaled, for a later run to move on (sg_close_claim keeps the claim).
 sg_stuck() {
+  sg_fault=1
   printf 'schedgen: %s: could not move %s out of %s; a later run moves it on\n' "$sg_job" "$1" "$sg_claim_dir" >&2
   sg_js "could not move $1 out of $sg_claim_dir"
   sg_event error ",\"message\":$sg_j"
@@ -1052,6 +1058,9 @@ sg_on_exit() {
     sg_rotate
     sg_prune
   fi
+  # An item that could not be moved on (e.g. processed/ unwritable) is the wrapper's
+  # failure, not the command's: say so in the exit status (EX_IOERR).
+  [ "$sg_fault" = 0 ] || [ "$st" -ne 0 ] || exit 74
 }
 
 # INT, TERM, HUP: noted; inside a critical section acted on at its end (sg_crit_end).
@@ -1089,18 +1098,12 @@ sg_main() {
     exit 78
   fi
   sg_init
-  sg_wrapper_pid=$$
   # cron runs us with --cron: append our own output to the job's log, so the crontab
   # line stays a bare call and a deleted log directory never breaks it.
   if [ "${1-}" = --cron ]; then
     [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null
     exec >>"$sg_log_dir/cron.log" 2>&1
   fi
-  sg_js "$sg_host"
-  sg_host_j=$sg_j
-  sg_js "$sg_job"
-  sg_job_j=$sg_j
-
   # Start time and run ID (UTC); the ID is final once the run takes it (sg_new_id).
   sg_now
   sg_run_id=$sg_stamp-$$
