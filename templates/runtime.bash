@@ -50,9 +50,10 @@ sg_init() {
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_moved='' sg_j='' sg_lock_file='' sg_lock_keep='' sg_id_bump='' sg_exec=''
-  sg_jdone=/ sg_jstarted=/ sg_fault=0
+  sg_jdone=/ sg_jstarted=/ sg_fault=0 sg_nsig=0
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
   sg_wrapper_pid=$$
+  sg_shell=$BASH_SUBSHELL   # the wrapper's own level; its subshells have higher ones
   sg_js "$sg_host"
   sg_host_j=$sg_j
   sg_js "$sg_job"
@@ -444,9 +445,15 @@ sg_item_back() {
 sg_item_end() {
   [ -n "$sg_item" ] || return 0
   local rc=0
+  local st=$1
+  if [ "$sg_started" = 1 ] && [ "$st" -ne 0 ] && [ -n "$sg_journal" ]; then
+    # Its keeper's journal is what counts: a command it saw finish fine is done.
+    sg_journal_read "$sg_journal"
+    case $sg_jdone in *"/$sg_item_name/"*) st=0 sg_status=0 sg_outcome=ok ;; esac
+  fi
   if [ ! -e "$sg_item" ] && [ ! -L "$sg_item" ]; then
     sg_item_to=gone      # the command moved or removed it itself
-  elif [ "$sg_started" = 1 ] && [ "$1" -eq 0 ]; then
+  elif [ "$sg_started" = 1 ] && [ "$st" -eq 0 ]; then
     sg_done[sg_nd]=$sg_item_name
     sg_d_run[sg_nd]=$sg_run_id
     sg_d_start[sg_nd]=$sg_started_at
@@ -488,6 +495,15 @@ sg_flush() {
     sg_iso=$sg_iso sg_epoch=$sg_epoch sg_item_name=$sg_item_name sg_item_path=$sg_item_path \
     sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir
   stuck=()
+  # Their failed-attempt counts go first: killed in between, a done item is still
+  # journaled (recovery moves it on), and no count outlives its item.
+  set --
+  while [ "$i" -lt "$sg_nd" ]; do
+    [ ! -e "$sg_attempts/${sg_done[$i]}" ] || set -- "$@" "$sg_attempts/${sg_done[$i]}"
+    i=$((i + 1))
+  done
+  [ "$#" -eq 0 ] || rm -f "$@"
+  i=0
   set --
   while [ "$i" -lt "$sg_nd" ]; do
     set -- "$@" "$sg_claim_dir/${sg_done[$i]}"
@@ -511,7 +527,6 @@ sg_flush() {
         sg_item_path=$sg_claim_dir/$name
       fi
     fi
-    [ "$to" != processed ] || [ ! -e "$sg_attempts/$name" ] || rm -f "$sg_attempts/$name"
     sg_item_name=$name sg_attempt=${sg_d_att[$i]} sg_started_at=${sg_d_start[$i]}
     sg_iso=${sg_d_fin[$i]} sg_epoch=${sg_d_epoch[$i]} sg_start_epoch=$((sg_epoch - sg_d_dur[i]))
     sg_run_dir=$sg_runs/$sg_run_id
@@ -770,6 +785,7 @@ sg_next_item() {
 # handler, not SIG_IGN, so the command keeps the default ones): it outlives its command.
 sg_keeper() {
   local st
+  trap - EXIT
   if [ -z "$sg_item_name" ]; then
     sg_exec='exec'
     sg_run_command
@@ -797,15 +813,33 @@ sg_run_command() {
   fi
 }
 
-# sg_reap: wait for the command's keeper, then for every process left in its group;
-# with SIG, send SIG to the group first. A group that is still there 5 s after TERM
-# gets KILL. Sets sg_status unless it is set.
+# sg_reap [SIG]: wait for the command's keeper, then for every process left in its
+# group; with SIG, send SIG to the group first. A group that is still there 5 s after
+# TERM gets KILL. Sets sg_status unless it is set. This is the only place that waits for
+# the command: a signal meanwhile is noted by its trap (sg_crit), which interrupts the
+# wait; it is passed on here and the wait goes on, so no wait is ever nested in a trap.
 sg_reap() {
-  local n=0 st
+  local n=0 st st2 seen sent=${1-} crit=$sg_crit
   [ -n "$sg_cmd_pid" ] || return 0
-  [ -z "${1-}" ] || kill -"$1" -- "-$sg_cmd_pid" 2>/dev/null
-  wait "$sg_cmd_pid" 2>/dev/null
-  st=$?
+  [ -z "$sent" ] || kill -"$sent" -- "-$sg_cmd_pid" 2>/dev/null
+  sg_crit=1
+  while :; do
+    seen=$sg_nsig
+    wait "$sg_cmd_pid" 2>/dev/null
+    st=$?
+    if [ -n "$sg_signal" ] && [ -z "$sent" ]; then
+      kill -TERM -- "-$sg_cmd_pid" 2>/dev/null
+      sent=TERM
+    fi
+    [ "$seen" != "$sg_nsig" ] || break               # it ended: st is its status
+    kill -0 "$sg_cmd_pid" 2>/dev/null && continue     # interrupted (or a zombie): again
+    # It ended while a signal came: ask for its own status (bash 3.2 may no longer have
+    # it if the wait above got it: 127).
+    wait "$sg_cmd_pid" 2>/dev/null
+    st2=$?
+    [ "$st2" = 127 ] || st=$st2
+    break
+  done
   [ -n "$sg_status" ] || sg_status=$st
   while kill -0 -- "-$sg_cmd_pid" 2>/dev/null; do
     # What the command left behind must not work on the item once it moves on.
@@ -815,6 +849,7 @@ sg_reap() {
     n=$((n + 1))
   done
   sg_cmd_pid=''
+  sg_crit=$crit
 }
 
 # sg_watchdog: with a timeout, a process of its own that after sg_timeout seconds (or at
@@ -1039,6 +1074,7 @@ sg_close_claim() {
 # logs rotated and old runs pruned.
 sg_on_exit() {
   local st=$?
+  [ "$BASH_SUBSHELL" = "$sg_shell" ] || return "$st"   # see sg_on_signal
   trap '' INT TERM HUP
   sg_crit=2
   [ -z "$sg_wd_pid" ] || kill -TERM -- "-$sg_wd_pid" 2>/dev/null
@@ -1067,6 +1103,10 @@ sg_on_exit() {
 # Acting: pass TERM on to the command's whole process group, wait until all of it has
 # ended, then exit 128+N; the EXIT trap settles the item and the run as for any failure.
 sg_on_signal() {
+  # A signal pending when the keeper is forked can run this trap in the child before
+  # bash resets it there: only the wrapper itself acts on it.
+  [ "$BASH_SUBSHELL" = "$sg_shell" ] || return 0
+  sg_nsig=$((sg_nsig + 1))
   if [ -z "$sg_signal" ]; then
     sg_signal=$1 sg_signum=$2
   fi
