@@ -395,6 +395,495 @@ sg_show() {
 # sg_hook WHEN: the place for per-run hooks (start, finish); nothing yet.
 sg_hook() { :; }
 
+# --- running the command -----------------------------------------------------------
+
+# sg_keeper: the background process that runs the command (its process group's leader,
+# set -m). For a queue item it waits for the command and journals how it ended, so that
+# a command that finished is not run again if the wrapper alone is killed afterwards;
+# it holds the run's lock descriptors as long as it lives. Signals do not stop it (a
+# handler, not SIG_IGN, so the command keeps the default ones): it outlives its command.
+sg_keeper() {
+  local st
+  trap - EXIT
+  if [ -z "$sg_item_name" ]; then
+    sg_exec='exec'
+    sg_run_command
+    exit
+  fi
+  set +m                 # the command stays in this group
+  trap : INT TERM HUP
+  sg_exec=''
+  sg_run_command
+  st=$?
+  if [ "$st" -eq 0 ]; then
+    printf 'd%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
+  else
+    printf 'f%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
+  fi
+  exit "$st"
+}
+
+# sg_run_command: the job's command, or in a smoke run its smoke command (job file).
+sg_run_command() {
+  if [ "$sg_smoke" = 1 ] && [ "$sg_has_smoke" = 1 ]; then
+    sg_smoke_command
+  else
+    sg_command
+  fi
+}
+
+# sg_reap [SIG]: wait for the command's keeper, then for every process left in its
+# group; with SIG, send SIG to the group first. A group that is still there 5 s after
+# TERM gets KILL. Sets sg_status unless it is set. This is the only place that waits for
+# the command: a signal meanwhile is noted by its trap (sg_crit), which interrupts the
+# wait; it is passed on here and the wait goes on, so no wait is ever nested in a trap.
+sg_reap() {
+  local n=0 st st2 seen sent=${1-} crit=$sg_crit
+  [ -n "$sg_cmd_pid" ] || return 0
+  [ -z "$sent" ] || kill -"$sent" -- "-$sg_cmd_pid" 2>/dev/null
+  sg_crit=1
+  while :; do
+    seen=$sg_nsig
+    wait "$sg_cmd_pid" 2>/dev/null
+    st=$?
+    if [ -n "$sg_signal" ] && [ -z "$sent" ]; then
+      kill -TERM -- "-$sg_cmd_pid" 2>/dev/null
+      sent=TERM
+    fi
+    [ "$seen" != "$sg_nsig" ] || break               # it ended: st is its status
+    kill -0 "$sg_cmd_pid" 2>/dev/null && continue     # interrupted (or a zombie): again
+    # It ended while a signal came: ask for its own status (bash 3.2 may no longer have
+    # it if the wait above got it: 127).
+    wait "$sg_cmd_pid" 2>/dev/null
+    st2=$?
+    [ "$st2" = 127 ] || st=$st2
+    break
+  done
+  [ -n "$sg_status" ] || sg_status=$st
+  while kill -0 -- "-$sg_cmd_pid" 2>/dev/null; do
+    # What the command left behind must not work on the item once it moves on.
+    [ "$n" -ne 0 ] || kill -TERM -- "-$sg_cmd_pid" 2>/dev/null
+    [ "$n" -ne 50 ] || kill -KILL -- "-$sg_cmd_pid" 2>/dev/null
+    sleep 0.1
+    n=$((n + 1))
+  done
+  sg_cmd_pid=''
+  sg_crit=$crit
+}
+
+# sg_watchdog: with a timeout, a process of its own that after sg_timeout seconds (or at
+# once if the wrapper is gone) marks the run, sends TERM to the command's group and
+# KILL 5 s later. It closes the lock descriptors first, so it never keeps a lock held.
+sg_watchdog() {
+  local n=0
+  exec 6>&- 7>&- 8>&- 9>&- </dev/null >/dev/null 2>&1
+  while [ "$n" -lt "$sg_timeout" ] && kill -0 "$sg_wrapper_pid"; do sleep 1; n=$((n + 1)); done
+  [ "$n" -lt "$sg_timeout" ] || : >"$sg_run_dir/.timeout"
+  kill -TERM -- "-$sg_cmd_pid"
+  n=0
+  while kill -0 -- "-$sg_cmd_pid" && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+  kill -KILL -- "-$sg_cmd_pid"
+}
+
+# sg_run WANT: one run of the command: run directory, manifest, events, stdout/stderr
+# files. WANT: how many runs are still to come, this one included (see sg_run_dir_new).
+sg_run() {
+  local fields=''
+  sg_crit=1
+  sg_now
+  sg_started_at=$sg_iso sg_start_epoch=$sg_epoch
+  sg_outcome=running sg_status='' sg_item_to='' sg_item_path=$sg_item
+  sg_run_dir_new "$1"
+  SCHEDGEN_RUN_ID=$sg_run_id
+  SCHEDGEN_ARTIFACT_DIR=$sg_run_dir
+  SCHEDGEN_ITEM=$sg_item
+  export SCHEDGEN_RUN_ID SCHEDGEN_ARTIFACT_DIR SCHEDGEN_ITEM
+  sg_manifest
+  if [ -n "$sg_item_name" ]; then
+    sg_js "$sg_item_name"
+    fields=",\"item\":$sg_j,\"attempt\":$sg_attempt"
+    sg_event claim "$fields"
+  fi
+  sg_event start "$fields,\"smoke\":$sg_smoke_j"
+  sg_hook start
+  if [ -n "$sg_item_name" ]; then
+    printf 's%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"   # for sg_recover, if we die
+    sg_started=1
+  fi
+  # The command runs in the background, in a process group of its own, so that a signal
+  # to this script can be passed on to all of it while we wait; stdin is /dev/null, its
+  # output goes to the run directory. Inside the critical section a signal waits until
+  # $! is noted, so there is no moment when a command runs that we do not know of.
+  set -m
+  sg_keeper </dev/null >"$sg_run_dir/stdout.log" 2>"$sg_run_dir/stderr.log" &
+  sg_cmd_pid=$!
+  if [ "$sg_timeout" -gt 0 ]; then
+    sg_watchdog &
+    sg_wd_pid=$!
+  fi
+  set +m
+  sg_crit_end
+  sg_reap
+  sg_crit=1
+  if [ -n "$sg_wd_pid" ]; then
+    if [ -e "$sg_run_dir/.timeout" ]; then
+      wait "$sg_wd_pid"
+      rm -f "$sg_run_dir/.timeout"
+      sg_status=124
+      sg_outcome=timeout
+      printf 'schedgen: %s: timed out after %ss; killed\n' "$sg_job" "$sg_timeout" >&2
+      sg_event timeout ",\"after\":$sg_timeout"
+    else
+      kill -TERM -- "-$sg_wd_pid" 2>/dev/null
+      wait "$sg_wd_pid" 2>/dev/null
+    fi
+    sg_wd_pid=''
+  fi
+  sg_finish
+  sg_crit_end
+}
+
+# sg_finish: the run's end: the item moves on, the manifest and the finish event. A done
+# queue item's manifest says where it is now (its claim directory) and is written again
+# once it has moved; its finish event waits for the move (sg_flush).
+sg_finish() {
+  local fields=''
+  [ -n "$sg_status" ] || sg_status=70
+  if [ "$sg_outcome" = running ]; then
+    if [ -n "$sg_signal" ] && [ "$sg_status" -ne 0 ]; then sg_outcome=interrupted
+    elif [ "$sg_status" -eq 0 ]; then sg_outcome=ok
+    else sg_outcome=failed; fi
+  fi
+  sg_now
+  sg_hook finish
+  if [ -z "$sg_inbox" ] || sg_item_end "$sg_status"; then
+    sg_manifest
+    if [ -n "$sg_item_name" ]; then
+      sg_js "$sg_item_name"
+      fields=",\"item\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\""
+    fi
+    sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields"
+  else
+    sg_manifest
+  fi
+  sg_show
+  sg_run_dir=''
+}
+
+# --- logs and run directories --------------------------------------------------
+
+# sg_rotate_file FILE: FILE.1 (newest) ... FILE.<keep>; older copies are dropped.
+sg_rotate_file() {
+  local i=$((sg_keep - 1))
+  if [ "$sg_keep" -eq 0 ]; then
+    : >"$1"
+    return 0
+  fi
+  while [ "$i" -ge 1 ]; do
+    [ ! -e "$1.$i" ] || mv -f "$1.$i" "$1.$((i + 1))"
+    i=$((i - 1))
+  done
+  mv -f "$1" "$1.1"
+}
+
+# sg_big: the job's appended-to logs that reached max_size.
+sg_big() {
+  find "$sg_log_dir" -maxdepth 1 -type f \( -name events.jsonl -o -name cron.log \
+    -o -name launchd.out.log -o -name launchd.err.log \) -size +$((sg_max_size - 1))c 2>/dev/null
+}
+
+# sg_rotate: launchd and cron never rotate what they append to, so we do, under a
+# rotation lock (runs without the job lock may overlap). Sizes are looked at (one
+# `find`) once every sg_rotate_every runs: a run adds well under a KB to these files,
+# so they pass max_size by far less than that in between.
+sg_rotate() {
+  local big f n=0 nl='
+'
+  if [ "$sg_rotate_every" -gt 1 ]; then
+    [ ! -r "$sg_log_dir/.rotate-count" ] || read -r n <"$sg_log_dir/.rotate-count"
+    case $n in ''|*[!0-9]*) n=0 ;; esac
+    printf '%s\n' $(((n + 1) % sg_rotate_every)) 2>/dev/null >"$sg_log_dir/.rotate-count"
+    [ "$n" -eq 0 ] || return 0
+  fi
+  big=$(sg_big)
+  [ -n "$big" ] || return 0
+  [ -d "$sg_lock_dir" ] || mkdir -p "$sg_lock_dir" 2>/dev/null
+  { exec 7>>"$sg_lock_dir/$sg_job.rotate.lock"; } 2>/dev/null || return 0
+  if sg_lock 7 0 2>/dev/null; then
+    big=$(sg_big)
+    for f in events.jsonl cron.log launchd.out.log launchd.err.log; do
+      case "$nl$big$nl" in *"/$f$nl"*) sg_rotate_file "$sg_log_dir/$f" ;; esac
+    done
+  fi
+  exec 7>&-
+}
+
+# sg_alive DIR: the run owning DIR may still be going: its manifest says running and
+# (when it ran on this host) its pid is alive. A manifest that is missing or incomplete
+# (made ahead, just made, being written, or cut short by a full disk) is judged by the
+# pid its name holds (<time>-<pid>[-n]).
+sg_alive() {
+  local text='' pid host nl='
+'
+  if [ -e "$1/manifest.json" ]; then
+    # The whole file in one read (quietly: another run may be removing it right now).
+    IFS= read -r -d '' text 2>/dev/null <"$1/manifest.json"
+  fi
+  case $text in
+    *'"outcome": "running",'*'"smoke": '*'}'*)
+      pid=${text#*'"pid": '}
+      pid=${pid%%,*}
+      host=${text#*'"host": '}
+      host=${host%%,"$nl"*}
+      [ "$host" = "$sg_host_j" ] || return 0 ;;
+    *'"outcome": "'[a-z]*'",'*'"smoke": '*'}'*) return 1 ;;
+    *)
+      pid=${1##*/}
+      pid=${pid#*Z-}
+      pid=${pid%%-*} ;;
+  esac
+  case $pid in ''|*[!0-9]*) return 0 ;; esac
+  [ "$pid" != "$$" ] || return 0
+  kill -0 "$pid" 2>/dev/null
+}
+
+# sg_prune: keep the newest keep_runs run directories (names sort by time), and remove
+# empty ones (made ahead by a run that was killed) wherever they are.
+sg_prune() {
+  local LC_ALL=C d n old k=0
+  old=()
+  set -- "$sg_runs"/*      # no trailing slash: it would sort "id/" after "id-0002/"
+  n=$(($# - sg_keep_runs))
+  for d in "$@"; do
+    [ -d "$d" ] || { n=$((n - 1)); continue; }
+    if [ "$n" -gt 0 ] || [ ! -e "$d/manifest.json" ]; then
+      sg_alive "$d" || { old[k]=$d; k=$((k + 1)); }
+    fi
+    n=$((n - 1))
+  done
+  [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"}   # one rm for all of them
+}
+
+# sg_close_claim: remove the claim directory, and any run directories made ahead and not
+# used, with one rm (-d: only if empty). A claim that still holds an item (one that could
+# not be moved) keeps its journal, and its .claim is dated 0 so that the next run moves
+# the item on at once.
+sg_close_claim() {
+  set --
+  while [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; do
+    set -- "$@" "$sg_runs/${sg_ahead[$sg_ahead_i]}"
+    sg_ahead_i=$((sg_ahead_i + 1))
+  done
+  [ "$#" -eq 0 ] || rmdir "$@" 2>/dev/null
+  if [ -z "$sg_claim_dir" ]; then
+    [ -z "$sg_claim_new" ] || rmdir "$sg_claim_new" 2>/dev/null
+    return 0
+  fi
+  set -- "$sg_claim_dir"/*
+  if [ -e "$1" ] || [ -L "$1" ]; then
+    printf '0 %s %s %s\n' "$$" "$sg_host" "${sg_claim_dir##*/}" 2>/dev/null >"$sg_claim_dir/.claim"
+  else
+    rm -fd "$sg_journal" "$sg_claim_dir/.claim" "$sg_claim_dir" 2>/dev/null
+  fi
+}
+
+# --- exit and signals ------------------------------------------------------------
+
+# On exit, whatever the path: the item and the run are settled, the claim released,
+# logs rotated and old runs pruned.
+sg_on_exit() {
+  local st=$?
+  [ "$BASH_SUBSHELL" = "$sg_shell" ] || return "$st"   # see sg_on_signal
+  trap '' INT TERM HUP
+  sg_crit=2
+  [ -z "$sg_wd_pid" ] || kill -TERM -- "-$sg_wd_pid" 2>/dev/null
+  sg_reap TERM
+  if [ -n "$sg_run_dir" ]; then
+    [ -n "$sg_status" ] || sg_status=$st
+    [ -n "$sg_signal" ] || [ "$sg_status" -eq 0 ] || sg_outcome=failed
+    sg_finish
+  fi
+  if [ -n "$sg_inbox" ]; then
+    sg_item_end "${sg_status:-$st}" || :
+    sg_flush
+    sg_release
+    sg_close_claim
+  fi
+  if [ "$sg_tidy" = 1 ]; then
+    sg_rotate
+    sg_prune
+  fi
+  # An item that could not be moved on (e.g. processed/ unwritable) is the wrapper's
+  # failure, not the command's: say so in the exit status (EX_IOERR).
+  [ "$sg_fault" = 0 ] || [ "$st" -ne 0 ] || exit 74
+}
+
+# INT, TERM, HUP: noted; inside a critical section acted on at its end (sg_crit_end).
+# Acting: pass TERM on to the command's whole process group, wait until all of it has
+# ended, then exit 128+N; the EXIT trap settles the item and the run as for any failure.
+sg_on_signal() {
+  # A signal pending when the keeper is forked can run this trap in the child before
+  # bash resets it there: only the wrapper itself acts on it.
+  [ "$BASH_SUBSHELL" = "$sg_shell" ] || return 0
+  sg_nsig=$((sg_nsig + 1))
+  if [ -z "$sg_signal" ]; then
+    sg_signal=$1 sg_signum=$2
+  fi
+  [ "$sg_crit" = 0 ] || return 0
+  sg_stop
+}
+
+sg_stop() {
+  trap '' INT TERM HUP
+  sg_crit=2
+  sg_event signal ",\"signal\":\"$sg_signal\""
+  sg_reap TERM
+  exit $((128 + sg_signum))
+}
+
+sg_crit_end() {
+  sg_crit=0
+  [ -z "$sg_signal" ] || sg_stop
+}
+
+# --- the run -----------------------------------------------------------------------
+
+# sg_main [--cron]: one run of the job. cron calls it with --cron (its output goes to
+# cron.log), launchd with no argument, `schedgen run JOB` in the foreground.
+sg_main() {
+  local d
+  if [ "${sg_api:-}" != "$sg_runtime_api" ]; then
+    printf 'schedgen: %s: the runtime beside this job file is of another schedgen; run `schedgen apply`\n' "$sg_job" >&2
+    exit 78
+  fi
+  sg_init
+  # cron runs us with --cron: append our own output to the job's log, so the crontab
+  # line stays a bare call and a deleted log directory never breaks it.
+  if [ "${1-}" = --cron ]; then
+    [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null
+    exec >>"$sg_log_dir/cron.log" 2>&1
+  fi
+  # Start time and run ID (UTC); the ID is final once the run takes it (sg_new_id).
+  sg_now
+  sg_run_id=$sg_stamp-$$
+  sg_start_epoch=$sg_epoch
+
+  # Smoke runs write nothing until their checks pass; other runs make the log dir now.
+  if [ "$sg_smoke" = 1 ]; then
+    sg_record=0
+  elif [ ! -d "$sg_log_dir" ] && ! mkdir -p "$sg_log_dir" 2>/dev/null; then
+    sg_fail log_dir "cannot create the log directory $sg_log_dir"
+  fi
+
+  # Settings and secrets from the env file, read at run time (never copied into the job
+  # file). Its own errors are not shown: they can quote its contents.
+  if [ -n "$sg_env_file" ]; then
+    [ -r "$sg_env_file" ] || sg_fail env_file "env file $sg_env_file is missing or unreadable"
+    set +u
+    set -a
+    # shellcheck disable=SC1090  # the job's own file, known at run time only
+    if ! . "$sg_env_file" 2>/dev/null; then
+      set +a
+      set -u
+      sg_fail env_file "env file $sg_env_file failed to load (check it with: bash -n $sg_env_file)"
+    fi
+    set +a
+    set -u
+  fi
+  sg_env                  # the job's environment from jobs.toml (after the file: it wins)
+  if [ -n "$sg_working_dir" ]; then
+    cd "$sg_working_dir" 2>/dev/null || sg_fail working_dir "working directory $sg_working_dir is missing"
+  fi
+
+  # The program must be on PATH (cron and launchd give a minimal one; this one is from jobs.toml).
+  if [ -n "$sg_prog" ]; then
+    command -v "$sg_prog" >/dev/null 2>&1 || sg_fail command "command not found: $sg_prog (PATH=$PATH)"
+  fi
+  if [ -n "$sg_smoke_prog" ] && [ "$sg_smoke" = 1 ]; then
+    command -v "$sg_smoke_prog" >/dev/null 2>&1 || sg_fail command "smoke command not found: $sg_smoke_prog"
+  fi
+
+  # Smoke run: check the preconditions before touching anything.
+  if [ "$sg_smoke" = 1 ]; then
+    export SCHEDGEN_SMOKE=1
+    if [ -n "$sg_bash_command" ]; then
+      bash -n -c "$sg_bash_command" || sg_fail command "the command is not valid bash"
+    fi
+    sg_writable "$sg_log_dir" || sg_fail log_dir "log directory $sg_log_dir is not writable"
+    if [ -n "$sg_lock_name" ]; then
+      sg_writable "$sg_lock_dir" || sg_fail lock "lock directory $sg_lock_dir is not writable"
+      if [ -e "$sg_lock_dir/$sg_lock_name.lock" ]; then
+        { exec 9>>"$sg_lock_dir/$sg_lock_name.lock"; } 2>/dev/null || sg_fail lock "cannot open the lock file"
+        sg_lock 9 0 || { printf 'schedgen: %s: lock %s is busy (a run is going on)\n' "$sg_job" "$sg_lock_name" >&2; exit "$sg_busy_exit"; }
+        exec 9>&-
+      fi
+    fi
+    if [ -n "$sg_inbox" ] && [ ! -d "$sg_inbox" ]; then
+      printf 'schedgen: %s: note: inbox %s does not exist yet\n' "$sg_job" "$sg_inbox" >&2
+    fi
+    if [ "$sg_has_smoke" != 1 ]; then
+      printf 'smoke ok\n'      # no smoke command: the checks were the smoke test
+      exit 0
+    fi
+    # Then run the smoke command (with a queue, no item is claimed: {item} is empty).
+    [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null || sg_fail log_dir "cannot create $sg_log_dir"
+    sg_record=1
+  fi
+
+  # (A time-zone gate, when there is one, goes here: before the lock, writing nothing.)
+  if [ -n "$sg_lock_name" ]; then
+    sg_lock_dir_ok
+    sg_take_lock
+  fi
+
+  trap sg_on_exit EXIT
+  trap 'sg_on_signal INT 2' INT
+  trap 'sg_on_signal TERM 15' TERM
+  trap 'sg_on_signal HUP 1' HUP
+  sg_tidy=1
+  sg_id_floor_set
+
+  if [ -n "$sg_inbox" ] && [ "$sg_smoke" != 1 ]; then
+    # Queue: claim files from the inbox by rename(2), so exactly one run gets each.
+    for d in "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed" "$sg_attempts"; do
+      [ -d "$d" ] || mkdir -p "$d" 2>/dev/null || sg_fail queue "cannot create the queue directory $d"
+    done
+    sg_crit=1
+    sg_recover
+    sg_crit_end
+    # Each item is a run of its own (run ID, run dir, manifest, events).
+    while :; do
+      sg_crit=1
+      sg_next_item || break
+      sg_attempt=0
+      [ ! -e "$sg_attempts/$sg_item_name" ] || read -r sg_attempt <"$sg_attempts/$sg_item_name"
+      case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac
+      sg_attempt=$((sg_attempt + 1))
+      sg_run $((sg_chunk_n - sg_ck + 1))
+      sg_count=$((sg_count + 1))
+      sg_item_name='' sg_attempt=''
+      # A failed item ends the run with its status, so one bad file cannot spin the queue.
+      [ "$sg_status" -eq 0 ] || exit "$sg_status"
+      [ "$sg_batch" -eq 0 ] || [ "$sg_count" -lt "$sg_batch" ] || break
+    done
+    sg_crit_end
+    if [ "$sg_count" -eq 0 ]; then
+      [ "$sg_fg" != 1 ] || printf 'schedgen: %s: queue empty, nothing to do\n' "$sg_job" >&2
+      sg_event empty
+    fi
+    exit 0
+  fi
+
+  sg_crit=1
+  sg_run 1
+  exit "$sg_status"
+}
+
+# Plain jobs stop reading here: bash parses a sourced file as it goes, so the queue's
+# functions below cost a job without a queue nothing (inlined, --standalone, this
+# line is a no-op and they are read anyway).
+[ -n "${sg_inbox:-}" ] || return 0 2>/dev/null
+
 # --- the queue -----------------------------------------------------------------
 
 # sg_move SRC DIR: move SRC into DIR under its own name; if that is taken, as
@@ -774,488 +1263,4 @@ sg_next_item() {
     [ ! -e "$sg_item" ] && [ ! -L "$sg_item" ] || return 0
     sg_item='' sg_item_name=''   # an earlier item's command took it away
   done
-}
-
-# --- running the command -----------------------------------------------------------
-
-# sg_keeper: the background process that runs the command (its process group's leader,
-# set -m). For a queue item it waits for the command and journals how it ended, so that
-# a command that finished is not run again if the wrapper alone is killed afterwards;
-# it holds the run's lock descriptors as long as it lives. Signals do not stop it (a
-# handler, not SIG_IGN, so the command keeps the default ones): it outlives its command.
-sg_keeper() {
-  local st
-  trap - EXIT
-  if [ -z "$sg_item_name" ]; then
-    sg_exec='exec'
-    sg_run_command
-    exit
-  fi
-  set +m                 # the command stays in this group
-  trap : INT TERM HUP
-  sg_exec=''
-  sg_run_command
-  st=$?
-  if [ "$st" -eq 0 ]; then
-    printf 'd%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
-  else
-    printf 'f%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
-  fi
-  exit "$st"
-}
-
-# sg_run_command: the job's command, or in a smoke run its smoke command (job file).
-sg_run_command() {
-  if [ "$sg_smoke" = 1 ] && [ "$sg_has_smoke" = 1 ]; then
-    sg_smoke_command
-  else
-    sg_command
-  fi
-}
-
-# sg_reap [SIG]: wait for the command's keeper, then for every process left in its
-# group; with SIG, send SIG to the group first. A group that is still there 5 s after
-# TERM gets KILL. Sets sg_status unless it is set. This is the only place that waits for
-# the command: a signal meanwhile is noted by its trap (sg_crit), which interrupts the
-# wait; it is passed on here and the wait goes on, so no wait is ever nested in a trap.
-sg_reap() {
-  local n=0 st st2 seen sent=${1-} crit=$sg_crit
-  [ -n "$sg_cmd_pid" ] || return 0
-  [ -z "$sent" ] || kill -"$sent" -- "-$sg_cmd_pid" 2>/dev/null
-  sg_crit=1
-  while :; do
-    seen=$sg_nsig
-    wait "$sg_cmd_pid" 2>/dev/null
-    st=$?
-    if [ -n "$sg_signal" ] && [ -z "$sent" ]; then
-      kill -TERM -- "-$sg_cmd_pid" 2>/dev/null
-      sent=TERM
-    fi
-    [ "$seen" != "$sg_nsig" ] || break               # it ended: st is its status
-    kill -0 "$sg_cmd_pid" 2>/dev/null && continue     # interrupted (or a zombie): again
-    # It ended while a signal came: ask for its own status (bash 3.2 may no longer have
-    # it if the wait above got it: 127).
-    wait "$sg_cmd_pid" 2>/dev/null
-    st2=$?
-    [ "$st2" = 127 ] || st=$st2
-    break
-  done
-  [ -n "$sg_status" ] || sg_status=$st
-  while kill -0 -- "-$sg_cmd_pid" 2>/dev/null; do
-    # What the command left behind must not work on the item once it moves on.
-    [ "$n" -ne 0 ] || kill -TERM -- "-$sg_cmd_pid" 2>/dev/null
-    [ "$n" -ne 50 ] || kill -KILL -- "-$sg_cmd_pid" 2>/dev/null
-    sleep 0.1
-    n=$((n + 1))
-  done
-  sg_cmd_pid=''
-  sg_crit=$crit
-}
-
-# sg_watchdog: with a timeout, a process of its own that after sg_timeout seconds (or at
-# once if the wrapper is gone) marks the run, sends TERM to the command's group and
-# KILL 5 s later. It closes the lock descriptors first, so it never keeps a lock held.
-sg_watchdog() {
-  local n=0
-  exec 6>&- 7>&- 8>&- 9>&- </dev/null >/dev/null 2>&1
-  while [ "$n" -lt "$sg_timeout" ] && kill -0 "$sg_wrapper_pid"; do sleep 1; n=$((n + 1)); done
-  [ "$n" -lt "$sg_timeout" ] || : >"$sg_run_dir/.timeout"
-  kill -TERM -- "-$sg_cmd_pid"
-  n=0
-  while kill -0 -- "-$sg_cmd_pid" && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
-  kill -KILL -- "-$sg_cmd_pid"
-}
-
-# sg_run WANT: one run of the command: run directory, manifest, events, stdout/stderr
-# files. WANT: how many runs are still to come, this one included (see sg_run_dir_new).
-sg_run() {
-  local fields=''
-  sg_crit=1
-  sg_now
-  sg_started_at=$sg_iso sg_start_epoch=$sg_epoch
-  sg_outcome=running sg_status='' sg_item_to='' sg_item_path=$sg_item
-  sg_run_dir_new "$1"
-  SCHEDGEN_RUN_ID=$sg_run_id
-  SCHEDGEN_ARTIFACT_DIR=$sg_run_dir
-  SCHEDGEN_ITEM=$sg_item
-  export SCHEDGEN_RUN_ID SCHEDGEN_ARTIFACT_DIR SCHEDGEN_ITEM
-  sg_manifest
-  if [ -n "$sg_item_name" ]; then
-    sg_js "$sg_item_name"
-    fields=",\"item\":$sg_j,\"attempt\":$sg_attempt"
-    sg_event claim "$fields"
-  fi
-  sg_event start "$fields,\"smoke\":$sg_smoke_j"
-  sg_hook start
-  if [ -n "$sg_item_name" ]; then
-    printf 's%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"   # for sg_recover, if we die
-    sg_started=1
-  fi
-  # The command runs in the background, in a process group of its own, so that a signal
-  # to this script can be passed on to all of it while we wait; stdin is /dev/null, its
-  # output goes to the run directory. Inside the critical section a signal waits until
-  # $! is noted, so there is no moment when a command runs that we do not know of.
-  set -m
-  sg_keeper </dev/null >"$sg_run_dir/stdout.log" 2>"$sg_run_dir/stderr.log" &
-  sg_cmd_pid=$!
-  if [ "$sg_timeout" -gt 0 ]; then
-    sg_watchdog &
-    sg_wd_pid=$!
-  fi
-  set +m
-  sg_crit_end
-  sg_reap
-  sg_crit=1
-  if [ -n "$sg_wd_pid" ]; then
-    if [ -e "$sg_run_dir/.timeout" ]; then
-      wait "$sg_wd_pid"
-      rm -f "$sg_run_dir/.timeout"
-      sg_status=124
-      sg_outcome=timeout
-      printf 'schedgen: %s: timed out after %ss; killed\n' "$sg_job" "$sg_timeout" >&2
-      sg_event timeout ",\"after\":$sg_timeout"
-    else
-      kill -TERM -- "-$sg_wd_pid" 2>/dev/null
-      wait "$sg_wd_pid" 2>/dev/null
-    fi
-    sg_wd_pid=''
-  fi
-  sg_finish
-  sg_crit_end
-}
-
-# sg_finish: the run's end: the item moves on, the manifest and the finish event. A done
-# queue item's manifest says where it is now (its claim directory) and is written again
-# once it has moved; its finish event waits for the move (sg_flush).
-sg_finish() {
-  local fields=''
-  [ -n "$sg_status" ] || sg_status=70
-  if [ "$sg_outcome" = running ]; then
-    if [ -n "$sg_signal" ] && [ "$sg_status" -ne 0 ]; then sg_outcome=interrupted
-    elif [ "$sg_status" -eq 0 ]; then sg_outcome=ok
-    else sg_outcome=failed; fi
-  fi
-  sg_now
-  sg_hook finish
-  if sg_item_end "$sg_status"; then
-    sg_manifest
-    if [ -n "$sg_item_name" ]; then
-      sg_js "$sg_item_name"
-      fields=",\"item\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\""
-    fi
-    sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields"
-  else
-    sg_manifest
-  fi
-  sg_show
-  sg_run_dir=''
-}
-
-# --- logs and run directories --------------------------------------------------
-
-# sg_rotate_file FILE: FILE.1 (newest) ... FILE.<keep>; older copies are dropped.
-sg_rotate_file() {
-  local i=$((sg_keep - 1))
-  if [ "$sg_keep" -eq 0 ]; then
-    : >"$1"
-    return 0
-  fi
-  while [ "$i" -ge 1 ]; do
-    [ ! -e "$1.$i" ] || mv -f "$1.$i" "$1.$((i + 1))"
-    i=$((i - 1))
-  done
-  mv -f "$1" "$1.1"
-}
-
-# sg_big: the job's appended-to logs that reached max_size.
-sg_big() {
-  find "$sg_log_dir" -maxdepth 1 -type f \( -name events.jsonl -o -name cron.log \
-    -o -name launchd.out.log -o -name launchd.err.log \) -size +$((sg_max_size - 1))c 2>/dev/null
-}
-
-# sg_rotate: launchd and cron never rotate what they append to, so we do, under a
-# rotation lock (runs without the job lock may overlap). Sizes are looked at (one
-# `find`) once every sg_rotate_every runs: a run adds well under a KB to these files,
-# so they pass max_size by far less than that in between.
-sg_rotate() {
-  local big f n=0 nl='
-'
-  if [ "$sg_rotate_every" -gt 1 ]; then
-    [ ! -r "$sg_log_dir/.rotate-count" ] || read -r n <"$sg_log_dir/.rotate-count"
-    case $n in ''|*[!0-9]*) n=0 ;; esac
-    printf '%s\n' $(((n + 1) % sg_rotate_every)) 2>/dev/null >"$sg_log_dir/.rotate-count"
-    [ "$n" -eq 0 ] || return 0
-  fi
-  big=$(sg_big)
-  [ -n "$big" ] || return 0
-  [ -d "$sg_lock_dir" ] || mkdir -p "$sg_lock_dir" 2>/dev/null
-  { exec 7>>"$sg_lock_dir/$sg_job.rotate.lock"; } 2>/dev/null || return 0
-  if sg_lock 7 0 2>/dev/null; then
-    big=$(sg_big)
-    for f in events.jsonl cron.log launchd.out.log launchd.err.log; do
-      case "$nl$big$nl" in *"/$f$nl"*) sg_rotate_file "$sg_log_dir/$f" ;; esac
-    done
-  fi
-  exec 7>&-
-}
-
-# sg_alive DIR: the run owning DIR may still be going: its manifest says running and
-# (when it ran on this host) its pid is alive. A manifest that is missing or incomplete
-# (made ahead, just made, being written, or cut short by a full disk) is judged by the
-# pid its name holds (<time>-<pid>[-n]).
-sg_alive() {
-  local text='' pid host nl='
-'
-  if [ -e "$1/manifest.json" ]; then
-    # The whole file in one read (quietly: another run may be removing it right now).
-    IFS= read -r -d '' text 2>/dev/null <"$1/manifest.json"
-  fi
-  case $text in
-    *'"outcome": "running",'*'"smoke": '*'}'*)
-      pid=${text#*'"pid": '}
-      pid=${pid%%,*}
-      host=${text#*'"host": '}
-      host=${host%%,"$nl"*}
-      [ "$host" = "$sg_host_j" ] || return 0 ;;
-    *'"outcome": "'[a-z]*'",'*'"smoke": '*'}'*) return 1 ;;
-    *)
-      pid=${1##*/}
-      pid=${pid#*Z-}
-      pid=${pid%%-*} ;;
-  esac
-  case $pid in ''|*[!0-9]*) return 0 ;; esac
-  [ "$pid" != "$$" ] || return 0
-  kill -0 "$pid" 2>/dev/null
-}
-
-# sg_prune: keep the newest keep_runs run directories (names sort by time), and remove
-# empty ones (made ahead by a run that was killed) wherever they are.
-sg_prune() {
-  local LC_ALL=C d n old k=0
-  old=()
-  set -- "$sg_runs"/*      # no trailing slash: it would sort "id/" after "id-0002/"
-  n=$(($# - sg_keep_runs))
-  for d in "$@"; do
-    [ -d "$d" ] || { n=$((n - 1)); continue; }
-    if [ "$n" -gt 0 ] || [ ! -e "$d/manifest.json" ]; then
-      sg_alive "$d" || { old[k]=$d; k=$((k + 1)); }
-    fi
-    n=$((n - 1))
-  done
-  [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"}   # one rm for all of them
-}
-
-# sg_close_claim: remove the claim directory, and any run directories made ahead and not
-# used, with one rm (-d: only if empty). A claim that still holds an item (one that could
-# not be moved) keeps its journal, and its .claim is dated 0 so that the next run moves
-# the item on at once.
-sg_close_claim() {
-  set --
-  while [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; do
-    set -- "$@" "$sg_runs/${sg_ahead[$sg_ahead_i]}"
-    sg_ahead_i=$((sg_ahead_i + 1))
-  done
-  [ "$#" -eq 0 ] || rmdir "$@" 2>/dev/null
-  if [ -z "$sg_claim_dir" ]; then
-    [ -z "$sg_claim_new" ] || rmdir "$sg_claim_new" 2>/dev/null
-    return 0
-  fi
-  set -- "$sg_claim_dir"/*
-  if [ -e "$1" ] || [ -L "$1" ]; then
-    printf '0 %s %s %s\n' "$$" "$sg_host" "${sg_claim_dir##*/}" 2>/dev/null >"$sg_claim_dir/.claim"
-  else
-    rm -fd "$sg_journal" "$sg_claim_dir/.claim" "$sg_claim_dir" 2>/dev/null
-  fi
-}
-
-# --- exit and signals ------------------------------------------------------------
-
-# On exit, whatever the path: the item and the run are settled, the claim released,
-# logs rotated and old runs pruned.
-sg_on_exit() {
-  local st=$?
-  [ "$BASH_SUBSHELL" = "$sg_shell" ] || return "$st"   # see sg_on_signal
-  trap '' INT TERM HUP
-  sg_crit=2
-  [ -z "$sg_wd_pid" ] || kill -TERM -- "-$sg_wd_pid" 2>/dev/null
-  sg_reap TERM
-  if [ -n "$sg_run_dir" ]; then
-    [ -n "$sg_status" ] || sg_status=$st
-    [ -n "$sg_signal" ] || [ "$sg_status" -eq 0 ] || sg_outcome=failed
-    sg_finish
-  fi
-  if [ -n "$sg_inbox" ]; then
-    sg_item_end "${sg_status:-$st}" || :
-    sg_flush
-    sg_release
-    sg_close_claim
-  fi
-  if [ "$sg_tidy" = 1 ]; then
-    sg_rotate
-    sg_prune
-  fi
-  # An item that could not be moved on (e.g. processed/ unwritable) is the wrapper's
-  # failure, not the command's: say so in the exit status (EX_IOERR).
-  [ "$sg_fault" = 0 ] || [ "$st" -ne 0 ] || exit 74
-}
-
-# INT, TERM, HUP: noted; inside a critical section acted on at its end (sg_crit_end).
-# Acting: pass TERM on to the command's whole process group, wait until all of it has
-# ended, then exit 128+N; the EXIT trap settles the item and the run as for any failure.
-sg_on_signal() {
-  # A signal pending when the keeper is forked can run this trap in the child before
-  # bash resets it there: only the wrapper itself acts on it.
-  [ "$BASH_SUBSHELL" = "$sg_shell" ] || return 0
-  sg_nsig=$((sg_nsig + 1))
-  if [ -z "$sg_signal" ]; then
-    sg_signal=$1 sg_signum=$2
-  fi
-  [ "$sg_crit" = 0 ] || return 0
-  sg_stop
-}
-
-sg_stop() {
-  trap '' INT TERM HUP
-  sg_crit=2
-  sg_event signal ",\"signal\":\"$sg_signal\""
-  sg_reap TERM
-  exit $((128 + sg_signum))
-}
-
-sg_crit_end() {
-  sg_crit=0
-  [ -z "$sg_signal" ] || sg_stop
-}
-
-# --- the run -----------------------------------------------------------------------
-
-# sg_main [--cron]: one run of the job. cron calls it with --cron (its output goes to
-# cron.log), launchd with no argument, `schedgen run JOB` in the foreground.
-sg_main() {
-  local d
-  if [ "${sg_api:-}" != "$sg_runtime_api" ]; then
-    printf 'schedgen: %s: the runtime beside this job file is of another schedgen; run `schedgen apply`\n' "$sg_job" >&2
-    exit 78
-  fi
-  sg_init
-  # cron runs us with --cron: append our own output to the job's log, so the crontab
-  # line stays a bare call and a deleted log directory never breaks it.
-  if [ "${1-}" = --cron ]; then
-    [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null
-    exec >>"$sg_log_dir/cron.log" 2>&1
-  fi
-  # Start time and run ID (UTC); the ID is final once the run takes it (sg_new_id).
-  sg_now
-  sg_run_id=$sg_stamp-$$
-  sg_start_epoch=$sg_epoch
-
-  # Smoke runs write nothing until their checks pass; other runs make the log dir now.
-  if [ "$sg_smoke" = 1 ]; then
-    sg_record=0
-  elif [ ! -d "$sg_log_dir" ] && ! mkdir -p "$sg_log_dir" 2>/dev/null; then
-    sg_fail log_dir "cannot create the log directory $sg_log_dir"
-  fi
-
-  # Settings and secrets from the env file, read at run time (never copied into the job
-  # file). Its own errors are not shown: they can quote its contents.
-  if [ -n "$sg_env_file" ]; then
-    [ -r "$sg_env_file" ] || sg_fail env_file "env file $sg_env_file is missing or unreadable"
-    set +u
-    set -a
-    # shellcheck disable=SC1090  # the job's own file, known at run time only
-    if ! . "$sg_env_file" 2>/dev/null; then
-      set +a
-      set -u
-      sg_fail env_file "env file $sg_env_file failed to load (check it with: bash -n $sg_env_file)"
-    fi
-    set +a
-    set -u
-  fi
-  sg_env                  # the job's environment from jobs.toml (after the file: it wins)
-  if [ -n "$sg_working_dir" ]; then
-    cd "$sg_working_dir" 2>/dev/null || sg_fail working_dir "working directory $sg_working_dir is missing"
-  fi
-
-  # The program must be on PATH (cron and launchd give a minimal one; this one is from jobs.toml).
-  if [ -n "$sg_prog" ]; then
-    command -v "$sg_prog" >/dev/null 2>&1 || sg_fail command "command not found: $sg_prog (PATH=$PATH)"
-  fi
-  if [ -n "$sg_smoke_prog" ] && [ "$sg_smoke" = 1 ]; then
-    command -v "$sg_smoke_prog" >/dev/null 2>&1 || sg_fail command "smoke command not found: $sg_smoke_prog"
-  fi
-
-  # Smoke run: check the preconditions before touching anything.
-  if [ "$sg_smoke" = 1 ]; then
-    export SCHEDGEN_SMOKE=1
-    if [ -n "$sg_bash_command" ]; then
-      bash -n -c "$sg_bash_command" || sg_fail command "the command is not valid bash"
-    fi
-    sg_writable "$sg_log_dir" || sg_fail log_dir "log directory $sg_log_dir is not writable"
-    if [ -n "$sg_lock_name" ]; then
-      sg_writable "$sg_lock_dir" || sg_fail lock "lock directory $sg_lock_dir is not writable"
-      if [ -e "$sg_lock_dir/$sg_lock_name.lock" ]; then
-        { exec 9>>"$sg_lock_dir/$sg_lock_name.lock"; } 2>/dev/null || sg_fail lock "cannot open the lock file"
-        sg_lock 9 0 || { printf 'schedgen: %s: lock %s is busy (a run is going on)\n' "$sg_job" "$sg_lock_name" >&2; exit "$sg_busy_exit"; }
-        exec 9>&-
-      fi
-    fi
-    if [ -n "$sg_inbox" ] && [ ! -d "$sg_inbox" ]; then
-      printf 'schedgen: %s: note: inbox %s does not exist yet\n' "$sg_job" "$sg_inbox" >&2
-    fi
-    if [ "$sg_has_smoke" != 1 ]; then
-      printf 'smoke ok\n'      # no smoke command: the checks were the smoke test
-      exit 0
-    fi
-    # Then run the smoke command (with a queue, no item is claimed: {item} is empty).
-    [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null || sg_fail log_dir "cannot create $sg_log_dir"
-    sg_record=1
-  fi
-
-  # (A time-zone gate, when there is one, goes here: before the lock, writing nothing.)
-  if [ -n "$sg_lock_name" ]; then
-    sg_lock_dir_ok
-    sg_take_lock
-  fi
-
-  trap sg_on_exit EXIT
-  trap 'sg_on_signal INT 2' INT
-  trap 'sg_on_signal TERM 15' TERM
-  trap 'sg_on_signal HUP 1' HUP
-  sg_tidy=1
-  sg_id_floor_set
-
-  if [ -n "$sg_inbox" ] && [ "$sg_smoke" != 1 ]; then
-    # Queue: claim files from the inbox by rename(2), so exactly one run gets each.
-    for d in "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed" "$sg_attempts"; do
-      [ -d "$d" ] || mkdir -p "$d" 2>/dev/null || sg_fail queue "cannot create the queue directory $d"
-    done
-    sg_crit=1
-    sg_recover
-    sg_crit_end
-    # Each item is a run of its own (run ID, run dir, manifest, events).
-    while :; do
-      sg_crit=1
-      sg_next_item || break
-      sg_attempt=0
-      [ ! -e "$sg_attempts/$sg_item_name" ] || read -r sg_attempt <"$sg_attempts/$sg_item_name"
-      case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac
-      sg_attempt=$((sg_attempt + 1))
-      sg_run $((sg_chunk_n - sg_ck + 1))
-      sg_count=$((sg_count + 1))
-      sg_item_name='' sg_attempt=''
-      # A failed item ends the run with its status, so one bad file cannot spin the queue.
-      [ "$sg_status" -eq 0 ] || exit "$sg_status"
-      [ "$sg_batch" -eq 0 ] || [ "$sg_count" -lt "$sg_batch" ] || break
-    done
-    sg_crit_end
-    if [ "$sg_count" -eq 0 ]; then
-      [ "$sg_fg" != 1 ] || printf 'schedgen: %s: queue empty, nothing to do\n' "$sg_job" >&2
-      sg_event empty
-    fi
-    exit 0
-  fi
-
-  sg_crit=1
-  sg_run 1
-  exit "$sg_status"
 }
