@@ -73,13 +73,16 @@ def validate(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
 def render(
     out: Annotated[Path, typer.Option("--out", "-o", help="directory to write into")],
     config: ConfigOpt = None, target: TargetOpt = None,
+    standalone: Annotated[bool, typer.Option(
+        "--standalone", help="job files with the shared runtime inlined (each runs alone)")] = False,
 ) -> None:
-    """Write the desired state as files: wrappers/, launchd/, cron/crontab, systemd/, kubernetes/.
+    """Write the desired state as files: wrappers/ (job files and the shared runtime),
+    launchd/, cron/crontab, systemd/, kubernetes/.
     --target T renders T for every job (plists of a Mac's config, on any host)."""
     from schedgen.commands import render as commands
 
     for p in commands.render(config_path(config), out, _targets(target),
-                             say=lambda line: typer.echo(line, err=True)):
+                             say=lambda line: typer.echo(line, err=True), standalone=standalone):
         typer.echo(f"wrote {p}")
 
 

@@ -73,7 +73,7 @@ def test_apply_installs_block_and_keeps_foreign_bytes(cron: FakeCrontab, tmp_pat
     assert b"# alpha: 100\\% alpha" in table  # % in a comment escaped too
     assert (wrappers(home) / "alpha.sh").stat().st_mode & 0o777 == 0o755
     assert (home / ".local/state/schedgen/logs/alpha").is_dir()
-    assert "3 added, 0 changed, 0 removed, 0 unchanged" in r.stdout
+    assert "4 added, 0 changed, 0 removed, 0 unchanged" in r.stdout
 
 
 def test_second_apply_writes_nothing(cron: FakeCrontab, tmp_path: Path, home: Path) -> None:
@@ -83,7 +83,7 @@ def test_second_apply_writes_nothing(cron: FakeCrontab, tmp_path: Path, home: Pa
     table = cron.read()
     r = run(tmp_path, "apply")
     assert r.returncode == 0
-    assert "0 added, 0 changed, 0 removed, 3 unchanged" in r.stdout
+    assert "0 added, 0 changed, 0 removed, 4 unchanged" in r.stdout
     assert len(cron.writes()) == 1
     assert cron.read() == table
     assert {p: p.stat().st_mtime_ns for p in before} == before
@@ -113,7 +113,7 @@ def test_config_change_rewrites_only_the_block(cron: FakeCrontab, tmp_path: Path
     cron.set(table + b"# a line the user added after the block\n")
     write_config(tmp_path / "jobs.toml", JOBS.replace("*/5 * * * *", "10 4 * * 1-5"))
     d = run(tmp_path, "diff")
-    assert d.returncode == 1 and "0 to add, 1 to change, 0 to remove, 2 unchanged" in d.stdout
+    assert d.returncode == 1 and "0 to add, 1 to change, 0 to remove, 3 unchanged" in d.stdout
     assert run(tmp_path, "apply").returncode == 0
     new = cron.read()
     assert new is not None and b"10 4 * * 1-5 " in new
@@ -264,7 +264,7 @@ def test_crontab_write_failure_exits_3_and_the_record_follows_the_disk(
     assert cron.read() == FOREIGN
     record = json.loads(state.record_path("default").read_text())
     kinds = sorted(a["kind"] for a in record["artifacts"])
-    assert kinds == ["wrapper", "wrapper"]
+    assert kinds == ["runtime", "wrapper", "wrapper"]
     for a in record["artifacts"]:
         assert Path(a["path"]).exists()
     assert run(tmp_path, "apply").returncode == 0  # the next apply finishes the job

@@ -42,7 +42,7 @@ def test_summary_counts_adds_changes_removals_and_unchanged(fakes: tuple, tmp_pa
                                                             home: Path) -> None:
     r = schedgen("diff", cwd=tmp_path)
     assert r.returncode == 1
-    assert r.stdout.endswith("changes pending: 4 to add, 0 to change, 0 to remove, 0 unchanged\n")
+    assert r.stdout.endswith("changes pending: 5 to add, 0 to change, 0 to remove, 0 unchanged\n")
     assert "+++ desired: crontab block" in r.stdout and "--- /dev/null" in r.stdout
     schedgen("apply", cwd=tmp_path)
     (home / ".local/share/schedgen/wrappers/one.sh").write_text("#!/bin/bash\n# schedgen-managed\n")
@@ -50,10 +50,10 @@ def test_summary_counts_adds_changes_removals_and_unchanged(fakes: tuple, tmp_pa
                  + '[jobs.three]\ncommand = "true"\nschedule = "@daily"\ntargets = ["cron"]\n')
     r = schedgen("diff", cwd=tmp_path)
     assert r.returncode == 1
-    assert ("1 to add, 2 to change, 0 to remove, 1 unchanged; 1 orphaned (owned but no longer "
+    assert ("1 to add, 2 to change, 0 to remove, 2 unchanged; 1 orphaned (owned but no longer "
             "in the config; apply --prune removes)") in r.stdout
     r = schedgen("diff", "--prune", cwd=tmp_path)
-    assert "1 to add, 2 to change, 1 to remove, 1 unchanged\n" in r.stdout
+    assert "1 to add, 2 to change, 1 to remove, 2 unchanged\n" in r.stdout
     assert "~ update wrapper" in r.stdout and "hand-edited" in r.stdout
 
 
@@ -61,7 +61,7 @@ def test_in_sync_exits_0(fakes: tuple, tmp_path: Path) -> None:
     schedgen("apply", cwd=tmp_path)
     r = schedgen("diff", cwd=tmp_path)
     assert r.returncode == 0
-    assert r.stdout == "namespace default: in sync: 0 to add, 0 to change, 0 to remove, 4 unchanged\n"
+    assert r.stdout == "namespace default: in sync: 0 to add, 0 to change, 0 to remove, 5 unchanged\n"
 
 
 def test_exit_codes_of_a_real_process(fakes: tuple, tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_json_for_ci(fakes: tuple, tmp_path: Path) -> None:
     r = schedgen("diff", "--json", cwd=tmp_path)
     assert r.returncode == 1
     data = json.loads(r.stdout)
-    assert data["in_sync"] is False and data["summary"]["create"] == 4
+    assert data["in_sync"] is False and data["summary"]["create"] == 5
     plist = next(c for c in data["changes"] if c["kind"] == "plist")
     assert plist["label"] == "local.schedgen.one" and plist["loaded"] is False
     assert plist["diff"].startswith("--- /dev/null\n+++ desired: ")
@@ -139,7 +139,7 @@ def test_target_option_limits_the_plan(fake_crontab: FakeCrontab, tmp_path: Path
     # No launchctl on PATH at all: --target cron must not need it.
     r = schedgen("apply", "--target", "cron", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "3 added" in r.stdout and not (home / "Library").exists()
+    assert "4 added" in r.stdout and not (home / "Library").exists()
     assert schedgen("diff", "-t", "cron", cwd=tmp_path).returncode == 0
     r = schedgen("diff", "-t", "nope", cwd=tmp_path)
     assert r.returncode == 2 and "expected one of launchd, cron, systemd, kubernetes" in r.stderr

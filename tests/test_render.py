@@ -164,7 +164,8 @@ def test_render_writes_the_documented_layout(tmp_path: Path) -> None:
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert files == ["cron/crontab", "launchd/local.schedgen.boot.plist",
                      "launchd/local.schedgen.every.plist", "launchd/local.schedgen.funnel.plist",
-                     "wrappers/boot.sh", "wrappers/every.sh", "wrappers/funnel.sh"]
+                     "wrappers/boot.sh", "wrappers/every.sh", "wrappers/funnel.sh",
+                     "wrappers/schedgen-runtime.default.bash"]
     assert (out / "wrappers/funnel.sh").stat().st_mode & 0o111
     for p in out.rglob("*"):
         if p.is_file():

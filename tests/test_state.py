@@ -102,8 +102,8 @@ def test_two_applies_at_once_are_serialised(cfg: Path, fake_crontab: FakeCrontab
     assert [p.returncode for p in procs] == [0, 0], outs
     assert len(fake_crontab.writes()) == 1
     summaries = sorted(o[0].splitlines()[-1] for o in outs)
-    assert summaries == ["done: namespace ns1: 0 added, 0 changed, 0 removed, 3 unchanged",
-                         "done: namespace ns1: 3 added, 0 changed, 0 removed, 0 unchanged"]
+    assert summaries == ["done: namespace ns1: 0 added, 0 changed, 0 removed, 4 unchanged",
+                         "done: namespace ns1: 4 added, 0 changed, 0 removed, 0 unchanged"]
     assert any("waiting for another schedgen apply" in o[0] for o in outs)
     table = fake_crontab.read() or b""
     assert table.count(b"# BEGIN schedgen namespace=ns1") == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 from tests.wrapper_kit import fill_inbox, kill_group, make_job, queue_fields, wait_for
@@ -130,30 +131,47 @@ def test_batch_items_each_get_a_run_dir_and_keep_runs_applies(tmp_path: Path) ->
     assert [m["item"] for m in w.manifests()] == ["2.json", "3.json", "4.json"]
 
 
-def test_prune_never_takes_a_run_dir_whose_manifest_is_missing_or_being_written(
+def _dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_prune_judges_a_missing_or_incomplete_manifest_by_the_pid_in_its_name(
         tmp_path: Path) -> None:
-    # No manifest yet: the run (made ahead, or just made) is kept while the process its
-    # ID names lives (here: this one). test_wrapper_chunks has the case of a dead one.
+    # No manifest yet, or one being written: the run (made ahead, or just made) is kept
+    # while the process its ID names lives (here: this one). The same with a dead pid, or
+    # a manifest cut to 0 bytes by a full disk, is litter and goes.
     w = make_job(tmp_path, command=["true"], logs={"keep_runs": 1})
     runs = w.log_dir / "runs"
-    pid = os.getpid()
-    for name, manifest in [(f"20000101T000000Z-{pid}", None), ("20000101T000000Z-2", ""),
-                           ("20000101T000000Z-3", '{\n  "outcome": "ok",\n}\n'),
-                           ("20000101T000000Z-4", '{\n  "outcome": "runn')]:
+    pid, dead = os.getpid(), _dead_pid()
+    for name, manifest in [(f"20000101T000000Z-{pid}", None),
+                           (f"20000101T000001Z-{pid}", '{\n  "outcome": "runn'),
+                           (f"20000101T000002Z-{dead}", ""),
+                           (f"20000101T000003Z-{dead}", None),
+                           ("20000101T000004Z-3", '{\n  "outcome": "ok",\n  "smoke": false\n}\n')]:
         (runs / name).mkdir(parents=True)
         if manifest is not None:
             (runs / name / "manifest.json").write_text(manifest)
     assert w.run().returncode == 0
     left = [d.name for d in w.run_dirs()]
-    assert sorted(left[:3]) == sorted([f"20000101T000000Z-{pid}", "20000101T000000Z-2",
-                                       "20000101T000000Z-4"])
-    assert len(left) == 4  # and this run's own: only the finished -3 went
+    assert left[:2] == [f"20000101T000000Z-{pid}", f"20000101T000001Z-{pid}"]
+    assert len(left) == 3  # and this run's own
+
+
+def test_a_manifest_cut_to_0_bytes_is_pruned_in_turn(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["true"], logs={"keep_runs": 1})
+    assert w.run().returncode == 0
+    [first] = w.run_dirs()
+    (first / "manifest.json").write_text("")  # a full disk cut it short
+    assert w.run().returncode == 0
+    assert first not in w.run_dirs() and len(w.run_dirs()) == 1
 
 
 def test_with_a_large_max_size_sizes_are_checked_every_few_runs(tmp_path: Path) -> None:
     # max_size 200 KB: one `find` every 3 runs (max_size / 64 KB), starting with the first.
     w = make_job(tmp_path, command=["true"], logs={"max_size": "200KB", "keep": 5})
-    assert "once every 3 runs" in w.text
+    assert "sg_rotate_every=3" in w.text
     w.log_dir.mkdir(parents=True)
     big = PAD * 2100  # 210 KB
     rotated = []

@@ -1,5 +1,6 @@
-"""Portability of the generated wrapper: no bash-4 constructs, no GNU-only options, nothing
-macOS lacks, and shellcheck-clean at warning level, for every shape of job."""
+"""Portability of the generated wrappers: no bash-4 constructs, no GNU-only options, nothing
+macOS lacks, and shellcheck-clean at warning level, for the shared runtime, every shape of
+job file, and the standalone form (runtime inlined)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from schedgen.render import runtime_text, wrapper
 from tests.wrapper_kit import BASH, hidden_tools_bin, make_job
 
 # (pattern, why): each is a construct bash 3.2 (macOS) lacks, or a GNU-only option or tool.
@@ -26,7 +28,9 @@ FORBIDDEN: list[tuple[str, str]] = [
     (r";;&|;&", "case fall-through ;& ;;& (bash 4)"),
     (r"\bwait\s+-[a-z]*[nfp]", "wait -n/-f/-p (bash 4.3+)"),
     (r"\{[A-Za-z_][A-Za-z0-9_]*\}[<>]", "{fd}> automatic descriptors (bash 4.1)"),
-    (r"\b(EPOCHSECONDS|EPOCHREALTIME|BASHPID|SRANDOM|BASH_ARGV0)\b", "bash 4/5 variables"),
+    # EPOCHSECONDS only as ${EPOCHSECONDS:-} (unset in bash 3.2, where date is used instead)
+    (r"\b(EPOCHREALTIME|BASHPID|SRANDOM|BASH_ARGV0)\b|(?<!\$\{)\bEPOCHSECONDS\b|EPOCHSECONDS(?!:-\})",
+     "bash 4/5 variables"),
     (r"%\([^)]*\)T", "printf %(...)T (bash 4.2)"),
     (r"(\[\[|\btest|\[)\s+-v\s", "test -v (bash 4.2)"),
     (r"\$\{[A-Za-z_][A-Za-z0-9_]*\[-\d", "negative array subscripts (bash 4.3)"),
@@ -98,9 +102,17 @@ def _shapes(tmp_path: Path) -> dict[str, Any]:
 
 
 @pytest.fixture()
-def rendered(tmp_path: Path) -> dict[str, str]:
-    return {name: make_job(tmp_path, name, **fields).text
-            for name, fields in _shapes(tmp_path).items()}
+def jobs(tmp_path: Path) -> dict[str, Any]:
+    return {name: make_job(tmp_path, name, **fields) for name, fields in _shapes(tmp_path).items()}
+
+
+@pytest.fixture()
+def rendered(jobs: dict[str, Any]) -> dict[str, str]:
+    out = {name: w.text for name, w in jobs.items()}
+    out["runtime"] = runtime_text()
+    for name, w in jobs.items():
+        out[f"{name} (standalone)"] = wrapper(w.job, w.config, standalone=True)
+    return out
 
 
 def test_no_bash_4_or_gnu_only_construct_in_any_rendered_wrapper(
@@ -149,15 +161,24 @@ def test_every_rendered_wrapper_parses(rendered: dict[str, str], tmp_path: Path)
         assert r.returncode == 0, (name, r.stderr)
 
 
-def test_only_the_stanzas_a_job_uses_are_rendered(rendered: dict[str, str]) -> None:
-    minimal = rendered["minimal"]
-    for absent in ("sg_claim_chunk", "set -m", "set -a", "\ncd ", "sg_recover", "bash -n"):
-        assert absent not in minimal, absent
-    everything = rendered["everything"]
-    for present in ("sg_claim_chunk", "set -m", "set -a", "\ncd ", "sg_recover", "exec 9>>",
-                    "export A="):
-        assert present in everything, present
-    assert "exec 9>>" not in rendered["string"]
+def test_a_job_file_is_settings_and_a_command_only(jobs: dict[str, Any]) -> None:
+    """DESIGN §5: <= 80 lines for a plain job; no logic (the runtime has it all)."""
+    for name, w in jobs.items():
+        text = w.text
+        if name != "everything":
+            assert len(text.splitlines()) <= 80, name
+        body = [line for _, line in code_lines(text)]
+        assert body[-1] == 'sg_main "$@"'
+        for absent in ("sg_claim_chunk", "set -m", "flock", "while ", "for ", "mv "):
+            assert not any(absent in line for line in body), (name, absent)
+    assert 'export A=1' in jobs["everything"].text
+    assert "sg_lock_name=''" in jobs["string"].text
+
+
+def test_the_runtime_is_plain_bash_not_a_template() -> None:
+    text = runtime_text()
+    assert "{{ " not in text and "{% " not in text  # (bash has ${#v}, not jinja comments)
+    assert "schedgen-managed" in text.splitlines()[0]
 
 
 def test_the_no_flock_path_really_has_no_flock_timeout_or_setsid(tmp_path: Path) -> None:
@@ -171,20 +192,20 @@ def test_the_no_flock_path_really_has_no_flock_timeout_or_setsid(tmp_path: Path)
     assert r.returncode == 0 and len(r.stdout.split()) == 4
 
 
-def test_the_fork_free_clock_matches_the_utc_calendar(rendered: dict[str, str]) -> None:
-    """sg_now turns epoch seconds into dates with bash arithmetic; check it against Python."""
+def test_the_fork_free_clock_matches_the_utc_calendar(tmp_path: Path) -> None:
+    """sg_stamp_of turns epoch seconds into dates with bash arithmetic, sg_epoch_of back;
+    both checked against Python, straight from the runtime's own functions."""
     import datetime as dt
     import random
 
-    text = rendered["minimal"]
-    func = text[text.index("sg_base=''\n"):]
-    func = func[:func.index("\n}\n") + 3]
+    runtime = tmp_path / "runtime.bash"
+    runtime.write_text(runtime_text())
     rng = random.Random(3)
     epochs = [0, 59, 86399, 86400, 951782400, 951868800, 1709164800, 1709251199,
               4102444800, 4107542400, 253402300799] + [rng.randrange(0, 2**33) for _ in range(300)]
-    script = func + "".join(
-        f'sg_base=$(({e} - SECONDS)); sg_now; echo "$sg_epoch $sg_stamp $sg_iso"\n' for e in epochs)
+    script = f". {runtime}\n" + "".join(
+        f'sg_stamp_of {e}; sg_epoch_of "$sg_s"; echo "$sg_s $sg_e"\n' for e in epochs)
     out = subprocess.run([BASH, "-c", script], capture_output=True, text=True, check=True).stdout
     for e, line in zip(epochs, out.splitlines(), strict=True):
         t = dt.datetime.fromtimestamp(e, dt.UTC)
-        assert line == f"{e} {t:%Y%m%dT%H%M%SZ} {t:%Y-%m-%dT%H:%M:%SZ}"
+        assert line == f"{t:%Y%m%dT%H%M%SZ} {e}"

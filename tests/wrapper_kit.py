@@ -1,4 +1,5 @@
-"""Builders for the wrapper tests: a job from a few fields, its rendered wrapper, real runs.
+"""Builders for the wrapper tests: a job from a few fields, its rendered job file and the
+shared runtime beside it, real runs.
 
 Everything lives under the test's tmp_path (log_root, lock_dir, wrapper_dir, queue
 folders); wrappers run with /bin/bash in their own session, so a test can kill a run's
@@ -23,7 +24,7 @@ import tomli_w
 
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
-from schedgen.render.artifacts import wrapper
+from schedgen.render.artifacts import runtime_path, runtime_text, wrapper
 
 BASH = "/bin/bash"
 SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
@@ -125,6 +126,7 @@ def make_job(root: Path, name: str = "job", *, path: Sequence[str] | None = None
     job.wrapper_path.parent.mkdir(parents=True, exist_ok=True)
     job.wrapper_path.write_text(wrapper(job, config))
     job.wrapper_path.chmod(0o755)
+    runtime_path(job, config).write_text(runtime_text())
     return Wrapped(config, job, root)
 
 
@@ -183,10 +185,19 @@ def finish(procs: Sequence[subprocess.Popen[str]], timeout: float = 60) -> list[
 
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    """Signal a run's processes: the wrapper's group, and (where /proc shows them) every
+    other process of its session, i.e. the command's own group too. The runs started
+    here lead a session of their own (start_new_session)."""
     try:
         os.killpg(pgid, sig)
     except ProcessLookupError:
         pass
+    if Path("/proc/self/stat").exists():
+        for pid, _ in session_procs(pgid):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
 
 
 def session_procs(sid: int) -> list[tuple[int, str]]:

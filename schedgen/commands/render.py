@@ -14,7 +14,7 @@ from schedgen.render.fit import for_targets
 
 
 def render(config_path: Path, out: Path, targets: tuple[str, ...] | None,
-           say: Callable[[str], None] | None = None) -> list[Path]:
+           say: Callable[[str], None] | None = None, standalone: bool = False) -> list[Path]:
     """Write the desired state into `out`. With `targets`, render those targets for
     every job (a Linux user previews a Mac's plists); a job that cannot go there is
     named with the reason, and when no job can, nothing is written (exit 2)."""
@@ -27,7 +27,7 @@ def render(config_path: Path, out: Path, targets: tuple[str, ...] | None,
         for w in why:
             (say or print)(f"skipped: {w}")
     with storing_compiled_templates():
-        artifacts = desired(config, targets)
+        artifacts = desired(config, targets, standalone)
     if not artifacts:
         raise SchedgenError("nothing to render: every job is disabled (enabled = false)")
     written = []

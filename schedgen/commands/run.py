@@ -1,8 +1,9 @@
 """`schedgen run JOB`: run a job's wrapper now, in the foreground, and pass its status on.
 
-The wrapper is rendered from the current config. If the installed one is byte-for-byte
-the same it is run in place; otherwise the rendered text goes to a private temp file,
-so a manual run always does what the config says, installed or not.
+The wrapper is rendered from the current config. If the installed job file and the
+runtime beside it are byte-for-byte the same it is run in place; otherwise the job file
+with the runtime inlined goes to a private temp file, so a manual run always does what
+the config says, installed or not.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError, UsageError
-from schedgen.render.artifacts import wrapper
+from schedgen.render.artifacts import runtime_path, runtime_text, wrapper
 
 
 def _bash() -> str:
@@ -42,12 +44,15 @@ def run(config_path: Path, job_name: str, smoke: bool = False) -> int:
     if not job.enabled:
         print(f"schedgen: note: {job.name} is disabled (enabled = false); running it anyway",
               file=sys.stderr)
-    text = wrapper(job, config)
+    text: str | None = wrapper(job, config)
+    # In place only if the runtime beside it is the current one too; else standalone.
+    if _read(runtime_path(job, config)) != runtime_text():
+        text = None
 
     env = dict(os.environ, SCHEDGEN_FOREGROUND="1")
     if smoke:
         env["SCHEDGEN_SMOKE"] = "1"
-    script, temporary = script_for(job, text)
+    script, temporary = script_for(job, text, lambda: wrapper(job, config, standalone=True))
     try:
         return _foreground([_bash(), str(script)], env)
     finally:
@@ -55,17 +60,23 @@ def run(config_path: Path, job_name: str, smoke: bool = False) -> int:
             script.unlink(missing_ok=True)
 
 
-def script_for(job: Job, text: str) -> tuple[Path, bool]:
-    """The installed wrapper if it is exactly `text`, else a private temp file (True)."""
-    try:
-        if job.wrapper_path.read_text(encoding="utf-8") == text:
-            return job.wrapper_path, False
-    except (OSError, UnicodeDecodeError):
-        pass
+def script_for(job: Job, text: str | None,
+               standalone: Callable[[], str] | None = None) -> tuple[Path, bool]:
+    """The installed job file if it is exactly `text`, else a private temp file (True)
+    holding the job file with the runtime inlined."""
+    if text is not None and _read(job.wrapper_path) == text:
+        return job.wrapper_path, False
     fd, name = tempfile.mkstemp(prefix=f"schedgen-{job.name}-", suffix=".sh")  # mode 0600
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
+        fh.write(standalone() if standalone is not None else text or "")
     return Path(name), True
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _foreground(argv: list[str], env: dict[str, str]) -> int:

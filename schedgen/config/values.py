@@ -16,6 +16,9 @@ LOCK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 LABEL_PREFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]|[A-Za-z0-9]")
 NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+# Shell variables the wrapper's runtime relies on (besides its own sg_*): an `env` key
+# may not overwrite them.
+RUNTIME_NAMES = ("IFS", "SECONDS", "EPOCHSECONDS")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
@@ -132,6 +135,9 @@ def env(value: Any) -> tuple[tuple[str, str], ...]:
             bad.append(f"{k!r} is not a valid environment variable name")
         elif k == "PATH" or k.startswith("SCHEDGEN_"):
             bad.append(f"{k} is set by schedgen (use `path` for PATH)")
+        elif k.startswith("sg_") or k in RUNTIME_NAMES:
+            bad.append(f"{k} is a name the wrapper's runtime uses itself (sg_*, "
+                       f"{', '.join(RUNTIME_NAMES)}); choose another")
         elif isinstance(v, bool) or not isinstance(v, str | int | float):
             bad.append(f"{k}: expected a string, got {type_name(v)}")
         elif "\0" in str(v):

@@ -17,7 +17,7 @@ from schedgen import __version__
 from schedgen.errors import RecordError
 
 FORMAT = 1  # bump when the layout changes; older readers refuse newer files
-KINDS = ("wrapper", "plist", "cron", "service", "timer", "cronjob")
+KINDS = ("runtime", "wrapper", "plist", "cron", "service", "timer", "cronjob")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 

@@ -27,4 +27,9 @@ def build(config: Config | None, record: Record, targets: Sequence[Target], *,
     changes = [c._replace(deferred=f"its launchd job is {running[c.job]}")
                if c.kind == "wrapper" and c.action == DELETE and c.job in running else c
                for c in changes]
+    # ... and the runtime that wrapper sources.
+    kept = {c.path.parent for c in changes if c.kind == "wrapper" and c.deferred and c.path}
+    changes = [c._replace(deferred="a job file beside it is kept for a running job")
+               if c.kind == "runtime" and c.action == DELETE and c.path
+               and c.path.parent in kept else c for c in changes]
     return Plan(record.namespace, tuple(changes), tuple(ctx.warnings))

@@ -38,7 +38,7 @@ def table_lines(text: str) -> list[str]:
 
 class Change(NamedTuple):
     target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron" | "systemd"
-    kind: str  # "wrapper" | "plist" | "cron" | "service" | "timer"
+    kind: str  # "runtime" | "wrapper" | "plist" | "cron" | "service" | "timer" | "cronjob"
     key: str  # its key in the ownership record
     action: str
     path: Path | None  # None: the crontab block

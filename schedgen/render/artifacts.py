@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jinja2
 
-from schedgen import __version__, paths
+from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.render import tzrender
 from schedgen.schedule.describe import describe_zoned
@@ -22,12 +22,14 @@ from schedgen.schedule.expressions import Cron, Every, Reboot, every_as_cron
 from schedgen.schedule.to_calendar import union_dicts
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
+# (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
+RUNTIME = "runtime.bash"  # the shared wrapper runtime in templates/, plain bash
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
 @dataclass(frozen=True)
 class Artifact:
-    kind: str  # "wrapper" | "plist" | "cron" | "service" | "timer"
+    kind: str  # "runtime" | "wrapper" | "plist" | "cron" | "service" | "timer" | "cronjob"
     job: str | None  # None for the cron block, which holds every cron job
     rel: str  # where `render --out DIR` puts it
     path: Path | None  # where `apply` installs it (None: inside the crontab)
@@ -128,8 +130,22 @@ def cron_command(job: Job) -> str:
 
 
 def header(config: Config) -> dict[str, str]:
-    return {"version": __version__, "config": str(config.path), "marker": MARKER,
-            "namespace": config.namespace}
+    return {"config": str(config.path), "marker": MARKER, "namespace": config.namespace}
+
+
+def runtime_name(namespace: str) -> str:
+    """The runtime's file name beside the job files: one per namespace, so namespaces
+    sharing a wrapper_dir never remove or replace each other's."""
+    return f"schedgen-runtime.{namespace}.bash"
+
+
+def runtime_path(job: Job, config: Config) -> Path:
+    return job.wrapper_dir / runtime_name(config.namespace)
+
+
+@cache
+def runtime_text() -> str:
+    return resources.files("schedgen.templates").joinpath(RUNTIME).read_text(encoding="utf-8")
 
 
 def _program(command: Command | None) -> str | None:
@@ -141,12 +157,16 @@ def _program(command: Command | None) -> str | None:
     return None if _PLACEHOLDER.search(command[0]) else command[0]
 
 
-def wrapper(job: Job, config: Config) -> str:
+def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
+    """The job file; with standalone, the runtime inlined (a job that travels alone)."""
     prog, smoke_prog = _program(job.command), _program(job.smoke)
-    text = _env().get_template("wrapper.sh.j2").render(
-        job=job, h=header(config), queue=job.queue, lock=job.lock,
-        progs=[prog] if prog else [], smoke_prog=smoke_prog if smoke_prog != prog else None)
-    if job.timezone:  # imported only for zoned jobs: start-up time
+    text = _env().get_template("job.sh.j2").render(
+        job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
+        smoke_prog=smoke_prog if smoke_prog and smoke_prog != prog else "",
+        rotate_every=max(1, min(32, job.logs.max_size // 65536)),
+        runtime=runtime_name(config.namespace),
+        runtime_text=runtime_text().rstrip("\n") if standalone else "")
+    if job.timezone:
         text = tzrender.gated(text, job)
     return text
 

@@ -1,7 +1,8 @@
 """The launchd target: one plist per job in ~/Library/LaunchAgents, loaded per user.
 
 Works on any host with a `launchctl` on PATH (that is how it is tested on Linux).
-Only jobs whose plist or wrapper changed, or that are not loaded, are reloaded; a job
+Only jobs whose plist changed, or that are not loaded, are reloaded (launchd runs the
+wrapper afresh each time, so a changed wrapper or runtime needs no reload); a job
 that is running right now is left alone unless --force.
 """
 
@@ -38,8 +39,6 @@ class LaunchdTarget:
         if services is None:
             ctx.warnings.append("launchctl not found on PATH (not a Mac?): whether launchd "
                                 "jobs are loaded or running is unknown; files compared only")
-        rewrapped = {c.job for c in earlier
-                     if c.kind == "wrapper" and c.action in (p.CREATE, p.UPDATE)}
         out = []
         for c in plan_files(self.name, "plist", wanted, ctx, targets_of):
             assert c.path is not None
@@ -53,8 +52,6 @@ class LaunchdTarget:
                 c = c._replace(reload=True)
             elif c.action == p.UNCHANGED and svc is None:
                 c = c._replace(action=p.UPDATE, reload=True, note="not loaded in launchd")
-            elif c.action == p.UNCHANGED and c.job in rewrapped:
-                c = c._replace(reload=True, note="its wrapper changed")
             elif c.action == p.FORGET and svc is not None:
                 c = c._replace(action=p.DELETE, note="plist already removed, still loaded")
             busy = c.reload or c.action == p.DELETE

@@ -1,0 +1,1268 @@
+# schedgen runtime -- schedgen-managed: generated file, do not edit; `schedgen apply` replaces it.
+# shellcheck shell=bash disable=SC2154,SC2034  # settings come from the job file, which reads sg_exec
+#
+# The shared part of every schedgen job: each job file beside it (<job>.sh) sets the
+# job's settings as sg_* variables, defines sg_env / sg_command / sg_smoke_command,
+# sources this file and calls sg_main. DESIGN.md §5 is the contract, docs/wrapper.md
+# the user guide. Plain bash 3.2 with BSD tools (macOS) and bash 5 with GNU tools: no
+# bash-4 syntax, no GNU-only options, nothing macOS lacks (flock, timeout, setsid).
+# Nothing runs at source time but definitions, so a job file can source it (bash reads
+# a sourced file whole: replacing it while runs are going on is safe).
+# Hot path: no cat/basename/dirname/wc/date per item (forks are the cost that counts):
+# a queue item costs its command's fork and its keeper's; claims, run dirs and done
+# moves are batched.
+#
+# Later additions have a place: notify/ping hooks go in sg_hook (run start/finish), a
+# time-zone gate goes before the lock in sg_main; both read settings as sg_* variables.
+
+sg_runtime_api=1     # the job files' interface; they refuse a runtime of another one
+sg_chunk_max=32      # queue items claimed with one mv
+sg_ahead_max=32      # run directories made with one mkdir
+
+# sg_init: every global the runtime uses, so that no path out (signals included) meets
+# an unset one under set -u.
+sg_init() {
+  sg_runs=$sg_log_dir/runs
+  sg_events=$sg_log_dir/events.jsonl
+  sg_host=${HOSTNAME:-localhost}
+  sg_smoke=${SCHEDGEN_SMOKE:-}
+  sg_smoke_j=false
+  [ "$sg_smoke" != 1 ] || sg_smoke_j=true
+  sg_fg=${SCHEDGEN_FOREGROUND:-}
+  sg_record=1          # 0 while a smoke run checks its preconditions: it writes nothing
+  sg_run_dir=''        # the current run's directory, once made
+  sg_run_id=''
+  sg_outcome=''        # running, then ok / failed / timeout / interrupted
+  sg_status=''         # the command's exit status
+  sg_cmd_pid=''        # the command's keeper (its process group) while it runs
+  sg_wd_pid=''         # the timeout watchdog
+  sg_signal='' sg_signum=0   # the first INT, TERM or HUP that stopped this run
+  sg_crit=0            # 1 inside a critical section: a signal is acted on at its end
+  sg_tidy=0            # 1 once this run may rotate logs and prune run directories
+  sg_started_at='' sg_start_epoch=0
+  sg_item='' sg_item_name='' sg_item_path='' sg_item_to='' sg_attempt=''
+  sg_started=0         # 1 once the command for the current item has been started
+  sg_claim_dir='' sg_claim_new='' sg_journal=''
+  sg_chunk=() sg_ck=0 sg_chunk_n=0
+  sg_done=() sg_nd=0   # done items of the chunk, still to be moved to processed/ (sg_flush)
+  sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=()
+  sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
+  sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
+  sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
+  sg_moved='' sg_j='' sg_lock_file='' sg_lock_keep='' sg_id_bump='' sg_exec=''
+  sg_jdone=/ sg_jstarted=/ sg_fault=0 sg_nsig=0
+  sg_attempts=${sg_processing:+$sg_processing/.attempts}
+  sg_wrapper_pid=$$
+  sg_shell=$BASH_SUBSHELL   # the wrapper's own level; its subshells have higher ones
+  sg_js "$sg_host"
+  sg_host_j=$sg_j
+  sg_js "$sg_job"
+  sg_job_j=$sg_j
+  SCHEDGEN_JOB=$sg_job
+  SCHEDGEN_ITEM=
+  export SCHEDGEN_JOB SCHEDGEN_ITEM
+}
+
+# --- helpers -----------------------------------------------------------------
+
+# sg_now: the time as sg_epoch, sg_stamp (run ID part, %Y%m%dT%H%M%SZ) and sg_iso (UTC
+# ISO 8601). bash 5 has EPOCHSECONDS; bash 3.2 runs `date` once per process, and later
+# calls add bash's SECONDS (whole seconds of the same clock) to that base, fork-free.
+sg_now() {
+  local t s0
+  t=${EPOCHSECONDS:-}   # unset in bash 3.2 (the guarded form is the only use)
+  if [ -z "$t" ]; then
+    while [ -z "$sg_base" ]; do
+      s0=$SECONDS
+      t=$(date -u '+%s')
+      # A second that ticked during the `date` call would make the base off by one: retry.
+      [ "$s0" != "$SECONDS" ] || sg_base=$((t - SECONDS))
+    done
+    t=$((sg_base + SECONDS))
+  fi
+  [ "$t" != "$sg_epoch" ] || return 0   # same second: nothing to do
+  sg_epoch=$t
+  sg_stamp_of "$t"
+  sg_stamp=$sg_s
+  sg_iso=${sg_stamp:0:4}-${sg_stamp:4:2}-${sg_stamp:6:5}:${sg_stamp:11:2}:${sg_stamp:13:3}
+}
+
+# sg_stamp_of EPOCH: sets sg_s to EPOCH as %Y%m%dT%H%M%SZ (UTC). Days since 1970-01-01 to
+# a civil date (H. Hinnant's algorithm), in bash arithmetic.
+sg_stamp_of() {
+  local t z era doe yoe doy mp y m d
+  z=$(($1 / 86400 + 719468))
+  era=$((z / 146097))
+  doe=$((z - era * 146097))
+  yoe=$(((doe - doe / 1460 + doe / 36524 - doe / 146096) / 365))
+  doy=$((doe - (365 * yoe + yoe / 4 - yoe / 100)))
+  mp=$(((5 * doy + 2) / 153))
+  d=$((doy - (153 * mp + 2) / 5 + 1))
+  m=$((mp < 10 ? mp + 3 : mp - 9))
+  y=$((yoe + era * 400 + (m <= 2)))
+  t=$(($1 % 86400))
+  printf -v sg_s '%04d%02d%02dT%02d%02d%02dZ' "$y" "$m" "$d" $((t / 3600)) $((t / 60 % 60)) $((t % 60))
+}
+
+# sg_epoch_of STAMP: sets sg_e to the epoch of a %Y%m%dT%H%M%SZ stamp (the inverse).
+sg_epoch_of() {
+  local y=$((10#${1:0:4})) m=$((10#${1:4:2})) d=$((10#${1:6:2})) era yoe doy doe
+  y=$((y - (m <= 2)))
+  era=$(((y >= 0 ? y : y - 399) / 400))
+  yoe=$((y - era * 400))
+  doy=$(((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1))
+  doe=$((yoe * 365 + yoe / 4 - yoe / 100 + doy))
+  sg_e=$(((era * 146097 + doe - 719468) * 86400 + 10#${1:9:2} * 3600 + 10#${1:11:2} * 60 + 10#${1:13:2}))
+}
+
+# sg_js VALUE: sets sg_j to VALUE as a JSON string (quotes, backslashes and control
+# characters escaped, no fork; the loop only runs for values that need it).
+sg_js() {
+  local s=$1 out='' c
+  case $s in
+    *[\"\\[:cntrl:]]*) ;;
+    *) sg_j="\"$s\""; return 0 ;;
+  esac
+  while [ -n "$s" ]; do
+    c=${s:0:1}
+    s=${s:1}
+    case $c in
+      \") out="$out\\\"" ;;
+      \\) out="$out\\\\" ;;
+      [[:cntrl:]]) printf -v c '\\u%04x' "'$c"; out=$out$c ;;
+      *) out=$out$c ;;
+    esac
+  done
+  sg_j="\"$out\""
+}
+
+# events.jsonl: one JSON object per line, appended with one write (O_APPEND), e.g.
+#   {"ts":"2025-01-31T06:15:00Z","event":"finish","job":"x","run_id":"20250131T061500Z-4242",
+#    "pid":4242,"host":"mac","exit_code":0,"outcome":"ok","duration":3,"item":"a.json","attempt":1}
+# Every line has ts (UTC), event, job, run_id, pid, host; then, by event:
+#   start        item, attempt, smoke          the command is starting (run dir made)
+#   finish       exit_code, outcome (ok|failed|timeout|interrupted), duration, item, attempt,
+#                item_to (processed|inbox|failed|gone|processing)
+#   busy         lock                          the lock was held by another run: exit busy_exit
+#   empty                                      nothing left to claim in the inbox: exit 0
+#   claim        item, attempt                 a claimed item's run begins (its run dir is made)
+#   recover      item, claim, attempt, item_to, state
+#                                              a dead worker's item was moved on: state done
+#                                              (to processed), started (a failed attempt) or
+#                                              claimed (back to the inbox, not counted)
+#   timeout      after                         the command ran past the timeout: killed, exit 124
+#   signal       signal                        the wrapper got INT/TERM/HUP and passed it on
+#   precondition what, message, exit_code      env file/working dir/command/log dir/lock: exit 78
+#   error        message                       the wrapper could not do its own work
+# A done queue item's finish line is written once it is in processed/ (sg_flush), so a
+# finish line never names a move that did not happen.
+# sg_event NAME [FIELDS]: FIELDS is JSON text starting with a comma.
+sg_event() {
+  [ "$sg_record" = 1 ] || return 0
+  printf '{"ts":"%s","event":"%s","job":%s,"run_id":"%s","pid":%s,"host":%s%s}\n' \
+    "$sg_iso" "$1" "$sg_job_j" "$sg_run_id" "$$" "$sg_host_j" "${2-}" >>"$sg_events" 2>/dev/null
+}
+
+# sg_fail WHAT MESSAGE: a precondition failed: say so, record it, exit 78.
+sg_fail() {
+  printf 'schedgen: %s: %s\n' "$sg_job" "$2" >&2
+  sg_js "$2"
+  sg_event precondition ",\"what\":\"$1\",\"message\":$sg_j,\"exit_code\":78"
+  exit 78
+}
+
+# sg_writable DIR: DIR is writable, or could be made (its nearest existing parent is).
+sg_writable() {
+  local d=$1
+  while [ ! -e "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done
+  [ -d "$d" ] && [ -w "$d" ]
+}
+
+# sg_lock FD WAIT: exclusive flock(2) on the open descriptor FD, waiting up to WAIT
+# seconds (0: not at all). Returns 0 locked, 1 busy, else an error. flock(1) where it is
+# installed (Linux), perl otherwise (always there on macOS). The lock belongs to the open
+# file, so it stays held after the helper exits, for as long as any process of this run
+# keeps FD open; the kernel drops it when the last one dies, kill -9 included.
+sg_lock() {
+  if command -v flock >/dev/null 2>&1; then
+    if [ "$2" -gt 0 ]; then flock -w "$2" "$1"; else flock -n "$1"; fi
+  else
+    perl -MFcntl=:flock -e '
+      my ($fd, $wait) = @ARGV;
+      open(my $f, ">&=", $fd) or open($f, "<&=", $fd) or exit 2;
+      if ($wait > 0) { $SIG{ALRM} = sub { exit 1 }; alarm $wait; flock($f, LOCK_EX) or exit 1; exit 0 }
+      flock($f, LOCK_EX | LOCK_NB) or exit 1;
+      exit 0' "$1" "$2"
+  fi
+}
+
+# sg_lock_dir_ok: the lock dir is ours and nobody else can write it (else anyone could
+# plant a symlink there, or hold our lock for ever). Made here (0700) when missing.
+sg_lock_dir_ok() {
+  if [ ! -d "$sg_lock_dir" ]; then
+    mkdir -p "$sg_lock_dir" 2>/dev/null || sg_fail lock "cannot create the lock directory $sg_lock_dir"
+    return 0
+  fi
+  [ -O "$sg_lock_dir" ] && [ ! -L "$sg_lock_dir" ] ||
+    sg_fail lock "lock directory $sg_lock_dir is not owned by this user; refusing it"
+  if [ -n "$(find "$sg_lock_dir" -maxdepth 0 \( -perm -0020 -o -perm -0002 \) -print 2>/dev/null)" ]; then
+    sg_fail lock "lock directory $sg_lock_dir can be written by others; make it private (chmod 700)"
+  fi
+}
+
+# sg_take_lock: the job's lock, on fd 9. The lock file has a second name (.NAME.lock.keep,
+# a hard link) so that a lock whose file is deleted while held still holds: a run that
+# finds the two names apart locks the older file, which the holder still has. After
+# locking, both names must still be the locked file (else it was replaced meanwhile:
+# try again). Exits busy_exit when another run holds it.
+sg_take_lock() {
+  local n=0
+  sg_lock_file=$sg_lock_dir/$sg_lock_name.lock
+  sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
+  while :; do
+    n=$((n + 1))
+    [ "$n" -le 5 ] || sg_fail lock "the lock file $sg_lock_file keeps changing under this run"
+    if [ -L "$sg_lock_file" ] || [ -L "$sg_lock_keep" ]; then
+      sg_fail lock "the lock file $sg_lock_file is a symlink; refusing it"
+    fi
+    if [ -e "$sg_lock_keep" ] && ! [ "$sg_lock_file" -ef "$sg_lock_keep" ]; then
+      # The lock file was deleted (or replaced) while its other name stayed: that one is
+      # the lock a run may still hold.
+      { exec 9>>"$sg_lock_keep"; } 2>/dev/null || sg_fail lock "cannot open $sg_lock_keep"
+      sg_lock_busy_or 9
+      rm -f "$sg_lock_file" && ln "$sg_lock_keep" "$sg_lock_file" 2>/dev/null
+      exec 9>&-
+      continue
+    fi
+    { exec 9>>"$sg_lock_file"; } 2>/dev/null || sg_fail lock "cannot open $sg_lock_file"
+    [ -O "$sg_lock_file" ] || sg_fail lock "the lock file $sg_lock_file is not owned by this user; refusing it"
+    [ -e "$sg_lock_keep" ] || ln "$sg_lock_file" "$sg_lock_keep" 2>/dev/null
+    sg_lock_busy_or 9
+    if [ "$sg_lock_file" -ef /dev/fd/9 ] && [ "$sg_lock_keep" -ef /dev/fd/9 ]; then
+      return 0
+    fi
+    exec 9>&-            # not the file the path names any more: lock that one instead
+  done
+}
+
+# sg_lock_busy_or FD: lock FD (waiting lock_wait), or exit busy_exit / 78.
+sg_lock_busy_or() {
+  sg_lock "$1" "$sg_lock_wait"
+  case $? in
+    0) ;;
+    1)
+      printf 'schedgen: %s: lock %s is busy (another run holds it); exit %s\n' "$sg_job" "$sg_lock_name" "$sg_busy_exit" >&2
+      sg_js "$sg_lock_name"
+      sg_event busy ",\"lock\":$sg_j"
+      exit "$sg_busy_exit" ;;
+    *) sg_fail lock "cannot lock $sg_lock_file" ;;
+  esac
+}
+
+# sg_id_floor_set: the newest run directory's time. A clock that stepped back must not
+# give a new run a name that sorts before older runs (pruning keeps the newest names):
+# a run whose time is before it is named a second after it (sg_id_bump), while its
+# started_at keeps the clock's own time.
+sg_id_floor_set() {
+  local LC_ALL=C last=''
+  set -- "$sg_runs"/*
+  [ -e "$1" ] || return 0
+  eval "last=\${$#}"
+  last=${last##*/}
+  last=${last%%-*}
+  case $last in
+    [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z)
+      sg_id_floor=$last
+      sg_epoch_of "$last"
+      sg_stamp_of $((sg_e + 1))
+      sg_id_bump=$sg_s ;;
+  esac
+}
+
+# sg_new_id: a new run ID: UTC time (see the floor above) + pid, then -0002, -0003... for
+# further runs of this process within the same second (never reused, even once pruned),
+# and past any taken. The suffix has a fixed width so that IDs sort by time as strings.
+sg_new_id() {
+  local stamp=$sg_stamp
+  [[ "$stamp" < "$sg_id_floor" ]] && stamp=$sg_id_bump
+  if [ "$stamp" = "$sg_id_stamp" ]; then
+    sg_id_n=$((sg_id_n + 1))
+  else
+    sg_id_stamp=$stamp
+    sg_id_n=1
+  fi
+  sg_run_id=$stamp-$$
+  [ "$sg_id_n" -eq 1 ] || printf -v sg_run_id '%s-%s-%04d' "$stamp" "$$" "$sg_id_n"
+  while [ -e "$sg_runs/$sg_run_id" ] || { [ -n "$sg_inbox" ] && [ -e "$sg_processing/$sg_run_id" ]; }; do
+    sg_id_n=$((sg_id_n + 1))
+    printf -v sg_run_id '%s-%s-%04d' "$stamp" "$$" "$sg_id_n"
+  done
+}
+
+# sg_run_dir_new WANT: the next run's ID and directory (sg_run_id, sg_run_dir), for a run
+# starting now. A run ID is its start time, so directories are made ahead only for runs
+# that start within the same second: when WANT runs are still to come, up to sg_ahead_m
+# are made with one mkdir; sg_ahead_m doubles (to sg_ahead_max) while runs come faster
+# than that, and halves when a second passes with some unused (those are removed).
+sg_run_dir_new() {
+  local want=$1 n=0
+  [ -d "$sg_runs" ] || mkdir -p "$sg_runs" 2>/dev/null
+  if [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; then
+    if [ "$sg_ahead_s" = "$sg_stamp" ]; then
+      sg_run_id=${sg_ahead[$sg_ahead_i]}
+      sg_ahead_i=$((sg_ahead_i + 1))
+      if [ -d "$sg_runs/$sg_run_id" ]; then
+        sg_run_dir=$sg_runs/$sg_run_id
+        return 0
+      fi
+    else
+      # A second has passed: these would not name their runs' start times.
+      set --
+      while [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; do
+        set -- "$@" "$sg_runs/${sg_ahead[$sg_ahead_i]}"
+        sg_ahead_i=$((sg_ahead_i + 1))
+      done
+      rmdir "$@" 2>/dev/null
+      [ "$sg_ahead_m" -eq 1 ] || sg_ahead_m=$((sg_ahead_m / 2))
+    fi
+  elif [ "$sg_ahead_s" = "$sg_stamp" ] && [ "$sg_ahead_m" -lt "$sg_ahead_max" ]; then
+    sg_ahead_m=$((sg_ahead_m * 2))
+  fi
+  [ "$want" -le "$sg_ahead_m" ] || want=$sg_ahead_m
+  set --
+  while [ "$n" -lt "$want" ]; do
+    case $sg_id_free in
+      "$sg_stamp"-*) sg_run_id=$sg_id_free ;;
+      *) sg_new_id ;;
+    esac
+    sg_id_free=''
+    sg_ahead[n]=$sg_run_id
+    n=$((n + 1))
+    set -- "$@" "$sg_runs/$sg_run_id"
+  done
+  sg_ahead_n=$n sg_ahead_i=1 sg_ahead_s=$sg_stamp   # noted first: sg_close_claim removes them
+  mkdir "$@" 2>/dev/null
+  sg_run_id=${sg_ahead[0]}
+  # The IDs were free and hold our pid, so what exists now is ours. Not made: one at a
+  # time, with a new ID while the name is taken.
+  if [ ! -d "$sg_runs/$sg_run_id" ]; then
+    n=1
+    until mkdir "$sg_runs/$sg_run_id" 2>/dev/null; do
+      [ -e "$sg_runs/$sg_run_id" ] && [ "$n" -lt 100 ] ||
+        sg_fail log_dir "cannot create a run directory in $sg_runs"
+      n=$((n + 1))
+      sg_new_id
+    done
+  fi
+  sg_run_dir=$sg_runs/$sg_run_id
+}
+
+# sg_manifest: (re)write the run's manifest.json (one write).
+sg_manifest() {
+  local item=null path=null attempt=null fin=null dur=null code=null
+  if [ -n "$sg_item_name" ]; then
+    sg_js "$sg_item_name"; item=$sg_j
+    sg_js "$sg_item_path"; path=$sg_j
+    attempt=${sg_attempt:-null}
+  fi
+  if [ "$sg_outcome" != running ]; then
+    fin="\"$sg_iso\""
+    dur=$((sg_epoch - sg_start_epoch))
+    code=${sg_status:-null}
+  fi
+  printf '{\n  "format": 1,\n  "job": %s,\n  "run_id": "%s",\n  "host": %s,\n  "pid": %s,\n  "started_at": "%s",\n  "finished_at": %s,\n  "duration": %s,\n  "exit_code": %s,\n  "outcome": "%s",\n  "item": %s,\n  "attempt": %s,\n  "item_path": %s,\n  "smoke": %s\n}\n' \
+    "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
+    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" \
+    2>/dev/null >"$sg_run_dir/manifest.json"
+}
+
+# sg_show: in the foreground (`schedgen run`), the run's result and the end of its output.
+sg_show() {
+  [ "$sg_fg" = 1 ] || return 0
+  printf 'schedgen: %s run %s: %s (exit %s, %ss)%s\n  %s\n' "$sg_job" "$sg_run_id" "$sg_outcome" \
+    "${sg_status:-?}" "$((sg_epoch - sg_start_epoch))" "${sg_item_name:+, item $sg_item_name}" \
+    "$sg_run_dir" >&2
+  if [ -s "$sg_run_dir/stdout.log" ]; then
+    printf -- '--- stdout (last 40 lines) ---\n'
+    tail -n 40 "$sg_run_dir/stdout.log"
+  fi
+  if [ -s "$sg_run_dir/stderr.log" ]; then
+    printf -- '--- stderr (last 40 lines) ---\n' >&2
+    tail -n 40 "$sg_run_dir/stderr.log" >&2
+  fi
+}
+
+# sg_hook WHEN: the place for per-run hooks (start, finish); nothing yet.
+sg_hook() { :; }
+
+# --- running the command -----------------------------------------------------------
+
+# sg_keeper: the background process that runs the command (its process group's leader,
+# set -m). For a queue item it waits for the command and journals how it ended, so that
+# a command that finished is not run again if the wrapper alone is killed afterwards;
+# it holds the run's lock descriptors as long as it lives. Signals do not stop it (a
+# handler, not SIG_IGN, so the command keeps the default ones): it outlives its command.
+sg_keeper() {
+  local st
+  trap - EXIT
+  if [ -z "$sg_item_name" ]; then
+    sg_exec='exec'
+    sg_run_command
+    exit
+  fi
+  set +m                 # the command stays in this group
+  trap : INT TERM HUP
+  sg_exec=''
+  sg_run_command
+  st=$?
+  if [ "$st" -eq 0 ]; then
+    printf 'd%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
+  else
+    printf 'f%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
+  fi
+  exit "$st"
+}
+
+# sg_run_command: the job's command, or in a smoke run its smoke command (job file).
+sg_run_command() {
+  if [ "$sg_smoke" = 1 ] && [ "$sg_has_smoke" = 1 ]; then
+    sg_smoke_command
+  else
+    sg_command
+  fi
+}
+
+# sg_reap [SIG]: wait for the command's keeper, then for every process left in its
+# group; with SIG, send SIG to the group first. A group that is still there 5 s after
+# TERM gets KILL. Sets sg_status unless it is set. This is the only place that waits for
+# the command: a signal meanwhile is noted by its trap (sg_crit), which interrupts the
+# wait; it is passed on here and the wait goes on, so no wait is ever nested in a trap.
+sg_reap() {
+  local n=0 st st2 seen sent=${1-} crit=$sg_crit
+  [ -n "$sg_cmd_pid" ] || return 0
+  [ -z "$sent" ] || kill -"$sent" -- "-$sg_cmd_pid" 2>/dev/null
+  sg_crit=1
+  while :; do
+    seen=$sg_nsig
+    wait "$sg_cmd_pid" 2>/dev/null
+    st=$?
+    if [ -n "$sg_signal" ] && [ -z "$sent" ]; then
+      kill -TERM -- "-$sg_cmd_pid" 2>/dev/null
+      sent=TERM
+    fi
+    [ "$seen" != "$sg_nsig" ] || break               # it ended: st is its status
+    kill -0 "$sg_cmd_pid" 2>/dev/null && continue     # interrupted (or a zombie): again
+    # It ended while a signal came: ask for its own status (bash 3.2 may no longer have
+    # it if the wait above got it: 127).
+    wait "$sg_cmd_pid" 2>/dev/null
+    st2=$?
+    [ "$st2" = 127 ] || st=$st2
+    break
+  done
+  [ -n "$sg_status" ] || sg_status=$st
+  while kill -0 -- "-$sg_cmd_pid" 2>/dev/null; do
+    # What the command left behind must not work on the item once it moves on.
+    [ "$n" -ne 0 ] || kill -TERM -- "-$sg_cmd_pid" 2>/dev/null
+    [ "$n" -ne 50 ] || kill -KILL -- "-$sg_cmd_pid" 2>/dev/null
+    sleep 0.1
+    n=$((n + 1))
+  done
+  sg_cmd_pid=''
+  sg_crit=$crit
+}
+
+# sg_watchdog: with a timeout, a process of its own that after sg_timeout seconds (or at
+# once if the wrapper is gone) marks the run, sends TERM to the command's group and
+# KILL 5 s later (a test may shorten that with SCHEDGEN_TEST_KILL_GRACE=<seconds>). It
+# closes the lock descriptors first, so it never keeps a lock held.
+sg_watchdog() {
+  local n=0 grace=${SCHEDGEN_TEST_KILL_GRACE:-5}
+  case $grace in ''|*[!0-9]*) grace=5 ;; esac
+  exec 6>&- 7>&- 8>&- 9>&- </dev/null >/dev/null 2>&1
+  while [ "$n" -lt "$sg_timeout" ] && kill -0 "$sg_wrapper_pid"; do sleep 1; n=$((n + 1)); done
+  [ "$n" -lt "$sg_timeout" ] || : >"$sg_run_dir/.timeout"
+  kill -TERM -- "-$sg_cmd_pid"
+  n=0
+  while kill -0 -- "-$sg_cmd_pid" && [ "$n" -lt $((grace * 10)) ]; do sleep 0.1; n=$((n + 1)); done
+  kill -KILL -- "-$sg_cmd_pid"
+}
+
+# sg_run WANT: one run of the command: run directory, manifest, events, stdout/stderr
+# files. WANT: how many runs are still to come, this one included (see sg_run_dir_new).
+sg_run() {
+  local fields=''
+  sg_crit=1
+  sg_now
+  sg_started_at=$sg_iso sg_start_epoch=$sg_epoch
+  sg_outcome=running sg_status='' sg_item_to='' sg_item_path=$sg_item
+  sg_run_dir_new "$1"
+  SCHEDGEN_RUN_ID=$sg_run_id
+  SCHEDGEN_ARTIFACT_DIR=$sg_run_dir
+  SCHEDGEN_ITEM=$sg_item
+  export SCHEDGEN_RUN_ID SCHEDGEN_ARTIFACT_DIR SCHEDGEN_ITEM
+  sg_manifest
+  if [ -n "$sg_item_name" ]; then
+    sg_js "$sg_item_name"
+    fields=",\"item\":$sg_j,\"attempt\":$sg_attempt"
+    sg_event claim "$fields"
+  fi
+  sg_event start "$fields,\"smoke\":$sg_smoke_j"
+  sg_hook start
+  if [ -n "$sg_item_name" ]; then
+    printf 's%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"   # for sg_recover, if we die
+    sg_started=1
+  fi
+  # The command runs in the background, in a process group of its own, so that a signal
+  # to this script can be passed on to all of it while we wait; stdin is /dev/null, its
+  # output goes to the run directory. Inside the critical section a signal waits until
+  # $! is noted, so there is no moment when a command runs that we do not know of.
+  set -m
+  sg_keeper </dev/null >"$sg_run_dir/stdout.log" 2>"$sg_run_dir/stderr.log" &
+  sg_cmd_pid=$!
+  if [ "$sg_timeout" -gt 0 ]; then
+    sg_watchdog &
+    sg_wd_pid=$!
+  fi
+  set +m
+  sg_crit_end
+  sg_reap
+  sg_crit=1
+  if [ -n "$sg_wd_pid" ]; then
+    if [ -e "$sg_run_dir/.timeout" ]; then
+      wait "$sg_wd_pid"
+      rm -f "$sg_run_dir/.timeout"
+      sg_status=124
+      sg_outcome=timeout
+      printf 'schedgen: %s: timed out after %ss; killed\n' "$sg_job" "$sg_timeout" >&2
+      sg_event timeout ",\"after\":$sg_timeout"
+    else
+      kill -TERM -- "-$sg_wd_pid" 2>/dev/null
+      wait "$sg_wd_pid" 2>/dev/null
+    fi
+    sg_wd_pid=''
+  fi
+  sg_finish
+  sg_crit_end
+}
+
+# sg_finish: the run's end: the item moves on, the manifest and the finish event. A done
+# queue item's manifest says where it is now (its claim directory) and is written again
+# once it has moved; its finish event waits for the move (sg_flush).
+sg_finish() {
+  local fields=''
+  [ -n "$sg_status" ] || sg_status=70
+  if [ "$sg_outcome" = running ]; then
+    if [ -n "$sg_signal" ] && [ "$sg_status" -ne 0 ]; then sg_outcome=interrupted
+    elif [ "$sg_status" -eq 0 ]; then sg_outcome=ok
+    else sg_outcome=failed; fi
+  fi
+  sg_now
+  sg_hook finish
+  if [ -z "$sg_inbox" ] || sg_item_end "$sg_status"; then
+    sg_manifest
+    if [ -n "$sg_item_name" ]; then
+      sg_js "$sg_item_name"
+      fields=",\"item\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\""
+    fi
+    sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields"
+  else
+    sg_manifest
+  fi
+  sg_show
+  sg_run_dir=''
+}
+
+# --- logs and run directories --------------------------------------------------
+
+# sg_rotate_file FILE: FILE.1 (newest) ... FILE.<keep>; older copies are dropped.
+sg_rotate_file() {
+  local i=$((sg_keep - 1))
+  if [ "$sg_keep" -eq 0 ]; then
+    : >"$1"
+    return 0
+  fi
+  while [ "$i" -ge 1 ]; do
+    [ ! -e "$1.$i" ] || mv -f "$1.$i" "$1.$((i + 1))"
+    i=$((i - 1))
+  done
+  mv -f "$1" "$1.1"
+}
+
+# sg_big: the job's appended-to logs that reached max_size.
+sg_big() {
+  find "$sg_log_dir" -maxdepth 1 -type f \( -name events.jsonl -o -name cron.log \
+    -o -name launchd.out.log -o -name launchd.err.log \) -size +$((sg_max_size - 1))c 2>/dev/null
+}
+
+# sg_rotate: launchd and cron never rotate what they append to, so we do, under a
+# rotation lock (runs without the job lock may overlap). Sizes are looked at (one
+# `find`) once every sg_rotate_every runs: a run adds well under a KB to these files,
+# so they pass max_size by far less than that in between.
+sg_rotate() {
+  local big f n=0 nl='
+'
+  if [ "$sg_rotate_every" -gt 1 ]; then
+    [ ! -r "$sg_log_dir/.rotate-count" ] || read -r n <"$sg_log_dir/.rotate-count"
+    case $n in ''|*[!0-9]*) n=0 ;; esac
+    printf '%s\n' $(((n + 1) % sg_rotate_every)) 2>/dev/null >"$sg_log_dir/.rotate-count"
+    [ "$n" -eq 0 ] || return 0
+  fi
+  big=$(sg_big)
+  [ -n "$big" ] || return 0
+  [ -d "$sg_lock_dir" ] || mkdir -p "$sg_lock_dir" 2>/dev/null
+  { exec 7>>"$sg_lock_dir/$sg_job.rotate.lock"; } 2>/dev/null || return 0
+  if sg_lock 7 0 2>/dev/null; then
+    big=$(sg_big)
+    for f in events.jsonl cron.log launchd.out.log launchd.err.log; do
+      case "$nl$big$nl" in *"/$f$nl"*) sg_rotate_file "$sg_log_dir/$f" ;; esac
+    done
+  fi
+  exec 7>&-
+}
+
+# sg_alive DIR: the run owning DIR may still be going: its manifest says running and
+# (when it ran on this host) its pid is alive. A manifest that is missing or incomplete
+# (made ahead, just made, being written, or cut short by a full disk) is judged by the
+# pid its name holds (<time>-<pid>[-n]).
+sg_alive() {
+  local text='' pid host nl='
+'
+  if [ -e "$1/manifest.json" ]; then
+    # The whole file in one read (quietly: another run may be removing it right now).
+    IFS= read -r -d '' text 2>/dev/null <"$1/manifest.json"
+  fi
+  case $text in
+    *'"outcome": "running",'*'"smoke": '*'}'*)
+      pid=${text#*'"pid": '}
+      pid=${pid%%,*}
+      host=${text#*'"host": '}
+      host=${host%%,"$nl"*}
+      [ "$host" = "$sg_host_j" ] || return 0 ;;
+    *'"outcome": "'[a-z]*'",'*'"smoke": '*'}'*) return 1 ;;
+    *)
+      pid=${1##*/}
+      pid=${pid#*Z-}
+      pid=${pid%%-*} ;;
+  esac
+  case $pid in ''|*[!0-9]*) return 0 ;; esac
+  [ "$pid" != "$$" ] || return 0
+  kill -0 "$pid" 2>/dev/null
+}
+
+# sg_prune: keep the newest keep_runs run directories (names sort by time), and remove
+# empty ones (made ahead by a run that was killed) wherever they are.
+sg_prune() {
+  local LC_ALL=C d n old k=0
+  old=()
+  set -- "$sg_runs"/*      # no trailing slash: it would sort "id/" after "id-0002/"
+  n=$(($# - sg_keep_runs))
+  for d in "$@"; do
+    [ -d "$d" ] || { n=$((n - 1)); continue; }
+    if [ "$n" -gt 0 ] || [ ! -e "$d/manifest.json" ]; then
+      sg_alive "$d" || { old[k]=$d; k=$((k + 1)); }
+    fi
+    n=$((n - 1))
+  done
+  [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"}   # one rm for all of them
+}
+
+# sg_close_claim: remove the claim directory, and any run directories made ahead and not
+# used, with one rm (-d: only if empty). A claim that still holds an item (one that could
+# not be moved) keeps its journal, and its .claim is dated 0 so that the next run moves
+# the item on at once.
+sg_close_claim() {
+  set --
+  while [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; do
+    set -- "$@" "$sg_runs/${sg_ahead[$sg_ahead_i]}"
+    sg_ahead_i=$((sg_ahead_i + 1))
+  done
+  [ "$#" -eq 0 ] || rmdir "$@" 2>/dev/null
+  if [ -z "$sg_claim_dir" ]; then
+    [ -z "$sg_claim_new" ] || rmdir "$sg_claim_new" 2>/dev/null
+    return 0
+  fi
+  set -- "$sg_claim_dir"/*
+  if [ -e "$1" ] || [ -L "$1" ]; then
+    printf '0 %s %s %s\n' "$$" "$sg_host" "${sg_claim_dir##*/}" 2>/dev/null >"$sg_claim_dir/.claim"
+  else
+    rm -fd "$sg_journal" "$sg_claim_dir/.claim" "$sg_claim_dir" 2>/dev/null
+  fi
+}
+
+# --- exit and signals ------------------------------------------------------------
+
+# On exit, whatever the path: the item and the run are settled, the claim released,
+# logs rotated and old runs pruned.
+sg_on_exit() {
+  local st=$?
+  [ "$BASH_SUBSHELL" = "$sg_shell" ] || return "$st"   # see sg_on_signal
+  trap '' INT TERM HUP
+  sg_crit=2
+  [ -z "$sg_wd_pid" ] || kill -TERM -- "-$sg_wd_pid" 2>/dev/null
+  sg_reap TERM
+  if [ -n "$sg_run_dir" ]; then
+    [ -n "$sg_status" ] || sg_status=$st
+    [ -n "$sg_signal" ] || [ "$sg_status" -eq 0 ] || sg_outcome=failed
+    sg_finish
+  fi
+  if [ -n "$sg_inbox" ]; then
+    sg_item_end "${sg_status:-$st}" || :
+    sg_flush
+    sg_release
+    sg_close_claim
+  fi
+  if [ "$sg_tidy" = 1 ]; then
+    sg_rotate
+    sg_prune
+  fi
+  # An item that could not be moved on (e.g. processed/ unwritable) is the wrapper's
+  # failure, not the command's: say so in the exit status (EX_IOERR).
+  [ "$sg_fault" = 0 ] || [ "$st" -ne 0 ] || exit 74
+}
+
+# INT, TERM, HUP: noted; inside a critical section acted on at its end (sg_crit_end).
+# Acting: pass TERM on to the command's whole process group, wait until all of it has
+# ended, then exit 128+N; the EXIT trap settles the item and the run as for any failure.
+sg_on_signal() {
+  # A signal pending when the keeper is forked can run this trap in the child before
+  # bash resets it there: only the wrapper itself acts on it.
+  [ "$BASH_SUBSHELL" = "$sg_shell" ] || return 0
+  sg_nsig=$((sg_nsig + 1))
+  if [ -z "$sg_signal" ]; then
+    sg_signal=$1 sg_signum=$2
+  fi
+  [ "$sg_crit" = 0 ] || return 0
+  sg_stop
+}
+
+sg_stop() {
+  trap '' INT TERM HUP
+  sg_crit=2
+  sg_event signal ",\"signal\":\"$sg_signal\""
+  sg_reap TERM
+  exit $((128 + sg_signum))
+}
+
+sg_crit_end() {
+  sg_crit=0
+  [ -z "$sg_signal" ] || sg_stop
+}
+
+# --- the run -----------------------------------------------------------------------
+
+# sg_main [--cron]: one run of the job. cron calls it with --cron (its output goes to
+# cron.log), launchd with no argument, `schedgen run JOB` in the foreground.
+sg_main() {
+  local d
+  if [ "${sg_api:-}" != "$sg_runtime_api" ]; then
+    printf 'schedgen: %s: the runtime beside this job file is of another schedgen; run `schedgen apply`\n' "$sg_job" >&2
+    exit 78
+  fi
+  sg_init
+  # cron runs us with --cron: append our own output to the job's log, so the crontab
+  # line stays a bare call and a deleted log directory never breaks it.
+  if [ "${1-}" = --cron ]; then
+    [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null
+    exec >>"$sg_log_dir/cron.log" 2>&1
+  fi
+  # Start time and run ID (UTC); the ID is final once the run takes it (sg_new_id).
+  sg_now
+  sg_run_id=$sg_stamp-$$
+  sg_start_epoch=$sg_epoch
+
+  # Smoke runs write nothing until their checks pass; other runs make the log dir now.
+  if [ "$sg_smoke" = 1 ]; then
+    sg_record=0
+  elif [ ! -d "$sg_log_dir" ] && ! mkdir -p "$sg_log_dir" 2>/dev/null; then
+    sg_fail log_dir "cannot create the log directory $sg_log_dir"
+  fi
+
+  # Settings and secrets from the env file, read at run time (never copied into the job
+  # file). Its own errors are not shown: they can quote its contents.
+  if [ -n "$sg_env_file" ]; then
+    [ -r "$sg_env_file" ] || sg_fail env_file "env file $sg_env_file is missing or unreadable"
+    set +u
+    set -a
+    # shellcheck disable=SC1090  # the job's own file, known at run time only
+    if ! . "$sg_env_file" 2>/dev/null; then
+      set +a
+      set -u
+      sg_fail env_file "env file $sg_env_file failed to load (check it with: bash -n $sg_env_file)"
+    fi
+    set +a
+    set -u
+  fi
+  sg_env                  # the job's environment from jobs.toml (after the file: it wins)
+  if [ -n "$sg_working_dir" ]; then
+    cd "$sg_working_dir" 2>/dev/null || sg_fail working_dir "working directory $sg_working_dir is missing"
+  fi
+
+  # The program must be on PATH (cron and launchd give a minimal one; this one is from jobs.toml).
+  if [ -n "$sg_prog" ]; then
+    command -v "$sg_prog" >/dev/null 2>&1 || sg_fail command "command not found: $sg_prog (PATH=$PATH)"
+  fi
+  if [ -n "$sg_smoke_prog" ] && [ "$sg_smoke" = 1 ]; then
+    command -v "$sg_smoke_prog" >/dev/null 2>&1 || sg_fail command "smoke command not found: $sg_smoke_prog"
+  fi
+
+  # Smoke run: check the preconditions before touching anything.
+  if [ "$sg_smoke" = 1 ]; then
+    export SCHEDGEN_SMOKE=1
+    if [ -n "$sg_bash_command" ]; then
+      bash -n -c "$sg_bash_command" || sg_fail command "the command is not valid bash"
+    fi
+    sg_writable "$sg_log_dir" || sg_fail log_dir "log directory $sg_log_dir is not writable"
+    if [ -n "$sg_lock_name" ]; then
+      sg_writable "$sg_lock_dir" || sg_fail lock "lock directory $sg_lock_dir is not writable"
+      if [ -e "$sg_lock_dir/$sg_lock_name.lock" ]; then
+        { exec 9>>"$sg_lock_dir/$sg_lock_name.lock"; } 2>/dev/null || sg_fail lock "cannot open the lock file"
+        sg_lock 9 0 || { printf 'schedgen: %s: lock %s is busy (a run is going on)\n' "$sg_job" "$sg_lock_name" >&2; exit "$sg_busy_exit"; }
+        exec 9>&-
+      fi
+    fi
+    if [ -n "$sg_inbox" ] && [ ! -d "$sg_inbox" ]; then
+      printf 'schedgen: %s: note: inbox %s does not exist yet\n' "$sg_job" "$sg_inbox" >&2
+    fi
+    if [ "$sg_has_smoke" != 1 ]; then
+      printf 'smoke ok\n'      # no smoke command: the checks were the smoke test
+      exit 0
+    fi
+    # Then run the smoke command (with a queue, no item is claimed: {item} is empty).
+    [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null || sg_fail log_dir "cannot create $sg_log_dir"
+    sg_record=1
+  fi
+
+  # (A time-zone gate, when there is one, goes here: before the lock, writing nothing.)
+  if [ -n "$sg_lock_name" ]; then
+    sg_lock_dir_ok
+    sg_take_lock
+  fi
+
+  trap sg_on_exit EXIT
+  trap 'sg_on_signal INT 2' INT
+  trap 'sg_on_signal TERM 15' TERM
+  trap 'sg_on_signal HUP 1' HUP
+  sg_tidy=1
+  sg_id_floor_set
+
+  if [ -n "$sg_inbox" ] && [ "$sg_smoke" != 1 ]; then
+    # Queue: claim files from the inbox by rename(2), so exactly one run gets each.
+    for d in "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed" "$sg_attempts"; do
+      [ -d "$d" ] || mkdir -p "$d" 2>/dev/null || sg_fail queue "cannot create the queue directory $d"
+    done
+    sg_crit=1
+    sg_recover
+    sg_crit_end
+    # Each item is a run of its own (run ID, run dir, manifest, events).
+    while :; do
+      sg_crit=1
+      sg_next_item || break
+      sg_attempt=0
+      [ ! -e "$sg_attempts/$sg_item_name" ] || read -r sg_attempt <"$sg_attempts/$sg_item_name"
+      case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac
+      sg_attempt=$((sg_attempt + 1))
+      sg_run $((sg_chunk_n - sg_ck + 1))
+      sg_count=$((sg_count + 1))
+      sg_item_name='' sg_attempt=''
+      # A failed item ends the run with its status, so one bad file cannot spin the queue.
+      [ "$sg_status" -eq 0 ] || exit "$sg_status"
+      [ "$sg_batch" -eq 0 ] || [ "$sg_count" -lt "$sg_batch" ] || break
+    done
+    sg_crit_end
+    if [ "$sg_count" -eq 0 ]; then
+      [ "$sg_fg" != 1 ] || printf 'schedgen: %s: queue empty, nothing to do\n' "$sg_job" >&2
+      sg_event empty
+    fi
+    exit 0
+  fi
+
+  sg_crit=1
+  sg_run 1
+  exit "$sg_status"
+}
+
+# Plain jobs stop reading here: bash parses a sourced file as it goes, so the queue's
+# functions below cost a job without a queue nothing (inlined, --standalone, this
+# line is a no-op and they are read anyway).
+[ -n "${sg_inbox:-}" ] || return 0 2>/dev/null
+
+# --- the queue -----------------------------------------------------------------
+
+# sg_move SRC DIR: move SRC into DIR under its own name; if that is taken, as
+# NAME.<run_id>.EXT (then -2, -3...), the stem shortened so the name stays within 255
+# bytes. Never overwrites. Sets sg_moved to the new path.
+sg_move() {
+  local LC_ALL=C name=${1##*/} stem ext dest n=1 tag
+  dest=$2/$name
+  while :; do
+    if [ ! -e "$dest" ] && [ ! -L "$dest" ]; then
+      mv -n "$1" "$dest" 2>/dev/null
+      [ -e "$1" ] || [ -L "$1" ] || { sg_moved=$dest; return 0; }
+    fi
+    [ "$n" -lt 20 ] || return 1
+    stem=$name ext=''
+    case $name in ?*.*) stem=${name%.*} ext=.${name##*.} ;; esac
+    tag=.$sg_run_id
+    [ "$n" -eq 1 ] || tag=.$sg_run_id-$n
+    [ "${#ext}" -le 32 ] || ext=''
+    [ $((${#stem} + ${#tag} + ${#ext})) -le 255 ] || stem=${stem:0:$((255 - ${#tag} - ${#ext}))}
+    dest=$2/$stem$tag$ext
+    n=$((n + 1))
+  done
+}
+
+# sg_item_back PATH NAME ATTEMPT COUNTED: return an item after a failed attempt: to the
+# inbox, or to failed/ once it has had max_attempts. Failed attempts so far are kept in
+# processing/.attempts/NAME. COUNTED=0 returns it without counting an attempt.
+sg_item_back() {
+  local af=$sg_attempts/$2
+  if [ "$4" = 1 ] && [ "$3" -ge "$sg_max_attempts" ]; then
+    sg_move "$1" "$sg_failed" || return 1
+    sg_item_to=failed
+    [ ! -e "$af" ] || rm -f "$af"
+  else
+    [ "$4" != 1 ] || printf '%s\n' "$3" 2>/dev/null >"$af"
+    sg_move "$1" "$sg_inbox" || return 1
+    sg_item_to=inbox
+    # Renamed to avoid a newer file of the same name: the count follows the item.
+    [ "${sg_moved##*/}" = "$2" ] || [ ! -e "$af" ] || mv -f "$af" "$sg_attempts/${sg_moved##*/}"
+  fi
+}
+
+# sg_item_end STATUS: the item's run ended. On success it is done (its keeper journaled
+# it): it moves to processed/ with the chunk's other done items (sg_flush), which also
+# writes its finish record. Otherwise it goes back (see above) and 0 is returned for
+# sg_finish to write the record now; 1 means the record waits for sg_flush.
+sg_item_end() {
+  [ -n "$sg_item" ] || return 0
+  local rc=0
+  local st=$1
+  if [ "$sg_started" = 1 ] && [ "$st" -ne 0 ] && [ -n "$sg_journal" ]; then
+    # Its keeper's journal is what counts: a command it saw finish fine is done.
+    sg_journal_read "$sg_journal"
+    case $sg_jdone in *"/$sg_item_name/"*) st=0 sg_status=0 sg_outcome=ok ;; esac
+  fi
+  if [ ! -e "$sg_item" ] && [ ! -L "$sg_item" ]; then
+    sg_item_to=gone      # the command moved or removed it itself
+  elif [ "$sg_started" = 1 ] && [ "$st" -eq 0 ]; then
+    sg_done[sg_nd]=$sg_item_name
+    sg_d_run[sg_nd]=$sg_run_id
+    sg_d_start[sg_nd]=$sg_started_at
+    sg_d_fin[sg_nd]=$sg_iso
+    sg_d_epoch[sg_nd]=$sg_epoch
+    sg_d_dur[sg_nd]=$((sg_epoch - sg_start_epoch))
+    sg_d_att[sg_nd]=$sg_attempt
+    sg_nd=$((sg_nd + 1))
+    rc=1
+  else
+    sg_item_back "$sg_item" "$sg_item_name" "$sg_attempt" "$sg_started" && sg_item_path=$sg_moved
+    if [ -z "$sg_item_to" ]; then
+      sg_item_to=processing
+      sg_stuck "$sg_item_name"
+    fi
+  fi
+  sg_item='' sg_started=0
+  return "$rc"
+}
+
+# sg_stuck NAME: say that an item could not be moved out of the claim directory; it stays
+# there, journaled, for a later run to move on (sg_close_claim keeps the claim).
+sg_stuck() {
+  sg_fault=1
+  printf 'schedgen: %s: could not move %s out of %s; a later run moves it on\n' "$sg_job" "$1" "$sg_claim_dir" >&2
+  sg_js "could not move $1 out of $sg_claim_dir"
+  sg_event error ",\"message\":$sg_j"
+}
+
+# sg_flush: move the chunk's done items to processed/ with one mv (-n: never over a file
+# that got there meanwhile; such an item is moved under a new name), then write their
+# manifests and finish lines (one append), saying where each item really is. An item
+# that could not be moved stays journaled as done, for a later run to move.
+sg_flush() {
+  [ -n "$sg_journal" ] || return 0
+  [ "$sg_nd" -gt 0 ] || return 0
+  local i=0 k=0 name lines='' line to stuck
+  local sg_run_id=$sg_run_id sg_started_at=$sg_started_at sg_start_epoch=$sg_start_epoch \
+    sg_iso=$sg_iso sg_epoch=$sg_epoch sg_item_name=$sg_item_name sg_item_path=$sg_item_path \
+    sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir
+  stuck=()
+  # Their failed-attempt counts go first: killed in between, a done item is still
+  # journaled (recovery moves it on), and no count outlives its item.
+  set --
+  while [ "$i" -lt "$sg_nd" ]; do
+    [ ! -e "$sg_attempts/${sg_done[$i]}" ] || set -- "$@" "$sg_attempts/${sg_done[$i]}"
+    i=$((i + 1))
+  done
+  [ "$#" -eq 0 ] || rm -f "$@"
+  i=0
+  set --
+  while [ "$i" -lt "$sg_nd" ]; do
+    set -- "$@" "$sg_claim_dir/${sg_done[$i]}"
+    i=$((i + 1))
+  done
+  mv -n -- "$@" "$sg_processed/" 2>/dev/null
+  i=0
+  while [ "$i" -lt "$sg_nd" ]; do
+    name=${sg_done[$i]}
+    sg_run_id=${sg_d_run[$i]}
+    to=processed
+    sg_item_path=$sg_processed/$name
+    if [ -e "$sg_claim_dir/$name" ] || [ -L "$sg_claim_dir/$name" ]; then
+      if sg_move "$sg_claim_dir/$name" "$sg_processed"; then
+        sg_item_path=$sg_moved
+      else
+        sg_stuck "$name"
+        stuck[k]=$name
+        k=$((k + 1))
+        to=processing
+        sg_item_path=$sg_claim_dir/$name
+      fi
+    fi
+    sg_item_name=$name sg_attempt=${sg_d_att[$i]} sg_started_at=${sg_d_start[$i]}
+    sg_iso=${sg_d_fin[$i]} sg_epoch=${sg_d_epoch[$i]} sg_start_epoch=$((sg_epoch - sg_d_dur[i]))
+    sg_run_dir=$sg_runs/$sg_run_id
+    [ ! -d "$sg_run_dir" ] || sg_manifest
+    sg_js "$name"
+    printf -v line '{"ts":"%s","event":"finish","job":%s,"run_id":"%s","pid":%s,"host":%s,"exit_code":0,"outcome":"ok","duration":%s,"item":%s,"attempt":%s,"item_to":"%s"}\n' \
+      "$sg_iso" "$sg_job_j" "$sg_run_id" "$$" "$sg_host_j" "${sg_d_dur[$i]}" "$sg_j" "$sg_attempt" "$to"
+    lines=$lines$line
+    i=$((i + 1))
+  done
+  sg_nd=0
+  [ "$sg_record" != 1 ] || printf '%s' "$lines" >>"$sg_events" 2>/dev/null
+  if [ "$k" -eq 0 ]; then
+    : 2>/dev/null >"$sg_journal"
+  else
+    printf 'd%s\0' ${stuck[@]+"${stuck[@]}"} 2>/dev/null >"$sg_journal"
+  fi
+}
+
+# sg_release: items claimed but not started (a run that stops early) go back to the
+# inbox as they were, not counted as an attempt: one mv, then one by one any whose name
+# was taken there meanwhile.
+sg_release() {
+  local f
+  set --
+  while [ "$sg_ck" -lt "$sg_chunk_n" ]; do
+    f=$sg_claim_dir/${sg_chunk[$sg_ck]}
+    sg_ck=$((sg_ck + 1))
+    [ ! -e "$f" ] && [ ! -L "$f" ] || set -- "$@" "$f"
+  done
+  [ "$#" -gt 0 ] || return 0
+  mv -n -- "$@" "$sg_inbox/" 2>/dev/null
+  for f; do
+    [ -e "$f" ] || [ -L "$f" ] || continue
+    sg_item_back "$f" "${f##*/}" 0 0 || sg_stuck "${f##*/}"
+  done
+}
+
+# sg_journal_read FILE: the names its records mark done (sg_jdone) and started or
+# failed (sg_jstarted), as /name/ lists.
+sg_journal_read() {
+  local rec
+  sg_jdone=/ sg_jstarted=/
+  while IFS= read -r -d '' rec; do
+    case $rec in
+      d*) sg_jdone=$sg_jdone${rec#d}/ ;;
+      [sf]*) sg_jstarted=$sg_jstarted${rec#?}/ ;;
+    esac
+  done 2>/dev/null <"$1"
+}
+
+# sg_recover: move on the items of dead workers. A live worker holds its claim's .claim
+# lock for as long as any process of its run lives (its command's included), so a claim
+# whose lock we can take has no process left. Only claims older than stale_after are looked at, and those whose time
+# is unknown or ahead of our clock (made while the clock ran ahead). Its .journal says
+# what became of each item: done ones go to processed/, one that had started goes back to
+# the inbox as a failed attempt, the ones not started go back as they were.
+sg_recover() {
+  local d f name c_epoch moved state age legacy
+  for d in "$sg_processing"/*/; do
+    d=${d%/}
+    [ -d "$d" ] || continue
+    c_epoch=''
+    [ ! -f "$d/.claim" ] || { read -r c_epoch _ <"$d/.claim"; } 2>/dev/null
+    case $c_epoch in
+      ''|*[!0-9]*) ;;
+      *) age=$((sg_epoch - c_epoch))
+         [ "$age" -lt 0 ] || [ "$age" -ge "$sg_stale_after" ] || continue ;;
+    esac
+    if [ -f "$d/.claim" ]; then
+      { exec 6<"$d/.claim"; } 2>/dev/null || continue
+      if ! sg_lock 6 0 2>/dev/null; then
+        exec 6<&-
+        continue
+      fi
+    else
+      # No .claim: its run died making it, or is making it right now. Items only ever
+      # arrive after .claim is locked, so the most it can hold is nothing: remove it if
+      # empty (the maker then starts again), never move anything out of it.
+      [ "$d" = "$sg_claim_new" ] || rmdir "$d" 2>/dev/null
+      continue
+    fi
+    sg_jdone=/ sg_jstarted=/ legacy=0
+    if [ -f "$d/.journal" ]; then
+      sg_journal_read "$d/.journal"
+    elif [ -f "$d/.claim" ]; then
+      legacy=1           # a claim of a wrapper before journals: one item, and it had started
+    fi
+    for f in "$d"/*; do
+      [ -e "$f" ] || [ -L "$f" ] || continue
+      name=${f##*/}
+      sg_item_to=''
+      sg_attempt=0
+      [ ! -e "$sg_attempts/$name" ] || read -r sg_attempt <"$sg_attempts/$name"
+      case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac
+      case $sg_jdone in
+        *"/$name/"*) state='done' ;;
+        *) case $sg_jstarted in
+             *"/$name/"*) state=started ;;
+             *) state=claimed ;;
+           esac ;;
+      esac
+      [ "$legacy" = 0 ] || state=started
+      if [ "$state" = 'done' ]; then
+        sg_attempt=$((sg_attempt + 1))
+        if sg_move "$f" "$sg_processed"; then
+          sg_item_to=processed
+          [ ! -e "$sg_attempts/$name" ] || rm -f "$sg_attempts/$name"
+        fi
+      elif [ "$state" = started ]; then
+        sg_attempt=$((sg_attempt + 1))
+        sg_item_back "$f" "$name" "$sg_attempt" 1
+      else
+        sg_item_back "$f" "$name" "$sg_attempt" 0
+      fi
+      if [ -n "$sg_item_to" ]; then
+        sg_js "$name"
+        moved=$sg_j
+        sg_js "${d##*/}"
+        sg_event recover ",\"item\":$moved,\"claim\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\",\"state\":\"$state\""
+      fi
+    done
+    # Only an emptied claim goes; one with an item that could not be moved stays as it was.
+    set -- "$d"/*
+    if [ ! -e "$1" ] && [ ! -L "$1" ]; then
+      rm -f "$d/.journal" "$d/.claim" 2>/dev/null
+      rmdir "$d" 2>/dev/null
+    fi
+    exec 6<&-
+  done
+  sg_item_to='' sg_attempt=''
+}
+
+# sg_open_claim: this run's claim directory processing/<id>/ (mkdir: never shared; <id> is
+# the ID of the run's first run), with an empty .journal, and .claim ("epoch pid host id")
+# locked on fd 8 for as long as the run lives. A claim made away by a recovering run
+# while it had no .claim yet is made again under a new ID.
+sg_open_claim() {
+  local n=0
+  sg_now
+  while :; do
+    n=$((n + 1))
+    [ "$n" -le 20 ] || sg_fail queue "cannot create a claim directory in $sg_processing"
+    sg_new_id
+    sg_claim_new=$sg_processing/$sg_run_id   # noted first: sg_close_claim removes it if empty
+    mkdir "$sg_claim_new" 2>/dev/null || {
+      [ -e "$sg_claim_new" ] || sg_fail queue "cannot create a claim directory in $sg_processing"
+      sg_claim_new=''
+      continue
+    }
+    # .claim locked before anything else: a claim without one, or with one unlocked, is
+    # taken for dead by recovering runs (harmless while it is empty: we start again).
+    { exec 8>"$sg_claim_new/.claim"; } 2>/dev/null || continue
+    sg_lock 8 0 2>/dev/null || continue
+    [ "$sg_claim_new/.claim" -ef /dev/fd/8 ] || continue
+    { : >"$sg_claim_new/.journal"; } 2>/dev/null || sg_fail queue "cannot write in $sg_claim_new"
+    break
+  done
+  printf '%s %s %s %s\n' "$sg_epoch" "$$" "$sg_host" "$sg_run_id" >&8
+  sg_claim_dir=$sg_claim_new
+  sg_journal=$sg_claim_dir/.journal
+  sg_id_free=$sg_run_id
+}
+
+# sg_claim_chunk: claim the next few inbox files (byte order of names) with one mv into
+# the claim dir. Each rename is atomic on its own: a file another run got first is just
+# not there to move (mv's complaint is discarded), and the names that arrived are ours.
+# Chunks are at most sg_chunk_max items, and a quarter of the names left, so that
+# workers share a short queue; at most what is left of the batch. The inbox is listed
+# once; again only with batch = 0, while the last pass claimed something. Run inside a
+# critical section: a signal waits until the chunk is noted.
+sg_claim_chunk() {
+  local LC_ALL=C IFS= f max i k
+  sg_chunk=() sg_ck=0 sg_chunk_n=0
+  while :; do
+    max=$(((sg_nc - sg_ci + 3) / 4))
+    [ "$max" -le "$sg_chunk_max" ] || max=$sg_chunk_max
+    if [ "$sg_batch" -gt 0 ] && [ "$max" -gt $((sg_batch - sg_count)) ]; then
+      max=$((sg_batch - sg_count))
+    fi
+    set --
+    while [ "$sg_ci" -lt "$sg_nc" ] && [ "$#" -lt "$max" ]; do
+      f=${sg_cands[$sg_ci]}
+      sg_ci=$((sg_ci + 1))
+      [ -f "$f" ] || continue
+      if [ -z "$sg_claim_dir" ]; then
+        sg_open_claim
+      elif [ -e "$sg_claim_dir/${f##*/}" ] || [ -L "$sg_claim_dir/${f##*/}" ]; then
+        continue           # an item of that name is stuck here: leave this one be
+      fi
+      set -- "$@" "$f"
+    done
+    if [ "$#" -gt 0 ]; then
+      # Noted first: if the run stops during the mv, sg_release returns what came.
+      for f; do
+        sg_chunk[sg_chunk_n]=${f##*/}
+        sg_chunk_n=$((sg_chunk_n + 1))
+      done
+      mv -n -- "$@" "$sg_claim_dir/" 2>/dev/null
+      i=0 k=0
+      while [ "$i" -lt "$sg_chunk_n" ]; do
+        f=${sg_chunk[$i]}
+        if [ -e "$sg_claim_dir/$f" ] || [ -L "$sg_claim_dir/$f" ]; then
+          sg_chunk[k]=$f
+          k=$((k + 1))
+        fi
+        i=$((i + 1))
+      done
+      sg_chunk_n=$k
+      [ "$k" -eq 0 ] || break
+      continue             # all taken by others: the next names
+    fi
+    if [ "$sg_batch" -ne 0 ]; then
+      [ "$sg_nc" -eq 0 ] || return 1
+    else
+      [ "$sg_pass_claimed" = 1 ] || return 1
+      sg_pass_claimed=0
+    fi
+    # shellcheck disable=SC2206  # the pattern is a glob, expanded here on purpose (IFS is empty)
+    sg_cands=( "$sg_inbox"/$sg_pattern )
+    sg_ci=0
+    sg_nc=${#sg_cands[@]}
+  done
+  sg_pass_claimed=1
+}
+
+# sg_next_item: the next claimed item (sg_item, sg_item_name); when the chunk is used up,
+# its done items are moved on and the next chunk is claimed. Done items are also moved
+# on before a new item when the last one took a second or more, so that slow items'
+# records are not held back behind the next one.
+sg_next_item() {
+  while :; do
+    if [ "$sg_ck" -ge "$sg_chunk_n" ]; then
+      sg_flush
+      sg_claim_chunk || return 1
+    elif [ "$sg_nd" -gt 0 ]; then
+      sg_now
+      if [ "$sg_epoch" != "${sg_d_epoch[0]}" ] || [ "${sg_d_dur[$((sg_nd - 1))]}" -gt 0 ]; then
+        sg_flush
+      fi
+    fi
+    sg_started=0 sg_item_name=${sg_chunk[$sg_ck]}
+    sg_ck=$((sg_ck + 1))
+    sg_item=$sg_claim_dir/$sg_item_name
+    [ ! -e "$sg_item" ] && [ ! -L "$sg_item" ] || return 0
+    sg_item='' sg_item_name=''   # an earlier item's command took it away
+  done
+}

@@ -1,0 +1,205 @@
+"""The runtime's functions, sourced straight from templates/runtime.bash and driven one
+by one: run IDs, the claim, the journal, recovery, pruning, the lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import textwrap
+from pathlib import Path
+
+from schedgen.render import runtime_text
+from tests.wrapper_kit import BASH
+
+SETTINGS = """
+set -u
+sg_api=1 sg_job=job sg_log_dir=$T/logs/job sg_lock_dir=$T/locks sg_lock_name=job
+sg_lock_wait=0 sg_busy_exit=75 sg_timeout=0 sg_env_file='' sg_working_dir='' sg_prog=''
+sg_smoke_prog='' sg_has_smoke=0 sg_bash_command='' sg_max_size=1000000 sg_keep=2
+sg_keep_runs=3 sg_rotate_every=1 sg_inbox=$T/q/inbox sg_processing=$T/q/processing
+sg_processed=$T/q/processed sg_failed=$T/q/failed sg_pattern='*.json' sg_batch=0
+sg_stale_after=1 sg_max_attempts=3
+sg_env() { :; }
+sg_command() { ${sg_exec-} true; }
+sg_smoke_command() { :; }
+"""
+
+
+def bash_with_runtime(tmp_path: Path, snippet: str) -> str:
+    """A bash script: the settings of a queue job under tmp_path, the runtime sourced,
+    sg_init done, then snippet. $T is tmp_path."""
+    runtime = tmp_path / "runtime.bash"
+    runtime.write_text(runtime_text())
+    for d in ("logs/job", "q/inbox", "q/processing/.attempts", "q/processed", "q/failed"):
+        (tmp_path / d).mkdir(parents=True, exist_ok=True)
+    return (f"T={tmp_path}\nexport T\n{SETTINGS}\n. {runtime}\nsg_init\n"
+            + textwrap.dedent(snippet))
+
+
+def sh(tmp_path: Path, snippet: str, **env: str) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run([BASH, "-c", bash_with_runtime(tmp_path, snippet)], capture_output=True,
+                       text=True, timeout=60, env={**os.environ, **env})
+    assert "unbound variable" not in r.stderr, r.stderr
+    return r
+
+
+def _files(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir() if not p.name.startswith(".")) if d.exists() else []
+
+
+# -- run IDs -----------------------------------------------------------------------------
+
+def test_run_ids_are_unique_within_a_second_and_sort_as_strings(tmp_path: Path) -> None:
+    r = sh(tmp_path, """
+        sg_now
+        for i in 1 2 3 4 5 6 7 8 9 10 11; do sg_new_id; echo "$sg_run_id"; done
+    """)
+    ids = r.stdout.split()
+    assert len(set(ids)) == 11 and ids == sorted(ids)
+    assert ids[1].endswith("-0002") and ids[10].endswith("-0011")
+
+
+def test_a_run_id_skips_names_that_are_taken(tmp_path: Path) -> None:
+    r = sh(tmp_path, """
+        sg_now
+        mkdir -p "$sg_runs/$sg_stamp-$$" "$sg_processing/$sg_stamp-$$-0002"
+        sg_new_id; echo "$sg_run_id"
+    """)
+    assert r.stdout.strip().endswith("-0003")
+
+
+def test_run_ids_never_sort_before_the_newest_run_dir(tmp_path: Path) -> None:
+    (tmp_path / "logs/job/runs/20990101T235959Z-5").mkdir(parents=True)
+    r = sh(tmp_path, 'sg_now; sg_id_floor_set; sg_new_id; echo "$sg_run_id $sg_stamp"')
+    run_id, stamp = r.stdout.split()
+    assert run_id.startswith("20990102T000000Z-") and not stamp.startswith("2099")
+
+
+# -- the claim and the journal ----------------------------------------------------------------
+
+def test_a_claim_takes_a_chunk_with_one_mv_and_notes_it(tmp_path: Path) -> None:
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    for n in ("b.json", "a.json", "c.txt", "d.json"):
+        (tmp_path / "q/inbox" / n).write_text("{}")
+    r = sh(tmp_path, """
+        sg_claim_chunk
+        echo "$sg_chunk_n ${sg_chunk[*]}"
+        cat "$sg_claim_dir/.claim"
+        ls -A "$sg_claim_dir"
+    """)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "1 a.json"  # a quarter of the 3 candidates, in byte order
+    epoch, pid, _host, claim_id = lines[1].split()
+    assert int(epoch) > 0 and claim_id.endswith(pid) or f"-{pid}-" in claim_id
+    assert sorted(lines[2:]) == [".claim", ".journal", "a.json"]
+    assert _files(tmp_path / "q/inbox") == ["b.json", "c.txt", "d.json"]
+
+
+def test_the_journal_reads_done_started_and_failed(tmp_path: Path) -> None:
+    j = tmp_path / "j"
+    j.write_bytes(b"sa.json\0da.json\0sb b.json\0fb b.json\0sc.json\0")
+    r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted"')
+    assert r.stdout.strip() == "/a.json/|/a.json/b b.json/b b.json/c.json/"
+
+
+def test_recover_follows_the_journal_and_leaves_live_claims_alone(tmp_path: Path) -> None:
+    q = tmp_path / "q"
+    dead = q / "processing" / "20000101T000000Z-1"
+    dead.mkdir(parents=True)
+    (dead / ".claim").write_text("946684800 1 h 20000101T000000Z-1\n")
+    (dead / ".journal").write_bytes(b"sa.json\0da.json\0sb.json\0")
+    for n in ("a.json", "b.json", "c.json"):
+        (dead / n).write_text("{}")
+    live = q / "processing" / "20000101T000000Z-2"
+    live.mkdir()
+    (live / ".claim").write_text("946684800 2 h 20000101T000000Z-2\n")
+    (live / "x.json").write_text("{}")
+    holder = subprocess.Popen(["flock", str(live / ".claim"), "sleep", "30"],
+                              start_new_session=True)
+    try:
+        import time
+        deadline = time.monotonic() + 10
+        while subprocess.run(["flock", "-n", str(live / ".claim"), "true"]).returncode == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        r = sh(tmp_path, "sg_now; sg_recover")
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait()
+    assert _files(q / "processed") == ["a.json"]
+    assert _files(q / "inbox") == ["b.json", "c.json"]
+    assert (q / "processing/.attempts/b.json").read_text().strip() == "1"
+    assert not (q / "processing/.attempts/c.json").exists()  # claimed, never started
+    assert not dead.exists() and _files(live) == ["x.json"]
+    events = [json.loads(x) for x in (tmp_path / "logs/job/events.jsonl").read_text().splitlines()]
+    assert {e["item"]: e["state"] for e in events} == {
+        "a.json": "done", "b.json": "started", "c.json": "claimed"}
+    assert r.returncode == 0
+
+
+def test_release_returns_the_items_not_started_uncounted(tmp_path: Path) -> None:
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    for n in ("a.json", "b.json", "c.json", "d.json", "e.json"):
+        (tmp_path / "q/inbox" / n).write_text("{}")
+    r = sh(tmp_path, """
+        sg_cands=( "$sg_inbox"/*.json ); sg_nc=${#sg_cands[@]}; sg_ci=0
+        sg_claim_chunk
+        sg_ck=1
+        sg_release
+        sg_close_claim
+        echo "$sg_chunk_n"
+    """)
+    assert r.stdout.strip() == "2"
+    assert _files(tmp_path / "q/inbox") == ["b.json", "c.json", "d.json", "e.json"]
+    # a.json counted as started by the caller; here it stays in the claim (not ours to move)
+    assert _files(tmp_path / "q/processing") != []
+
+
+# -- pruning -----------------------------------------------------------------------------
+
+def _dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_prune_keeps_the_newest_and_the_living(tmp_path: Path) -> None:
+    runs = tmp_path / "logs/job/runs"
+    done = '{\n  "outcome": "ok",\n  "smoke": false\n}\n'
+    live = f'{{\n  "host": "h",\n  "pid": {os.getpid()},\n  "outcome": "running",\n  "smoke": false\n}}\n'
+    names = {"20000101T000000Z-1": done, "20000101T000001Z-2": live, "20000101T000002Z-3": done,
+             "20000101T000003Z-4": done, "20000101T000004Z-5": done, f"20000101T000005Z-{_dead_pid()}": None}
+    for name, text in names.items():
+        (runs / name).mkdir(parents=True)
+        if text is not None:
+            (runs / name / "manifest.json").write_text(text)
+    r = sh(tmp_path, "sg_prune", HOSTNAME="h")
+    assert r.returncode == 0
+    # keep_runs 3: the newest three, less an empty one of a dead pid, plus the live one.
+    assert _files(runs) == ["20000101T000001Z-2", "20000101T000003Z-4", "20000101T000004Z-5"]
+
+
+# -- the lock -------------------------------------------------------------------------------
+
+def test_the_lock_makes_a_second_name_and_refuses_a_busy_one(tmp_path: Path) -> None:
+    r = sh(tmp_path, 'sg_lock_dir_ok; sg_take_lock; ls -A "$sg_lock_dir"; '
+                     '[ "$sg_lock_file" -ef "$sg_lock_keep" ] && echo linked')
+    assert r.stdout.split() == [".job.lock.keep", "job.lock", "linked"], r.stderr
+    holder = subprocess.Popen(["flock", str(tmp_path / "locks/.job.lock.keep"), "sleep", "30"],
+                              start_new_session=True)
+    try:
+        import time
+        deadline = time.monotonic() + 10
+        while subprocess.run(["flock", "-n", str(tmp_path / "locks/job.lock"), "true"]).returncode == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        (tmp_path / "locks/job.lock").unlink()
+        r = sh(tmp_path, "sg_take_lock; echo got it")
+        assert r.returncode == 75 and "got it" not in r.stdout
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait()
+    r = sh(tmp_path, 'sg_take_lock; [ "$sg_lock_file" -ef "$sg_lock_keep" ] && echo relinked')
+    assert r.stdout.strip() == "relinked" and r.returncode == 0

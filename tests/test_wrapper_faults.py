@@ -1,0 +1,321 @@
+"""Each fault a hostile review found in the wrapper (issue 9), as a test of its own.
+
+Real processes and real signals throughout; where a moment is too short to hit from
+outside (a signal between a fork and `$!`), the runtime's own functions are driven
+directly (tests/test_runtime_units.py has more of those).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from schedgen.config import loads
+from schedgen.errors import ConfigError
+from tests.test_runtime_units import bash_with_runtime
+from tests.wrapper_kit import (
+    SYSTEM_PATH,
+    Wrapped,
+    fill_inbox,
+    make_job,
+    needs_proc,
+    queue_fields,
+    session_procs,
+    wait_for,
+    wait_until_gone,
+)
+
+
+def _files(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir() if not p.name.startswith(".")) if d.exists() else []
+
+
+def _queue_job(tmp_path: Path, script: str, path: list[str] | None = None, **queue: object) -> Wrapped:
+    return make_job(tmp_path, command=["sh", "-c", script, "sh", "{item}"], lock=False,
+                    path=path or SYSTEM_PATH, env={"T": str(tmp_path)},
+                    queue=queue_fields(tmp_path, pattern="*.json", **queue))
+
+
+# -- signals --------------------------------------------------------------------------
+
+@needs_proc
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_to_a_queue_wrapper_ends_the_commands_children_before_the_item_goes_back(
+        tmp_path: Path, sig: int) -> None:
+    # No timeout: the command (sh -c) has a child of its own that keeps the item open.
+    fill_inbox(tmp_path / "q" / "inbox", ["a.json"])
+    w = _queue_job(tmp_path, 'sleep 60 & echo $! >"$T/child"; wait')
+    p = w.popen()
+    wait_for(lambda: (tmp_path / "child").exists() and (tmp_path / "child").read_text().strip(),
+             what="the command's child")
+    child = int((tmp_path / "child").read_text())
+    os.kill(p.pid, sig)
+    p.communicate(timeout=30)
+    assert p.returncode == 128 + sig
+    # By the time the wrapper is gone, so is everything its command started...
+    assert session_procs(p.pid) == []
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+    # ... and only then is the item back in the inbox, for another run.
+    assert _files(tmp_path / "q" / "inbox") == ["a.json"]
+    [fin] = w.events("finish")
+    assert (fin["outcome"], fin["item_to"]) == ("interrupted", "inbox")
+
+
+@needs_proc
+def test_a_child_that_ignores_term_is_killed_before_the_item_goes_back(tmp_path: Path) -> None:
+    fill_inbox(tmp_path / "q" / "inbox", ["a.json"])
+    w = _queue_job(tmp_path, "sh -c 'trap \"\" TERM; touch \"$T/up\"; sleep 60' & wait")
+    p = w.popen()
+    wait_for(lambda: (tmp_path / "up").exists(), what="the stubborn child")
+    os.kill(p.pid, signal.SIGTERM)
+    p.communicate(timeout=30)
+    assert p.returncode == 143
+    assert session_procs(p.pid) == []  # KILLed after the grace, before the wrapper left
+    assert _files(tmp_path / "q" / "inbox") == ["a.json"]
+
+
+def test_a_signal_between_the_fork_and_the_pid_waits_for_the_pid(tmp_path: Path) -> None:
+    """Inside a critical section a signal is only noted; at its end the command the
+    section started (known by then) is stopped with its whole group."""
+    script = bash_with_runtime(tmp_path, '''
+        trap 'sg_on_signal TERM 15' TERM
+        sg_crit=1
+        kill -TERM $$                      # lands "between" the fork and $!
+        echo "deferred:$sg_signal"
+        set -m
+        sleep 60 &
+        sg_cmd_pid=$!
+        set +m
+        echo "$sg_cmd_pid" >"$T/pid"
+        sg_crit_end
+        echo not reached
+    ''')
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert r.stdout == "deferred:TERM\n" and r.returncode == 143, r
+    pid = int((tmp_path / "pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_a_signal_right_after_the_run_dir_is_made_leaves_a_whole_record(tmp_path: Path) -> None:
+    # The EXIT trap meets no unset variable, whatever the moment (set -u).
+    script = bash_with_runtime(tmp_path, '''
+        sg_now
+        sg_run_dir_new 1
+        sg_outcome=running
+        trap sg_on_exit EXIT
+        exit 143
+    ''')
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert "unbound variable" not in r.stderr and r.returncode == 143, r
+    [run] = (tmp_path / "logs" / "job" / "runs").iterdir()
+    m = json.loads((run / "manifest.json").read_text())
+    assert m["outcome"] == "failed" and m["exit_code"] == 143 and m["finished_at"]
+    events = [json.loads(x) for x in (tmp_path / "logs" / "job" / "events.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events] == ["finish"]
+
+
+def test_claim_dirs_a_killed_run_left_half_made_are_removed(tmp_path: Path) -> None:
+    # kill -9 during the claim: a claim dir with no .claim yet, or with one not locked.
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    (q / "processing" / "20000101T000000Z-1").mkdir(parents=True)
+    (q / "processing" / "20000101T000000Z-2").mkdir()
+    (q / "processing" / "20000101T000000Z-2" / ".claim").write_text("")
+    w = _queue_job(tmp_path, "true")
+    assert w.run().returncode == 0
+    assert _files(q / "processing") == [] and _files(q / "processed") == ["a.json"]
+
+
+# -- items that cannot be moved on -------------------------------------------------------
+
+def _failing_mv(tmp_path: Path, where: str) -> Path:
+    """A PATH dir whose mv fails for anything moved into `where` (root ignores chmod)."""
+    bindir = tmp_path / "bad-bin"
+    bindir.mkdir(exist_ok=True)
+    (bindir / "mv").write_text(f'#!/bin/sh\nfor a; do :; done\ncase $a in "{where}"*) '
+                               f'echo "mv: cannot move: Permission denied" >&2; exit 1 ;; esac\n'
+                               'exec /bin/mv "$@"\n')
+    (bindir / "mv").chmod(0o755)
+    return bindir
+
+
+def test_an_item_that_cannot_reach_processed_stays_journaled_and_a_later_run_moves_it(
+        tmp_path: Path) -> None:
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    bad = _failing_mv(tmp_path, str(q / "processed"))
+    w = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"', path=[str(bad), *SYSTEM_PATH])
+    r = w.run()
+    assert r.returncode == 74 and "could not move a.json" in r.stderr
+    # The records say where the item is, not where it should have gone.
+    [fin] = w.events("finish")
+    assert fin["item_to"] == "processing" and fin["outcome"] == "ok"
+    [m] = w.manifests()
+    [claim] = _files(q / "processing")
+    assert m["item_path"] == str(q / "processing" / claim / "a.json")
+    assert (q / "processing" / claim / ".journal").read_bytes() == b"da.json\0"
+    assert _files(q / "processed") == []
+    # The fault is fixed: the next run moves it on (as done: it is not run again).
+    good = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"')
+    assert good.run().returncode == 0
+    [rec] = good.events("recover")
+    assert (rec["item"], rec["state"], rec["item_to"]) == ("a.json", "done", "processed")
+    assert _files(q / "processed") == ["a.json"] and _files(q / "processing") == []
+    assert len((tmp_path / "ran").read_text().splitlines()) == 1
+
+
+def test_a_long_name_taken_in_processed_is_moved_under_a_shortened_name(tmp_path: Path) -> None:
+    q = tmp_path / "q"
+    name = "x" * 245 + ".json"
+    fill_inbox(q / "inbox", [name])
+    (q / "processed").mkdir(parents=True)
+    (q / "processed" / name).write_text("an older one")
+    w = _queue_job(tmp_path, "true")
+    assert w.run().returncode == 0
+    moved = [p for p in _files(q / "processed") if p != name]
+    assert len(moved) == 1 and len(moved[0].encode()) <= 255 and moved[0].endswith(".json")
+    assert (q / "processed" / name).read_text() == "an older one"
+    assert w.manifests()[0]["item_path"] == str(q / "processed" / moved[0])
+    assert _files(q / "processing") == []
+
+
+# -- a finished command is not run again ---------------------------------------------------
+
+@needs_proc
+def test_a_wrapper_killed_after_its_command_finished_does_not_run_it_again(
+        tmp_path: Path) -> None:
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    # The command waits for a gate; the wrapper alone is killed (-9) meanwhile, then the
+    # command finishes fine. Done as many times as max_attempts allows failures, and more.
+    script = 'echo "$1" >>"$T/ran"; while [ ! -e "$T/gate" ]; do sleep 0.05; done'
+    w = _queue_job(tmp_path, script, stale_after="1s", max_attempts=2)
+    p = w.popen()
+    wait_for(lambda: (tmp_path / "ran").exists(), what="the command to start")
+    os.kill(p.pid, signal.SIGKILL)
+    p.communicate()
+    (tmp_path / "gate").touch()
+    assert wait_until_gone(p.pid, timeout=20) == []
+    time.sleep(1.1)  # stale_after is 1s: the claim is looked at once it is that old
+    r = w.run()
+    assert r.returncode == 0, r.stderr
+    [rec] = w.events("recover")
+    assert (rec["state"], rec["item_to"]) == ("done", "processed")
+    assert (tmp_path / "ran").read_text().splitlines() == [str(q / "processing" / rec["claim"] / "a.json")]
+    assert _files(q / "processed") == ["a.json"] and _files(q / "failed") == []
+
+
+# -- the lock -------------------------------------------------------------------------------
+
+def _holder(tmp_path: Path) -> Wrapped:
+    return make_job(tmp_path, command='touch "$T/up"; sleep 30', env={"T": str(tmp_path)})
+
+
+@needs_proc
+def test_the_lock_holds_when_its_file_is_deleted_while_held(tmp_path: Path) -> None:
+    w = _holder(tmp_path)
+    p = w.popen()
+    try:
+        wait_for(lambda: (tmp_path / "up").exists(), what="the holder")
+        (tmp_path / "locks" / "job.lock").unlink()  # a tmp cleaner
+        r = w.run()
+        assert r.returncode == 75 and "busy" in r.stderr
+        assert len(w.events("start")) == 1
+    finally:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.communicate()
+    r = w.run(env={"T": str(tmp_path / "x")})  # once the holder is gone, the lock is free
+    assert len(w.events("start")) == 2
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o770, 0o702])
+def test_a_lock_dir_others_can_write_is_refused(tmp_path: Path, mode: int) -> None:
+    w = _holder(tmp_path)
+    (tmp_path / "locks").mkdir(mode=0o700)
+    (tmp_path / "locks").chmod(mode)
+    r = w.run()
+    assert r.returncode == 78 and "can be written by others" in r.stderr
+    assert not (tmp_path / "up").exists()
+    [e] = w.events("precondition")
+    assert e["what"] == "lock"
+
+
+def test_a_symlink_planted_as_the_lock_file_is_refused(tmp_path: Path) -> None:
+    w = _holder(tmp_path)
+    (tmp_path / "locks").mkdir(mode=0o700)
+    target = tmp_path / "elsewhere"
+    (tmp_path / "locks" / "job.lock").symlink_to(target)
+    r = w.run()
+    assert r.returncode == 78 and "symlink" in r.stderr
+    assert not target.exists() and not (tmp_path / "up").exists()
+
+
+# -- the clock --------------------------------------------------------------------------------
+
+def test_a_clock_stepped_back_never_prunes_the_run_that_just_happened(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["true"], logs={"keep_runs": 2})
+    runs = w.log_dir / "runs"
+    for name in ("20990101T000000Z-11", "20990101T000001Z-12"):  # made while the clock ran ahead
+        (runs / name).mkdir(parents=True)
+        (runs / name / "manifest.json").write_text('{\n  "outcome": "ok",\n  "smoke": false\n}\n')
+    assert w.run().returncode == 0
+    [start] = w.events("start")
+    assert (runs / start["run_id"]).is_dir()
+    assert start["run_id"].startswith("20990101T000002Z-")  # named after the newest
+    assert [d.name for d in w.run_dirs()] == ["20990101T000001Z-12", start["run_id"]]
+    assert not w.manifests()[1]["started_at"].startswith("2099")  # the clock's own time
+
+
+def test_a_claim_made_while_the_clock_ran_ahead_is_recovered(tmp_path: Path) -> None:
+    q = tmp_path / "q"
+    claim = q / "processing" / "20990101T000000Z-1"
+    claim.mkdir(parents=True)
+    (claim / ".claim").write_text("4070908800 1 somehost 20990101T000000Z-1\n")
+    (claim / ".journal").write_bytes(b"sa.json\0")
+    (claim / "a.json").write_text("{}")
+    w = _queue_job(tmp_path, "true", stale_after="1h")
+    assert w.run().returncode == 0
+    [rec] = w.events("recover")
+    assert (rec["item"], rec["state"], rec["attempt"]) == ("a.json", "started", 1)
+    assert _files(q / "processed") == ["a.json"] and _files(q / "processing") == []
+
+
+# -- the environment --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ['TOKEN="hunter2-tail\nOTHER=1\n', "TOKEN=hunter2 secret-tail\n"])
+def test_an_env_file_that_fails_to_source_is_exit_78_and_quotes_nothing(
+        tmp_path: Path, text: str) -> None:
+    env = tmp_path / "secret.env"
+    env.write_text(text)
+    w = make_job(tmp_path, command='touch "$T/ran"', env={"T": str(tmp_path)}, env_file=str(env))
+    r = w.run("--cron")
+    assert r.returncode == 78
+    assert not (tmp_path / "ran").exists()
+    log = (w.log_dir / "cron.log").read_text()
+    assert "failed to load" in log and "tail" not in log and "hunter2" not in log
+    [e] = w.events("precondition")
+    assert e["what"] == "env_file"
+
+
+@pytest.mark.parametrize("key", ["sg_lock_dir", "sg_events", "sg_job", "IFS", "SECONDS"])
+def test_runtime_names_are_refused_as_env_keys(tmp_path: Path, key: str) -> None:
+    text = f'[jobs.x]\ncommand = ["true"]\nschedule = "@daily"\nenv = {{ {key} = "/tmp/evil" }}\n'
+    with pytest.raises(ConfigError) as exc:
+        loads(text, tmp_path / "jobs.toml")
+    [problem] = exc.value.problems
+    assert problem.where == "jobs.x.env" and key in problem.message
+    assert "runtime" in problem.message
+
+
+def test_a_job_name_is_written_into_events_as_json(tmp_path: Path) -> None:
+    w = make_job(tmp_path, "odd_name-1", command=["true"])
+    assert w.run().returncode == 0
+    assert {e["job"] for e in w.events()} == {"odd_name-1"}
