@@ -100,7 +100,7 @@ def installed(sd: FakeSystemctl, tmp_path: Path) -> None:
 def test_reapply_changes_nothing(sd: FakeSystemctl, tmp_path: Path) -> None:
     installed(sd, tmp_path)
     r = run(tmp_path, "apply")
-    assert r.returncode == 0 and "0 added, 0 changed, 0 removed, 6 unchanged" in r.stdout
+    assert r.returncode == 0 and "0 added, 0 changed, 0 removed, 7 unchanged" in r.stdout
     assert sd.mutating_calls() == []
     assert run(tmp_path, "diff").returncode == 0
 
@@ -110,7 +110,7 @@ def test_schedule_change_is_loaded_by_daemon_reload(sd: FakeSystemctl, tmp_path:
     installed(sd, tmp_path)
     write_config(tmp_path / "jobs.toml", JOBS.replace("30 6 1 * 1-5", "45 7 * * 1-5"))
     d = run(tmp_path, "diff")
-    assert d.returncode == 1 and "0 to add, 1 to change, 0 to remove, 5 unchanged" in d.stdout
+    assert d.returncode == 1 and "0 to add, 1 to change, 0 to remove, 6 unchanged" in d.stdout
     assert "\n-OnCalendar=*-*-01 06:30:00\n-OnCalendar=Mon..Fri *-*-* 06:30:00\n" in d.stdout
     assert "\n+OnCalendar=Mon..Fri *-*-* 07:45:00\n" in d.stdout
     r = run(tmp_path, "apply")
@@ -303,7 +303,7 @@ def test_uninstall_without_a_user_manager_is_exit_3_and_removes_nothing(
     r = run(tmp_path, "uninstall")
     assert r.returncode == 3 and "Failed to connect to bus" in r.stderr
     assert sorted(p.name for p in unit_dir(home).glob("local.test.*")) == sorted(UNITS)
-    assert len(state.load("sd").entries) == 6
+    assert len(state.load("sd").entries) == 7  # the runtime, two job files, four units
 
 
 def test_diff_on_a_host_without_systemctl_shows_the_files(
@@ -313,7 +313,7 @@ def test_diff_on_a_host_without_systemctl_shows_the_files(
     monkeypatch.setattr("schedgen.targets.systemctl.available", lambda: False)
     cfg = write_config(tmp_path / "jobs.toml", JOBS)
     plan = apply.diff(cfg)
-    assert plan.count("create") == 6 and not plan.in_sync
+    assert plan.count("create") == 7 and not plan.in_sync
     assert any("systemctl not found" in w for w in plan.warnings)
     assert all(c.loaded is None for c in plan.changes if c.target == "systemd")
 

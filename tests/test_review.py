@@ -55,7 +55,7 @@ def test_schedule_change_leads_with_both_schedules_in_words(cfg: Path, tmp_path:
                     "    schedule: '15 6 * * *' (At 06:15 every day) -> '30 7 * * 1-5' "
                     "(At 07:30 on Monday through Friday)\n\n")
     assert "-15 6 * * * " in files and "+30 7 * * 1-5 " in files
-    assert files.endswith("changes pending: 0 to add, 1 to change, 0 to remove, 2 unchanged\n")
+    assert files.endswith("changes pending: 0 to add, 1 to change, 0 to remove, 3 unchanged\n")
 
 
 def test_new_job_is_described_before_its_wrapper(cfg: Path, tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_env_values_never_appear_in_text_json_or_stat(cfg: Path, tmp_path: Path)
     # neither the installed (old) value nor the new one, anywhere
     assert OLD_SECRET not in r.stdout and SECRET not in r.stdout
     assert "    env: + EXTRA; ~ API_TOKEN (value changed); ~ MODE (value changed)\n" in r.stdout
-    assert "-export API_TOKEN=<masked>\n" in r.stdout and "+export API_TOKEN=<masked>\n" in r.stdout
+    assert "-  export API_TOKEN=<masked>\n" in r.stdout and "+  export API_TOKEN=<masked>\n" in r.stdout
     data = json.loads(schedgen("diff", "-c", str(cfg), "--json").stdout)
     text = json.dumps(data)
     assert OLD_SECRET not in text and SECRET not in text
@@ -121,7 +121,7 @@ def test_in_sync_prints_only_the_summary_line(cfg: Path) -> None:
     ap.apply(cfg, say=lambda _: None)
     r = schedgen("diff", "-c", str(cfg))
     assert r.returncode == 0
-    assert r.stdout == "namespace default: in sync: 0 to add, 0 to change, 0 to remove, 3 unchanged\n"
+    assert r.stdout == "namespace default: in sync: 0 to add, 0 to change, 0 to remove, 4 unchanged\n"
 
 
 def test_removed_and_disabled_jobs_are_named(cfg: Path) -> None:
@@ -171,9 +171,9 @@ def test_record_is_written_once_per_apply(cfg: Path, monkeypatch: pytest.MonkeyP
     real = state.save
     monkeypatch.setattr(state, "save", lambda r: (saves.append(len(r.entries)), real(r)))
     ap.apply(cfg, say=lambda _: None)
-    assert saves == [3]  # two wrappers and the crontab block, in one write
+    assert saves == [4]  # the runtime, two job files and the crontab block, in one write
     ap.apply(cfg, say=lambda _: None)
-    assert saves == [3]  # nothing changed: not rewritten
+    assert saves == [4]  # nothing changed: not rewritten
 
 
 def test_status_and_diff_without_launchctl_or_crontab_report_unknown(tmp_path: Path) -> None:

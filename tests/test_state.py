@@ -129,7 +129,7 @@ def test_applies_with_different_state_dirs_take_turns(tmp_path: Path) -> None:
         assert first.startswith("waiting for another schedgen apply to finish"), first
         assert fake.writes() == []  # it waits before touching anything
     out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0 and "done: namespace default: 2 added" in out
+    assert proc.returncode == 0 and "done: namespace default: 3 added" in out
     assert not (tmp_path / "home" / ".local/state/schedgen/installed").exists()
     assert (tmp_path / "other-state/schedgen/installed/default.json").exists()
 

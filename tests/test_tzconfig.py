@@ -111,9 +111,9 @@ def test_the_gate_runs_before_anything_that_writes(tmp_path: Path,
     config = _config(tmp_path, "America/New_York")
     text = wrapper(config.jobs[0], config)
     gate_end = text.index("\nesac\n", text.index("\nsg_tz_gate\n"))
-    # cron's log redirection and every helper (lock, run dir, events) come after it.
-    assert text.index('if [ "${1-}" = --cron ]') > gate_end
-    assert text.index("# --- helpers") > gate_end
+    # The runtime (cron's log redirection, lock, run dir, events) is read after it.
+    assert text.index("# The runtime lives beside this file") > gate_end
+    assert text.index('sg_main "$@"') > gate_end
 
 
 def test_jobs_without_a_zone_render_as_before(tmp_path: Path) -> None:
