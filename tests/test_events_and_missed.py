@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from schedgen.commands.history import JobHistory, history_text, rows
 from schedgen.config.load import loads
 from schedgen.machine.ownership import Record
 from schedgen.machine.record_format import Installed as Entry
@@ -144,3 +145,13 @@ def test_one_wrapper_draining_a_queue_answers_one_firing(tmp_path: Path) -> None
                                               installed_at="2026-01-05T09:59:30Z")})
     m = missed(job, record, T0 + timedelta(minutes=10))
     assert m is not None and [f.at.minute for f in m.missed] == [1, 2, 3, 4, 5]
+
+
+def test_history_shows_a_zoned_jobs_runs_in_its_own_zone(tmp_path: Path) -> None:
+    lines = [line("start", T0, "a"), line("finish", T0 + timedelta(seconds=5), "a",
+                                          exit_code=0, outcome="ok", duration=5)]
+    job, _ = job_with_events(tmp_path, lines)
+    zoned = job._replace(timezone="Asia/Kathmandu")  # +05:45: 10:00 UTC is 15:45 there
+    h = JobHistory(zoned, tuple(history.runs(zoned)), None, False)
+    assert rows(h)[0][1][1] == "2026-01-05 15:45:00"
+    assert "times in Asia/Kathmandu" in history_text([h])

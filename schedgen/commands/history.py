@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any, NamedTuple
+from zoneinfo import ZoneInfo
 
 from schedgen.config import load as cfg
 from schedgen.config.model import Config, Job
@@ -63,11 +64,17 @@ def job_history(config_path: Path, names: list[str] | None, n: int | None, since
     return out
 
 
-def _local(t: datetime) -> str:
-    return t.astimezone(local_zone()).strftime("%Y-%m-%d %H:%M:%S")
+def _zone(job: Job) -> tzinfo:
+    """Times are shown in the job's own zone when it has one (its schedule's), else the host's."""
+    return ZoneInfo(job.timezone) if job.timezone else local_zone()
 
 
 def rows(h: JobHistory) -> list[tuple[datetime, list[str]]]:
+    zone = _zone(h.job)
+
+    def _local(t: datetime) -> str:
+        return t.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+
     out = [(r.started, [r.run_id, _local(r.started),
                         "-" if r.duration is None else f"{r.duration}s",
                         r.outcome + (" (smoke)" if r.smoke else ""),
@@ -88,7 +95,8 @@ def history_text(hs: list[JobHistory]) -> str:
     lines: list[str] = []
     head = ["RUN ID", "START", "DURATION", "OUTCOME", "EXIT", "ITEM"]
     for h in hs:
-        lines.append(f"{h.job.name}  ({' | '.join(h.job.schedule_text)})")
+        zoned = f", times in {h.job.timezone}" if h.job.timezone else ""
+        lines.append(f"{h.job.name}  ({' | '.join(h.job.schedule_text)}{zoned})")
         table = [r for _, r in rows(h)]
         if not table:
             lines += ["  no runs recorded", ""]
