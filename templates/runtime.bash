@@ -357,7 +357,7 @@ sg_run_dir_new() {
   sg_run_dir=$sg_runs/$sg_run_id
 }
 
-# sg_manifest: (re)write the run's manifest.json (one write).
+# sg_manifest: (re)write the run's manifest.json (one line, one write).
 sg_manifest() {
   local item=null path=null attempt=null fin=null dur=null code=null
   if [ -n "$sg_item_name" ]; then
@@ -370,7 +370,8 @@ sg_manifest() {
     dur=$((sg_epoch - sg_start_epoch))
     code=${sg_status:-null}
   fi
-  printf '{\n  "format": 1,\n  "job": %s,\n  "run_id": "%s",\n  "host": %s,\n  "pid": %s,\n  "started_at": "%s",\n  "finished_at": %s,\n  "duration": %s,\n  "exit_code": %s,\n  "outcome": "%s",\n  "item": %s,\n  "attempt": %s,\n  "item_path": %s,\n  "smoke": %s\n}\n' \
+  # One line: bash writes its output a line at a time, so this is one write(2).
+  printf '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}\n' \
     "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
     "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" \
     2>/dev/null >"$sg_run_dir/manifest.json"
@@ -460,13 +461,13 @@ sg_reap() {
     break
   done
   [ -n "$sg_status" ] || sg_status=$st
-  while kill -0 -- "-$sg_cmd_pid" 2>/dev/null; do
+  while kill -0 -- "-$sg_cmd_pid"; do
     # What the command left behind must not work on the item once it moves on.
-    [ "$n" -ne 0 ] || kill -TERM -- "-$sg_cmd_pid" 2>/dev/null
-    [ "$n" -ne 50 ] || kill -KILL -- "-$sg_cmd_pid" 2>/dev/null
+    [ "$n" -ne 0 ] || kill -TERM -- "-$sg_cmd_pid"
+    [ "$n" -ne 50 ] || kill -KILL -- "-$sg_cmd_pid"
     sleep 0.1
     n=$((n + 1))
-  done
+  done 2>/dev/null
   sg_cmd_pid=''
   sg_crit=$crit
 }
@@ -625,8 +626,7 @@ sg_rotate() {
 # (made ahead, just made, being written, or cut short by a full disk) is judged by the
 # pid its name holds (<time>-<pid>[-n]).
 sg_alive() {
-  local text='' pid host nl='
-'
+  local text='' pid host
   if [ -e "$1/manifest.json" ]; then
     # The whole file in one read (quietly: another run may be removing it right now).
     IFS= read -r -d '' text 2>/dev/null <"$1/manifest.json"
@@ -636,7 +636,7 @@ sg_alive() {
       pid=${text#*'"pid": '}
       pid=${pid%%,*}
       host=${text#*'"host": '}
-      host=${host%%,"$nl"*}
+      host=${host%%', "pid": '*}
       [ "$host" = "$sg_host_j" ] || return 0 ;;
     *'"outcome": "'[a-z]*'",'*'"smoke": '*'}'*) return 1 ;;
     *)

@@ -168,7 +168,7 @@ def _dead_pid() -> int:
 def test_prune_keeps_the_newest_and_the_living(tmp_path: Path) -> None:
     runs = tmp_path / "logs/job/runs"
     done = '{\n  "outcome": "ok",\n  "smoke": false\n}\n'
-    live = f'{{\n  "host": "h",\n  "pid": {os.getpid()},\n  "outcome": "running",\n  "smoke": false\n}}\n'
+    live = f'{{"host": "h", "pid": {os.getpid()}, "outcome": "running", "smoke": false}}\n'
     names = {"20000101T000000Z-1": done, "20000101T000001Z-2": live, "20000101T000002Z-3": done,
              "20000101T000003Z-4": done, "20000101T000004Z-5": done, f"20000101T000005Z-{_dead_pid()}": None}
     for name, text in names.items():

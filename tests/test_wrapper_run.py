@@ -106,7 +106,11 @@ def test_item_placeholder_is_the_claimed_file_in_processing(tmp_path: Path) -> N
     [run_dir] = w.run_dirs()
     arg, env_item = (run_dir / "stdout.log").read_text().splitlines()[0].split("|")
     assert arg == env_item
-    assert arg == str(tmp_path / "q" / "processing" / run_dir.name / "my file's.json")
+    # processing/<claim id>/: the claim is named like the run's first ID (the same, unless
+    # a second passed between the claim and the run).
+    claim = Path(arg).parent
+    assert claim.parent == tmp_path / "q" / "processing" and Path(arg).name == "my file's.json"
+    assert claim.name.split("-")[1] == run_dir.name.split("-")[1]  # the same pid
     assert (tmp_path / "q" / "processed" / "my file's.json").exists()
 
 

@@ -116,7 +116,7 @@ def _stress(tmp_path: Path, items: int, workers: int, seed: int, deadline_s: flo
         final = w.run()
         stderr.append(final.stderr)
 
-    assert sum(signals.values()) >= items // 2, signals  # the runs really were hit
+    assert sum(signals.values()) >= 50, signals  # the runs really were hit
     assert not (tmp_path / "dup").exists(), "an item ran twice at the same time"
     done = collections.Counter((tmp_path / "done").read_text().split())
     assert sorted(done) == names, "an item was lost"
