@@ -10,7 +10,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from schedgen.render import runtime_text
+from schedgen.render.artifacts import runtime_text
 from tests.wrapper_kit import BASH
 
 SETTINGS = """

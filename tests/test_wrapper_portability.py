@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from schedgen.render import runtime_text, wrapper
+from schedgen.render.artifacts import runtime_text, wrapper
 from tests.wrapper_kit import BASH, hidden_tools_bin, make_job
 
 # (pattern, why): each is a construct bash 3.2 (macOS) lacks, or a GNU-only option or tool.
