@@ -64,8 +64,12 @@ def code_lines(text: str) -> list[tuple[int, str]]:
 
 def portability_problems(text: str) -> list[str]:
     found = []
-    for i, line in code_lines(text):
+    lines = code_lines(text)
+    for n, (i, line) in enumerate(lines):
         for pattern, why in FORBIDDEN:
+            if why.startswith("stat -c") and any(
+                    "stat -f" in later for _, later in lines[n + 1:n + 3]):
+                continue  # the GNU spelling tried beside the BSD one (fscheck.sh)
             if re.search(pattern, line):
                 found.append(f"line {i}: {why}: {line.strip()}")
     # flock(1) may only be used where `command -v flock` found it.
