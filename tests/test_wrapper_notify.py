@@ -174,3 +174,28 @@ def test_the_notify_file_is_installed_only_beside_jobs_that_need_it(tmp_path: Pa
     m = make_job(tmp_path / "m", "mj", command=["true"],
                  notify={"command": ["true"], "on": ["missed"]})
     assert "sg_notify" not in m.text and "sg_ping" not in m.text
+
+
+@needs_curl
+def test_a_failing_queue_item_notifies_once_with_its_status(
+        tmp_path: Path, pinghub: PingHub) -> None:
+    cmd, out = recorder(tmp_path)
+    q = queue_fields(tmp_path, batch=0)
+    w = notify_job(tmp_path, ["bash", "-c", 'case $1 in *b.json) echo bad >&2; exit 5;; esac',
+                              "_", "{item}"],
+                   {"command": cmd, "ping_url": f"{pinghub.url}/q"}, queue=q)
+    fill_inbox(Path(q["inbox"]), ["a.json", "b.json", "c.json"])
+    r = w.run()
+    assert r.returncode == 5  # the failed item ends the call with its status
+    assert pinghub.wait_for(2) == ["/q/start", "/q/5"]
+    wait_for(lambda: len(calls(out)) >= 2, what="the failure notification")
+    assert calls(out) == ["failure 5 failed", "stdin: bad"]
+
+
+def test_a_timeout_notifies_with_124(tmp_path: Path) -> None:
+    cmd, out = recorder(tmp_path)
+    w = notify_job(tmp_path, "sleep 30", {"command": cmd, "on": ["failure"]}, timeout=1)
+    r = w.run()
+    assert r.returncode == 124
+    wait_for(lambda: calls(out) != [], what="the timeout notification")
+    assert calls(out) == ["failure 124 timeout"]
