@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgen.config import loads
+from schedgen.config.load import loads
 from schedgen.errors import ConfigError
 from tests.test_runtime_units import bash_with_runtime
 from tests.wrapper_kit import (
