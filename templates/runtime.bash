@@ -12,8 +12,9 @@
 # a queue item costs its command's fork and its keeper's; claims, run dirs and done
 # moves are batched.
 #
-# Later additions have a place: notify/ping hooks go in sg_hook (run start/finish), a
-# time-zone gate goes before the lock in sg_main; both read settings as sg_* variables.
+# Notify and pings: notify.sh (a file of its own, sourced by job files with notify
+# settings) is called through sg_hook; a time-zone gate goes before the lock in sg_main.
+# fscheck.sh is appended to this file by schedgen (after the queue part).
 
 sg_runtime_api=1     # the job files' interface; they refuse a runtime of another one
 sg_chunk_max=32      # queue items claimed with one mv
@@ -53,6 +54,9 @@ sg_init() {
   sg_jdone=/ sg_jstarted=/ sg_fault=0 sg_nsig=0
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
   sg_wrapper_pid=$$
+  # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
+  sg_nfy=0 sg_nfy_started=0 sg_nfy_dir=''
+  [ -z "${sg_notify_on-}${sg_ping_url-}" ] || [ "$sg_smoke" = 1 ] || sg_nfy=1
   sg_shell=$BASH_SUBSHELL   # the wrapper's own level; its subshells have higher ones
   sg_js "$sg_host"
   sg_host_j=$sg_j
@@ -168,6 +172,7 @@ sg_fail() {
   printf 'schedgen: %s: %s\n' "$sg_job" "$2" >&2
   sg_js "$2"
   sg_event precondition ",\"what\":\"$1\",\"message\":$sg_j,\"exit_code\":78"
+  [ "${sg_nfy:-0}" != 1 ] || sg_notify_finish 78 precondition "$sg_log_dir"
   exit 78
 }
 
@@ -203,8 +208,9 @@ sg_lock_dir_ok() {
     mkdir -p "$sg_lock_dir" 2>/dev/null || sg_fail lock "cannot create the lock directory $sg_lock_dir"
     return 0
   fi
-  [ -O "$sg_lock_dir" ] && [ ! -L "$sg_lock_dir" ] ||
+  if [ ! -O "$sg_lock_dir" ] || [ -L "$sg_lock_dir" ]; then
     sg_fail lock "lock directory $sg_lock_dir is not owned by this user; refusing it"
+  fi
   if [ -n "$(find "$sg_lock_dir" -maxdepth 0 \( -perm -0020 -o -perm -0002 \) -print 2>/dev/null)" ]; then
     sg_fail lock "lock directory $sg_lock_dir can be written by others; make it private (chmod 700)"
   fi
@@ -348,8 +354,9 @@ sg_run_dir_new() {
   if [ ! -d "$sg_runs/$sg_run_id" ]; then
     n=1
     until mkdir "$sg_runs/$sg_run_id" 2>/dev/null; do
-      [ -e "$sg_runs/$sg_run_id" ] && [ "$n" -lt 100 ] ||
+      if [ ! -e "$sg_runs/$sg_run_id" ] || [ "$n" -ge 100 ]; then
         sg_fail log_dir "cannot create a run directory in $sg_runs"
+      fi
       n=$((n + 1))
       sg_new_id
     done
@@ -393,8 +400,22 @@ sg_show() {
   fi
 }
 
-# sg_hook WHEN: the place for per-run hooks (start, finish); nothing yet.
-sg_hook() { :; }
+# sg_hook start|finish: notify.sh's calls. A plain run has one start and one finish; a
+# queue job sends one pair per wrapper call (its first item's start; the finish from
+# sg_on_exit with the wrapper's exit status), so a batch is not a ping per item.
+sg_hook() {
+  [ "$sg_nfy" = 1 ] || return 0
+  case $1 in
+    start)
+      sg_nfy_dir=$sg_run_dir
+      [ "$sg_nfy_started" = 0 ] || return 0
+      sg_nfy_started=1
+      sg_notify_start "$sg_run_dir" ;;
+    finish)
+      sg_nfy_started=2
+      sg_notify_finish "$sg_status" "$sg_outcome" "$sg_log_dir" "$sg_nfy_dir" ;;
+  esac
+}
 
 # --- running the command -----------------------------------------------------------
 
@@ -558,7 +579,6 @@ sg_finish() {
     else sg_outcome=failed; fi
   fi
   sg_now
-  sg_hook finish
   if [ -z "$sg_inbox" ] || sg_item_end "$sg_status"; then
     sg_manifest
     if [ -n "$sg_item_name" ]; then
@@ -566,6 +586,7 @@ sg_finish() {
       fields=",\"item\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\""
     fi
     sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields"
+    [ -n "$sg_inbox" ] || sg_hook finish
   else
     sg_manifest
   fi
@@ -711,13 +732,24 @@ sg_on_exit() {
     sg_release
     sg_close_claim
   fi
+  # An item that could not be moved on (e.g. processed/ unwritable) is the wrapper's
+  # failure, not the command's: say so in the exit status (EX_IOERR).
+  if [ "$sg_fault" != 0 ] && [ "$st" -eq 0 ]; then
+    st=74
+    sg_outcome=failed
+  fi
+  if [ "$sg_nfy_started" = 1 ]; then   # a queue job's one finish (after its moves)
+    sg_status=$st
+    if [ "$st" -eq 0 ]; then sg_outcome=ok
+    elif [ -n "$sg_signal" ]; then sg_outcome=interrupted
+    elif [ "$sg_outcome" = ok ]; then sg_outcome=failed; fi
+    sg_hook finish
+  fi
   if [ "$sg_tidy" = 1 ]; then
     sg_rotate
     sg_prune
   fi
-  # An item that could not be moved on (e.g. processed/ unwritable) is the wrapper's
-  # failure, not the command's: say so in the exit status (EX_IOERR).
-  [ "$sg_fault" = 0 ] || [ "$st" -ne 0 ] || exit 74
+  [ "$st" != 74 ] || [ "$sg_fault" = 0 ] || exit 74
 }
 
 # INT, TERM, HUP: noted; inside a critical section acted on at its end (sg_crit_end).
@@ -755,6 +787,7 @@ sg_crit_end() {
 sg_main() {
   local d
   if [ "${sg_api:-}" != "$sg_runtime_api" ]; then
+    # shellcheck disable=SC2016  # the backticks are text: the command to run, quoted
     printf 'schedgen: %s: the runtime beside this job file is of another schedgen; run `schedgen apply`\n' "$sg_job" >&2
     exit 78
   fi
@@ -850,6 +883,13 @@ sg_main() {
     for d in "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed" "$sg_attempts"; do
       [ -d "$d" ] || mkdir -p "$d" 2>/dev/null || sg_fail queue "cannot create the queue directory $d"
     done
+    # A claim is a rename: across file systems it would be a copy (fscheck.sh). Checked
+    # before anything moves, stale claims included; 2 (cannot tell) does not stop a run.
+    sg_same_fs "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed"
+    case $? in
+      1) sg_fail queue "$sg_fs_msg" ;;
+      2) [ "$sg_fg" != 1 ] || printf 'schedgen: %s: note: %s\n' "$sg_job" "$sg_fs_msg" >&2 ;;
+    esac
     sg_crit=1
     sg_recover
     sg_crit_end
@@ -872,6 +912,7 @@ sg_main() {
     if [ "$sg_count" -eq 0 ]; then
       [ "$sg_fg" != 1 ] || printf 'schedgen: %s: queue empty, nothing to do\n' "$sg_job" >&2
       sg_event empty
+      [ "$sg_nfy" != 1 ] || sg_notify_finish 0 empty "$sg_log_dir"
     fi
     exit 0
   fi
@@ -1040,13 +1081,14 @@ sg_flush() {
 # sg_release: items claimed but not started (a run that stops early) go back to the
 # inbox as they were, not counted as an attempt: one mv, then one by one any whose name
 # was taken there meanwhile.
+# shellcheck disable=SC2317  # called by sg_on_exit; shellcheck misses that when inlined
 sg_release() {
   local f
   set --
   while [ "$sg_ck" -lt "$sg_chunk_n" ]; do
     f=$sg_claim_dir/${sg_chunk[$sg_ck]}
     sg_ck=$((sg_ck + 1))
-    [ ! -e "$f" ] && [ ! -L "$f" ] || set -- "$@" "$f"
+    if [ -e "$f" ] || [ -L "$f" ]; then set -- "$@" "$f"; fi
   done
   [ "$#" -gt 0 ] || return 0
   mv -n -- "$@" "$sg_inbox/" 2>/dev/null
@@ -1262,7 +1304,7 @@ sg_next_item() {
     sg_started=0 sg_item_name=${sg_chunk[$sg_ck]}
     sg_ck=$((sg_ck + 1))
     sg_item=$sg_claim_dir/$sg_item_name
-    [ ! -e "$sg_item" ] && [ ! -L "$sg_item" ] || return 0
+    if [ -e "$sg_item" ] || [ -L "$sg_item" ]; then return 0; fi
     sg_item='' sg_item_name=''   # an earlier item's command took it away
   done
 }

@@ -113,7 +113,12 @@ def scene(tmp_path: Path, fake_crontab: FakeCrontab,
     monkeypatch.setenv("TZ", "UTC")
     root = tmp_path
     calls = root / "alerts.txt"
-    write_executable(root / "alert.sh", "#!/bin/sh\n{ printf '%s|%s|%s|' \"$SCHEDGEN_JOB\" "
+    # check --notify sets SCHEDGEN_PROBLEM; a run's own notifications (the wrapper's) do not
+    # and go to a file of their own: job|event|exit code|outcome.
+    write_executable(root / "alert.sh", "#!/bin/sh\nif [ -z \"${SCHEDGEN_PROBLEM-}\" ]; then "
+                     "printf '%s|%s|%s|%s\\n' \"$SCHEDGEN_JOB\" \"$SCHEDGEN_EVENT\" "
+                     f"\"$SCHEDGEN_EXIT_CODE\" \"$SCHEDGEN_OUTCOME\" >>{root / 'run-alerts.txt'}; "
+                     "exit 0; fi\n{ printf '%s|%s|%s|' \"$SCHEDGEN_JOB\" "
                      f"\"$SCHEDGEN_EVENT\" \"$SCHEDGEN_PROBLEM\"; cat; }} >>{calls}\n")
     config = write_config(root / "jobs.toml", JOBS.format(root=root))
     r = subprocess.run([sys.executable, "-m", "schedgen", "apply", "-c", str(config)],
@@ -161,6 +166,13 @@ def scene(tmp_path: Path, fake_crontab: FakeCrontab,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     wait_for(lambda: (root / "logs" / "slow" / "events.jsonl").exists(), what="slow to start")
+    # The runs' own notifications (the wrapper's notify part, in the background).
+    runs = root / "run-alerts.txt"
+    want = ["pub|failure|3|failed", "pub|recovery|0|ok", "pub|failure|124|timeout",
+            "pub|recovery|0|ok", "funnel|failure|1|failed"]
+    wait_for(lambda: runs.exists() and len(runs.read_text().splitlines()) >= len(want),
+             what="the runs' notifications")
+    assert sorted(runs.read_text().splitlines()) == sorted(want)
     yield Scene(root, config, calls, slow)
     kill_group(slow.pid)
     slow.wait()

@@ -24,7 +24,14 @@ import tomli_w
 
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
-from schedgen.render.artifacts import runtime_path, runtime_text, wrapper
+from schedgen.render.artifacts import (
+    notify_path,
+    notify_settings,
+    notify_text,
+    runtime_path,
+    runtime_text,
+    wrapper,
+)
 
 BASH = "/bin/bash"
 SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
@@ -127,6 +134,8 @@ def make_job(root: Path, name: str = "job", *, path: Sequence[str] | None = None
     job.wrapper_path.write_text(wrapper(job, config))
     job.wrapper_path.chmod(0o755)
     runtime_path(job, config).write_text(runtime_text())
+    if notify_settings(job) is not None:
+        notify_path(job, config).write_text(notify_text())
     return Wrapped(config, job, root)
 
 

@@ -24,6 +24,10 @@ from schedgen.schedule.to_calendar import union_dicts
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
 # (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
 RUNTIME = "runtime.bash"  # the shared wrapper runtime in templates/, plain bash
+# Appended to the runtime (after its queue-only part: only queue jobs read it).
+RUNTIME_PARTS = ("fscheck.sh",)
+NOTIFY = "notify.sh"  # installed beside the runtime; sourced by jobs with notify settings
+NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is check's)
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
@@ -143,9 +147,44 @@ def runtime_path(job: Job, config: Config) -> Path:
     return job.wrapper_dir / runtime_name(config.namespace)
 
 
+def _template_text(name: str) -> str:
+    return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
+
+
 @cache
 def runtime_text() -> str:
-    return resources.files("schedgen.templates").joinpath(RUNTIME).read_text(encoding="utf-8")
+    """runtime.bash with its parts appended: one file to install, or to inline."""
+    parts = [_template_text(RUNTIME).rstrip("\n")]
+    for name in RUNTIME_PARTS:
+        parts.append(f"# --- {name} ---\n" + _template_text(name).rstrip("\n"))
+    return "\n\n".join(parts) + "\n"
+
+
+def notify_name(namespace: str) -> str:
+    """notify.sh's file name beside the job files (one per namespace, like the runtime)."""
+    return f"schedgen-notify.{namespace}.bash"
+
+
+def notify_path(job: Job, config: Config) -> Path:
+    return job.wrapper_dir / notify_name(config.namespace)
+
+
+@cache
+def notify_text() -> str:
+    return _template_text(NOTIFY)
+
+
+def notify_settings(job: Job) -> dict[str, object] | None:
+    """What a run of the job sends: events (with a command only), command, ping URL;
+    None when a run sends nothing (the job file then does not load notify.sh)."""
+    n = job.notify
+    if n is None:
+        return None
+    on = [e for e in n.on if e in NOTIFY_EVENTS] if n.command is not None else []
+    if not on and not n.ping_url:
+        return None
+    return {"on": " ".join(on), "command": n.command if on else None,
+            "ping_url": n.ping_url or ""}
 
 
 def _program(command: Command | None) -> str | None:
@@ -160,12 +199,15 @@ def _program(command: Command | None) -> str | None:
 def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
     """The job file; with standalone, the runtime inlined (a job that travels alone)."""
     prog, smoke_prog = _program(job.command), _program(job.smoke)
+    notify = notify_settings(job)
     text = _env().get_template("job.sh.j2").render(
         job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
         smoke_prog=smoke_prog if smoke_prog and smoke_prog != prog else "",
         rotate_every=max(1, min(32, job.logs.max_size // 65536)),
         runtime=runtime_name(config.namespace),
-        runtime_text=runtime_text().rstrip("\n") if standalone else "")
+        runtime_text=runtime_text().rstrip("\n") if standalone else "",
+        notify=notify, notify_file=notify_name(config.namespace),
+        notify_text=notify_text().rstrip("\n") if standalone and notify else "")
     if job.timezone:
         text = tzrender.gated(text, job)
     return text

@@ -35,6 +35,11 @@ def desired(config: Config, targets: tuple[str, ...] | None = None,
                 if rt not in runtimes and not standalone:
                     runtimes[rt] = artifacts.Artifact("runtime", None, f"wrappers/{rt.name}", rt,
                                                       artifacts.runtime_text(), 0o644)
+                nf = artifacts.notify_path(job, config)
+                if (nf not in runtimes and not standalone
+                        and artifacts.notify_settings(job) is not None):
+                    runtimes[nf] = artifacts.Artifact("runtime", None, f"wrappers/{nf.name}", nf,
+                                                      artifacts.notify_text(), 0o644)
                 out.append(artifacts.Artifact("wrapper", job.name, f"wrappers/{job.name}.sh",
                                               job.wrapper_path,
                                               artifacts.wrapper(job, config, standalone), 0o755))
