@@ -68,6 +68,53 @@ def test_known_shapes(dicts: list[dict[str, int]], exprs: list[str]) -> None:
     assert cronsim_minutes(got, *WINDOW) == launchd_minutes(dicts, *WINDOW)
 
 
+# Days a month cannot have are "don't care": Feb and Apr have no day 31, so every day
+# there is "1-30" as well. Feb has 29 days in leap years only, and 1-29 is all of Feb
+# either way; 1-28 is not (it misses the leap day).
+NON_LEAP = (datetime(2027, 1, 1), datetime(2027, 5, 1))
+_AT3 = {"Hour": 3, "Minute": 0}
+
+
+@pytest.mark.parametrize(("expr", "back"), [
+    ("0 3 1-30 1,2,4 *", ["0 3 1-30 1,2,4 *"]),
+    ("0 3 1-30 1,4,6,9 *", ["0 3 1-30 1,4,6,9 *"]),
+    ("0 3 1-29 1,2 *", ["0 3 1-29 1,2 *"]),
+    ("0 3 1-29 2,3 *", ["0 3 1-29 2,3 *"]),
+    ("0 3 1-28 2,3 *", ["0 3 1-28 2,3 *"]),
+])
+def test_impossible_days_do_not_split_a_rendered_expression(expr: str, back: list[str]) -> None:
+    dicts = calendar_dicts(parse_cron(expr))
+    got = to_cron(dicts)
+    assert got == back
+    for window in (WINDOW, NON_LEAP):
+        assert cronsim_minutes(got, *window) == cronsim_minutes([expr], *window)
+        assert cronsim_minutes(got, *window) == launchd_minutes(dicts, *window)
+
+
+@pytest.mark.parametrize(("dicts", "exprs"), [
+    # January 1-28 and all of February: 1-28 misses Feb 29, 1-29 adds Jan 29.
+    ([{"Month": 1, "Day": d, **_AT3} for d in range(1, 29)] + [{"Month": 2, **_AT3}],
+     ["0 3 1-28 1 *", "0 3 * 2 *"]),
+    ([{"Month": 2, "Day": d, **_AT3} for d in range(1, 29)] + [{"Month": 3, **_AT3}],
+     ["0 3 1-28 2 *", "0 3 * 3 *"]),
+    # Feb 1-29 is all of February in every year.
+    ([{"Month": 2, "Day": d, **_AT3} for d in range(1, 30)] + [{"Month": 3, **_AT3}],
+     ["0 3 * 2,3 *"]),
+    ([{"Month": 1, "Day": d, **_AT3} for d in range(1, 31)] + [{"Month": 2, **_AT3}],
+     ["0 3 1-30 1,2 *"]),
+    # March has day 31: it cannot join January's 1-30.
+    ([{"Month": 1, "Day": d, **_AT3} for d in range(1, 31)]
+     + [{"Month": m, **_AT3} for m in (2, 3)],
+     ["0 3 1-30 1 *", "0 3 * 2,3 *"]),
+])
+def test_months_merge_only_when_exact(dicts: list[dict[str, int]], exprs: list[str]) -> None:
+    got = to_cron(dicts)
+    assert sorted(got) == sorted(exprs)
+    assert cron_minutes(got) == launchd_minutes(dicts)
+    for window in (WINDOW, NON_LEAP):
+        assert cronsim_minutes(got, *window) == launchd_minutes(dicts, *window)
+
+
 @pytest.mark.parametrize(("values", "lo", "hi", "star", "text"), [
     (range(60), 0, 59, True, "*"),
     (range(0, 60, 15), 0, 59, True, "*/15"),

@@ -23,6 +23,7 @@ _RANGES = {"Month": (1, 12), "Day": (1, 31), "Weekday": (0, 7), "Hour": (0, 23),
 FULL = (frozenset(range(1, 13)), frozenset(range(1, 32)), frozenset(range(7)),
         frozenset(range(24)), frozenset(range(60)))
 Box = tuple[frozenset[int], frozenset[int], frozenset[int], frozenset[int], frozenset[int]]
+Cell = tuple[int, int]  # (month, day)
 _M, _D, _W, _H, _MI = range(5)
 
 
@@ -58,8 +59,8 @@ def merge(boxes: list[Box]) -> list[Box]:
     """Merge along one axis at a time until stable, dropping boxes inside others.
 
     Boxes are kept with their months narrowed to where they fire, so equal firing
-    means equal boxes. Along Day, boxes whose month sets differ only in months where
-    their days never exist can still merge (see `_month_range`).
+    means equal boxes. Along Day, boxes merge whenever one box fires as both do
+    (see `_merge_days`).
     """
     current = {_narrow(b) for b in boxes}
     while True:
@@ -139,23 +140,52 @@ def _merge_axis(boxes: set[Box], axis: int) -> set[Box]:
 
 
 def _merge_days(boxes: set[Box]) -> set[Box]:
-    """Union Day sets of boxes alike in (Weekday, Hour, Minute) when one month set fits all."""
+    """Union Day sets of boxes alike in (Weekday, Hour, Minute) when one box fires as all do.
+
+    Months, and days a box's months never have, are free: January 1-30 and every day
+    of February and April are one box, "1-30 1,2,4", because Feb and Apr lack day 31.
+    """
     groups: dict[tuple[frozenset[int], ...], list[Box]] = defaultdict(list)
     for b in sorted(boxes, key=_order):
         groups[(b[_W], b[_H], b[_MI])].append(b)
     out: set[Box] = set()
     for (weekdays, hours, minutes), members in groups.items():
-        clusters: list[tuple[frozenset[int], frozenset[int], frozenset[int]]] = []  # lo, hi, days
+        clusters: list[tuple[frozenset[int], frozenset[int], frozenset[Cell]]] = []
         for b in members:
-            lo, hi = _month_range(b)
-            for i, (clo, chi, cdays) in enumerate(clusters):
-                if lo | clo <= hi & chi:
-                    clusters[i] = (lo | clo, hi & chi, cdays | b[_D])
+            cells = _cells(b[_M], b[_D])
+            for i, (months, days, fired) in enumerate(clusters):
+                joined = _joined(months, days, b, fired | cells, weekdays == FULL[_W])
+                if joined is not None:
+                    clusters[i] = (months | b[_M], joined, fired | cells)
                     break
             else:
-                clusters.append((lo, hi, b[_D]))
-        out |= {_narrow((lo, days, weekdays, hours, minutes)) for lo, _, days in clusters}
+                clusters.append((b[_M], b[_D], cells))
+        out |= {_narrow((m, days, weekdays, hours, minutes)) for m, days, _ in clusters}
     return out
+
+
+def _cells(months: frozenset[int], days: frozenset[int]) -> frozenset[Cell]:
+    """The (month, day) dates a box fires on; leap-year months, so Feb 29 is one."""
+    return frozenset((m, d) for m in months for d in days if d <= MONTH_DAYS[m])
+
+
+def _joined(months: frozenset[int], days: frozenset[int], b: Box, wanted: frozenset[Cell],
+            trim: bool) -> frozenset[int] | None:
+    """A Day set that, over both month sets, fires on exactly ``wanted``; else None.
+
+    The plain union when it is exact (it keeps '*'), else the smallest set: each side
+    without the days its months never have. A Weekday box is not trimmed: its Day
+    stays '*', or cron would OR a restricted pair.
+    """
+    both = months | b[_M]
+    union = days | b[_D]
+    if _cells(both, union) == wanted:
+        return union
+    if not trim:
+        return None
+    least = ({d for d in days if any(d <= MONTH_DAYS[m] for m in months)}
+             | {d for d in b[_D] if any(d <= MONTH_DAYS[m] for m in b[_M])})
+    return frozenset(least) if _cells(both, frozenset(least)) == wanted else None
 
 
 def _month_range(b: Box) -> tuple[frozenset[int], frozenset[int]]:
