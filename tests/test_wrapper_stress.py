@@ -116,7 +116,9 @@ def _stress(tmp_path: Path, items: int, workers: int, seed: int, deadline_s: flo
         final = w.run()
         stderr.append(final.stderr)
 
-    assert sum(signals.values()) >= 50, signals  # the runs really were hit
+    # The runs really were hit: about 3 in 4 get a signal (a count, not a rate, so a fast
+    # machine that drains in fewer runs passes as well as a slow one).
+    assert sum(signals.values()) >= max(10, len(sessions) // 2), (signals, len(sessions))
     assert not (tmp_path / "dup").exists(), "an item ran twice at the same time"
     done = collections.Counter((tmp_path / "done").read_text().split())
     assert sorted(done) == names, "an item was lost"
