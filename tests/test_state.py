@@ -51,7 +51,7 @@ def test_record_lists_path_hash_and_version(cfg: Path, home: Path) -> None:
 
     for a in wrappers:
         assert a["sha256"] == digest(Path(a["path"]).read_text())
-        assert a["schedgen_version"] == __version__ and a["mode"] == 0o755
+        assert a["schedgen_version"] == __version__ and a["mode"] == 0o700
     cron = next(a for a in data["artifacts"] if a["kind"] == "cron")
     assert cron["path"] is None and cron["jobs"] == ["alpha", "beta"]
 

@@ -6,13 +6,13 @@ A run is what one start, busy, empty or precondition event began; its finish eve
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from schedgen.config.model import Job
 from schedgen.outcomes import events
+from schedgen.records.runs import dead_here
 
 BEGINS = frozenset({"start", "busy", "empty", "precondition"})
 # Outcomes that mean the job did not do its work.
@@ -77,7 +77,7 @@ def _run(job: str, name: str, run_id: str, when: datetime, ev: dict[str, Any],
     if name == "precondition":
         return base._replace(exit_code=_int(ev.get("exit_code")) or 78, duration=0)
     if fin is None:
-        return base._replace(outcome="crashed" if _dead_here(host, pid) else "running")
+        return base._replace(outcome="crashed" if dead_here(host, pid) else "running")
     return base._replace(outcome=str(fin.get("outcome") or "failed"),
                          exit_code=_int(fin.get("exit_code")), duration=_int(fin.get("duration")))
 
@@ -108,15 +108,4 @@ def _str(v: object) -> str | None:
 
 def _int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _dead_here(host: str | None, pid: int | None) -> bool:
-    if host not in (os.uname().nodename, os.environ.get("HOSTNAME")) or not pid or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
     return False

@@ -54,11 +54,15 @@ def last_run(job: Job) -> dict[str, Any] | None:
 
 
 def _dead_here(manifest: dict[str, Any]) -> bool:
-    """The run was on this host and its process is gone."""
-    if manifest.get("host") not in (os.uname().nodename, os.environ.get("HOSTNAME")):
-        return False
     pid = manifest.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
+    host = manifest.get("host")
+    return dead_here(host if isinstance(host, str) else None,
+                     pid if isinstance(pid, int) and not isinstance(pid, bool) else None)
+
+
+def dead_here(host: str | None, pid: int | None) -> bool:
+    """The run was on this host and its process is gone."""
+    if host not in (os.uname().nodename, os.environ.get("HOSTNAME")) or not pid or pid <= 0:
         return False
     try:
         os.kill(pid, 0)

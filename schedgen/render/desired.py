@@ -40,9 +40,11 @@ def desired(config: Config, targets: tuple[str, ...] | None = None,
                         and artifacts.notify_settings(job) is not None):
                     runtimes[nf] = artifacts.Artifact("runtime", None, f"wrappers/{nf.name}", nf,
                                                       artifacts.notify_text(), 0o644)
+                # 0700: a job file holds the job's env values and its ping URL, which
+                # other users of the machine must not read; only its owner runs it.
                 out.append(artifacts.Artifact("wrapper", job.name, f"wrappers/{job.name}.sh",
                                               job.wrapper_path,
-                                              artifacts.wrapper(job, config, standalone), 0o755))
+                                              artifacts.wrapper(job, config, standalone), 0o700))
             if target == "launchd":
                 out.append(artifacts.Artifact("plist", job.name, f"launchd/{job.label}.plist",
                                               launch_agents_dir() / f"{job.label}.plist",
