@@ -52,6 +52,7 @@ sg_init() {
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_moved='' sg_j='' sg_lock_file='' sg_lock_keep='' sg_id_bump='' sg_exec=''
   sg_jdone=/ sg_jstarted=/ sg_fault=0 sg_nsig=0
+  sg_tick=1 sg_rotate_n=0   # sg_tick_read: 1 on the runs that look at sizes and modes
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
   sg_wrapper_pid=$$
   # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
@@ -176,13 +177,6 @@ sg_fail() {
   exit 78
 }
 
-# sg_writable DIR: DIR is writable, or could be made (its nearest existing parent is).
-sg_writable() {
-  local d=$1
-  while [ ! -e "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done
-  [ -d "$d" ] && [ -w "$d" ]
-}
-
 # sg_lock FD WAIT: exclusive flock(2) on the open descriptor FD, waiting up to WAIT
 # seconds (0: not at all). Returns 0 locked, 1 busy, else an error. flock(1) where it is
 # installed (Linux), perl otherwise (always there on macOS). The lock belongs to the open
@@ -203,6 +197,9 @@ sg_lock() {
 
 # sg_lock_dir_ok: the lock dir is ours and nobody else can write it (else anyone could
 # plant a symlink there, or hold our lock for ever). Made here (0700) when missing.
+# Ownership is checked on every run. Its mode needs a fork (find), so it is looked at
+# when the lock file is new and on sg_tick runs: a directory we own can only be
+# opened up by us (or root), and a directory that was never private never gets a lock.
 sg_lock_dir_ok() {
   if [ ! -d "$sg_lock_dir" ]; then
     mkdir -p "$sg_lock_dir" 2>/dev/null || sg_fail lock "cannot create the lock directory $sg_lock_dir"
@@ -211,6 +208,7 @@ sg_lock_dir_ok() {
   if [ ! -O "$sg_lock_dir" ] || [ -L "$sg_lock_dir" ]; then
     sg_fail lock "lock directory $sg_lock_dir is not owned by this user; refusing it"
   fi
+  [ "$sg_tick" = 1 ] || [ ! -e "$sg_lock_dir/$sg_lock_name.lock" ] || return 0
   if [ -n "$(find "$sg_lock_dir" -maxdepth 0 \( -perm -0020 -o -perm -0002 \) -print 2>/dev/null)" ]; then
     sg_fail lock "lock directory $sg_lock_dir can be written by others; make it private (chmod 700)"
   fi
@@ -305,62 +303,19 @@ sg_new_id() {
   done
 }
 
-# sg_run_dir_new WANT: the next run's ID and directory (sg_run_id, sg_run_dir), for a run
-# starting now. A run ID is its start time, so directories are made ahead only for runs
-# that start within the same second: when WANT runs are still to come, up to sg_ahead_m
-# are made with one mkdir; sg_ahead_m doubles (to sg_ahead_max) while runs come faster
-# than that, and halves when a second passes with some unused (those are removed).
-sg_run_dir_new() {
-  local want=$1 n=0
+# sg_run_dir_one: the run's ID and directory (sg_run_id, sg_run_dir), for a run starting
+# now; a queue's runs make theirs ahead, several with one mkdir (sg_run_dir_new).
+sg_run_dir_one() {
+  local n=1
   [ -d "$sg_runs" ] || mkdir -p "$sg_runs" 2>/dev/null
-  if [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; then
-    if [ "$sg_ahead_s" = "$sg_stamp" ]; then
-      sg_run_id=${sg_ahead[$sg_ahead_i]}
-      sg_ahead_i=$((sg_ahead_i + 1))
-      if [ -d "$sg_runs/$sg_run_id" ]; then
-        sg_run_dir=$sg_runs/$sg_run_id
-        return 0
-      fi
-    else
-      # A second has passed: these would not name their runs' start times.
-      set --
-      while [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; do
-        set -- "$@" "$sg_runs/${sg_ahead[$sg_ahead_i]}"
-        sg_ahead_i=$((sg_ahead_i + 1))
-      done
-      rmdir "$@" 2>/dev/null
-      [ "$sg_ahead_m" -eq 1 ] || sg_ahead_m=$((sg_ahead_m / 2))
+  sg_new_id
+  until mkdir "$sg_runs/$sg_run_id" 2>/dev/null; do
+    if [ ! -e "$sg_runs/$sg_run_id" ] || [ "$n" -ge 100 ]; then
+      sg_fail log_dir "cannot create a run directory in $sg_runs"
     fi
-  elif [ "$sg_ahead_s" = "$sg_stamp" ] && [ "$sg_ahead_m" -lt "$sg_ahead_max" ]; then
-    sg_ahead_m=$((sg_ahead_m * 2))
-  fi
-  [ "$want" -le "$sg_ahead_m" ] || want=$sg_ahead_m
-  set --
-  while [ "$n" -lt "$want" ]; do
-    case $sg_id_free in
-      "$sg_stamp"-*) sg_run_id=$sg_id_free ;;
-      *) sg_new_id ;;
-    esac
-    sg_id_free=''
-    sg_ahead[n]=$sg_run_id
     n=$((n + 1))
-    set -- "$@" "$sg_runs/$sg_run_id"
+    sg_new_id
   done
-  sg_ahead_n=$n sg_ahead_i=1 sg_ahead_s=$sg_stamp   # noted first: sg_close_claim removes them
-  mkdir "$@" 2>/dev/null
-  sg_run_id=${sg_ahead[0]}
-  # The IDs were free and hold our pid, so what exists now is ours. Not made: one at a
-  # time, with a new ID while the name is taken.
-  if [ ! -d "$sg_runs/$sg_run_id" ]; then
-    n=1
-    until mkdir "$sg_runs/$sg_run_id" 2>/dev/null; do
-      if [ ! -e "$sg_runs/$sg_run_id" ] || [ "$n" -ge 100 ]; then
-        sg_fail log_dir "cannot create a run directory in $sg_runs"
-      fi
-      n=$((n + 1))
-      sg_new_id
-    done
-  fi
   sg_run_dir=$sg_runs/$sg_run_id
 }
 
@@ -382,22 +337,6 @@ sg_manifest() {
     "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
     "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" \
     2>/dev/null >"$sg_run_dir/manifest.json"
-}
-
-# sg_show: in the foreground (`schedgen run`), the run's result and the end of its output.
-sg_show() {
-  [ "$sg_fg" = 1 ] || return 0
-  printf 'schedgen: %s run %s: %s (exit %s, %ss)%s\n  %s\n' "$sg_job" "$sg_run_id" "$sg_outcome" \
-    "${sg_status:-?}" "$((sg_epoch - sg_start_epoch))" "${sg_item_name:+, item $sg_item_name}" \
-    "$sg_run_dir" >&2
-  if [ -s "$sg_run_dir/stdout.log" ]; then
-    printf -- '--- stdout (last 40 lines) ---\n'
-    tail -n 40 "$sg_run_dir/stdout.log"
-  fi
-  if [ -s "$sg_run_dir/stderr.log" ]; then
-    printf -- '--- stderr (last 40 lines) ---\n' >&2
-    tail -n 40 "$sg_run_dir/stderr.log" >&2
-  fi
 }
 
 # sg_hook start|finish: notify.sh's calls. A plain run has one start and one finish; a
@@ -493,22 +432,6 @@ sg_reap() {
   sg_crit=$crit
 }
 
-# sg_watchdog: with a timeout, a process of its own that after sg_timeout seconds (or at
-# once if the wrapper is gone) marks the run, sends TERM to the command's group and
-# KILL 5 s later (a test may shorten that with SCHEDGEN_TEST_KILL_GRACE=<seconds>). It
-# closes the lock descriptors first, so it never keeps a lock held.
-sg_watchdog() {
-  local n=0 grace=${SCHEDGEN_TEST_KILL_GRACE:-5}
-  case $grace in ''|*[!0-9]*) grace=5 ;; esac
-  exec 6>&- 7>&- 8>&- 9>&- </dev/null >/dev/null 2>&1
-  while [ "$n" -lt "$sg_timeout" ] && kill -0 "$sg_wrapper_pid"; do sleep 1; n=$((n + 1)); done
-  [ "$n" -lt "$sg_timeout" ] || : >"$sg_run_dir/.timeout"
-  kill -TERM -- "-$sg_cmd_pid"
-  n=0
-  while kill -0 -- "-$sg_cmd_pid" && [ "$n" -lt $((grace * 10)) ]; do sleep 0.1; n=$((n + 1)); done
-  kill -KILL -- "-$sg_cmd_pid"
-}
-
 # sg_run WANT: one run of the command: run directory, manifest, events, stdout/stderr
 # files. WANT: how many runs are still to come, this one included (see sg_run_dir_new).
 sg_run() {
@@ -517,7 +440,7 @@ sg_run() {
   sg_now
   sg_started_at=$sg_iso sg_start_epoch=$sg_epoch
   sg_outcome=running sg_status='' sg_item_to='' sg_item_path=$sg_item
-  sg_run_dir_new "$1"
+  if [ -n "$sg_inbox" ]; then sg_run_dir_new "$1"; else sg_run_dir_one; fi
   SCHEDGEN_RUN_ID=$sg_run_id
   SCHEDGEN_ARTIFACT_DIR=$sg_run_dir
   SCHEDGEN_ITEM=$sg_item
@@ -590,7 +513,7 @@ sg_finish() {
   else
     sg_manifest
   fi
-  sg_show
+  [ "$sg_fg" != 1 ] || sg_show
   sg_run_dir=''
 }
 
@@ -616,18 +539,27 @@ sg_big() {
     -o -name launchd.out.log -o -name launchd.err.log \) -size +$((sg_max_size - 1))c 2>/dev/null
 }
 
+# sg_tick_read: sg_tick is 1 once every sg_rotate_every runs (counted in .rotate-count,
+# advanced by sg_rotate), on the runs that look at log sizes and the lock dir's mode.
+sg_tick_read() {
+  local n=0
+  [ "$sg_rotate_every" -gt 1 ] || return 0
+  [ ! -r "$sg_log_dir/.rotate-count" ] || read -r n 2>/dev/null <"$sg_log_dir/.rotate-count"
+  case $n in ''|*[!0-9]*) n=0 ;; esac
+  sg_rotate_n=$n
+  [ "$n" -eq 0 ] || sg_tick=0
+}
+
 # sg_rotate: launchd and cron never rotate what they append to, so we do, under a
 # rotation lock (runs without the job lock may overlap). Sizes are looked at (one
-# `find`) once every sg_rotate_every runs: a run adds well under a KB to these files,
-# so they pass max_size by far less than that in between.
+# `find`) on sg_tick runs: a run adds well under a KB to these files, so they pass
+# max_size by far less than that in between.
 sg_rotate() {
-  local big f n=0 nl='
+  local big f nl='
 '
   if [ "$sg_rotate_every" -gt 1 ]; then
-    [ ! -r "$sg_log_dir/.rotate-count" ] || read -r n <"$sg_log_dir/.rotate-count"
-    case $n in ''|*[!0-9]*) n=0 ;; esac
-    printf '%s\n' $(((n + 1) % sg_rotate_every)) 2>/dev/null >"$sg_log_dir/.rotate-count"
-    [ "$n" -eq 0 ] || return 0
+    printf '%s\n' $(((sg_rotate_n + 1) % sg_rotate_every)) 2>/dev/null >"$sg_log_dir/.rotate-count"
+    [ "$sg_tick" = 1 ] || return 0
   fi
   big=$(sg_big)
   [ -n "$big" ] || return 0
@@ -671,11 +603,14 @@ sg_alive() {
 }
 
 # sg_prune: keep the newest keep_runs run directories (names sort by time), and remove
-# empty ones (made ahead by a run that was killed) wherever they are.
+# empty ones (made ahead by a run that was killed) wherever they are. Done in batches,
+# once there are more than keep_runs + keep_runs/8, so that a job at its limit does not
+# look at every directory and fork an rm on every run.
 sg_prune() {
   local LC_ALL=C d n old k=0
-  old=()
   set -- "$sg_runs"/*      # no trailing slash: it would sort "id/" after "id-0002/"
+  [ "$#" -gt $((sg_keep_runs + sg_keep_runs / 8)) ] || return 0
+  old=()
   n=$(($# - sg_keep_runs))
   for d in "$@"; do
     [ -d "$d" ] || { n=$((n - 1)); continue; }
@@ -685,29 +620,6 @@ sg_prune() {
     n=$((n - 1))
   done
   [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"}   # one rm for all of them
-}
-
-# sg_close_claim: remove the claim directory, and any run directories made ahead and not
-# used, with one rm (-d: only if empty). A claim that still holds an item (one that could
-# not be moved) keeps its journal, and its .claim is dated 0 so that the next run moves
-# the item on at once.
-sg_close_claim() {
-  set --
-  while [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; do
-    set -- "$@" "$sg_runs/${sg_ahead[$sg_ahead_i]}"
-    sg_ahead_i=$((sg_ahead_i + 1))
-  done
-  [ "$#" -eq 0 ] || rmdir "$@" 2>/dev/null
-  if [ -z "$sg_claim_dir" ]; then
-    [ -z "$sg_claim_new" ] || rmdir "$sg_claim_new" 2>/dev/null
-    return 0
-  fi
-  set -- "$sg_claim_dir"/*
-  if [ -e "$1" ] || [ -L "$1" ]; then
-    printf '0 %s %s %s\n' "$$" "$sg_host" "${sg_claim_dir##*/}" 2>/dev/null >"$sg_claim_dir/.claim"
-  else
-    rm -fd "$sg_journal" "$sg_claim_dir/.claim" "$sg_claim_dir" 2>/dev/null
-  fi
 }
 
 # --- exit and signals ------------------------------------------------------------
@@ -785,7 +697,6 @@ sg_crit_end() {
 # sg_main [--cron]: one run of the job. cron calls it with --cron (its output goes to
 # cron.log), launchd with no argument, `schedgen run JOB` in the foreground.
 sg_main() {
-  local d
   if [ "${sg_api:-}" != "$sg_runtime_api" ]; then
     # shellcheck disable=SC2016  # the backticks are text: the command to run, quoted
     printf 'schedgen: %s: the runtime beside this job file is of another schedgen; run `schedgen apply`\n' "$sg_job" >&2
@@ -838,34 +749,11 @@ sg_main() {
     command -v "$sg_smoke_prog" >/dev/null 2>&1 || sg_fail command "smoke command not found: $sg_smoke_prog"
   fi
 
-  # Smoke run: check the preconditions before touching anything.
-  if [ "$sg_smoke" = 1 ]; then
-    export SCHEDGEN_SMOKE=1
-    if [ -n "$sg_bash_command" ]; then
-      bash -n -c "$sg_bash_command" || sg_fail command "the command is not valid bash"
-    fi
-    sg_writable "$sg_log_dir" || sg_fail log_dir "log directory $sg_log_dir is not writable"
-    if [ -n "$sg_lock_name" ]; then
-      sg_writable "$sg_lock_dir" || sg_fail lock "lock directory $sg_lock_dir is not writable"
-      if [ -e "$sg_lock_dir/$sg_lock_name.lock" ]; then
-        { exec 9>>"$sg_lock_dir/$sg_lock_name.lock"; } 2>/dev/null || sg_fail lock "cannot open the lock file"
-        sg_lock 9 0 || { printf 'schedgen: %s: lock %s is busy (a run is going on)\n' "$sg_job" "$sg_lock_name" >&2; exit "$sg_busy_exit"; }
-        exec 9>&-
-      fi
-    fi
-    if [ -n "$sg_inbox" ] && [ ! -d "$sg_inbox" ]; then
-      printf 'schedgen: %s: note: inbox %s does not exist yet\n' "$sg_job" "$sg_inbox" >&2
-    fi
-    if [ "$sg_has_smoke" != 1 ]; then
-      printf 'smoke ok\n'      # no smoke command: the checks were the smoke test
-      exit 0
-    fi
-    # Then run the smoke command (with a queue, no item is claimed: {item} is empty).
-    [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null || sg_fail log_dir "cannot create $sg_log_dir"
-    sg_record=1
-  fi
+  # Smoke run: check the preconditions before touching anything (sg_smoke_checks).
+  [ "$sg_smoke" != 1 ] || sg_smoke_checks
 
   # (A time-zone gate, when there is one, goes here: before the lock, writing nothing.)
+  sg_tick_read
   if [ -n "$sg_lock_name" ]; then
     sg_lock_dir_ok
     sg_take_lock
@@ -878,56 +766,215 @@ sg_main() {
   sg_tidy=1
   sg_id_floor_set
 
-  if [ -n "$sg_inbox" ] && [ "$sg_smoke" != 1 ]; then
-    # Queue: claim files from the inbox by rename(2), so exactly one run gets each.
-    for d in "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed" "$sg_attempts"; do
-      [ -d "$d" ] || mkdir -p "$d" 2>/dev/null || sg_fail queue "cannot create the queue directory $d"
-    done
-    # A claim is a rename: across file systems it would be a copy (fscheck.sh). Checked
-    # before anything moves, stale claims included; 2 (cannot tell) does not stop a run.
-    sg_same_fs "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed"
-    case $? in
-      1) sg_fail queue "$sg_fs_msg" ;;
-      2) [ "$sg_fg" != 1 ] || printf 'schedgen: %s: note: %s\n' "$sg_job" "$sg_fs_msg" >&2 ;;
-    esac
-    sg_crit=1
-    sg_recover
-    sg_crit_end
-    # Each item is a run of its own (run ID, run dir, manifest, events).
-    while :; do
-      sg_crit=1
-      sg_next_item || break
-      sg_attempt=0
-      [ ! -e "$sg_attempts/$sg_item_name" ] || read -r sg_attempt <"$sg_attempts/$sg_item_name"
-      case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac
-      sg_attempt=$((sg_attempt + 1))
-      sg_run $((sg_chunk_n - sg_ck + 1))
-      sg_count=$((sg_count + 1))
-      sg_item_name='' sg_attempt=''
-      # A failed item ends the run with its status, so one bad file cannot spin the queue.
-      [ "$sg_status" -eq 0 ] || exit "$sg_status"
-      [ "$sg_batch" -eq 0 ] || [ "$sg_count" -lt "$sg_batch" ] || break
-    done
-    sg_crit_end
-    if [ "$sg_count" -eq 0 ]; then
-      [ "$sg_fg" != 1 ] || printf 'schedgen: %s: queue empty, nothing to do\n' "$sg_job" >&2
-      sg_event empty
-      [ "$sg_nfy" != 1 ] || sg_notify_finish 0 empty "$sg_log_dir"
-    fi
-    exit 0
-  fi
+  # Queue: claim files from the inbox by rename(2), so exactly one run gets each.
+  [ -z "$sg_inbox" ] || [ "$sg_smoke" = 1 ] || sg_queue_main
 
   sg_crit=1
   sg_run 1
   exit "$sg_status"
 }
 
-# Plain jobs stop reading here: bash parses a sourced file as it goes, so the queue's
-# functions below cost a job without a queue nothing (inlined, --standalone, this
-# line is a no-op and they are read anyway).
-[ -n "${sg_inbox:-}" ] || return 0 2>/dev/null
+# Plain runs stop reading here: bash parses a sourced file as it goes, so what only a
+# queue, a timeout, a smoke run or `schedgen run` needs costs a plain run nothing
+# (inlined, --standalone, this line is a no-op and they are read anyway).
+[ -n "${sg_inbox:-}" ] || [ "${sg_timeout:-0}" != 0 ] || [ "${SCHEDGEN_SMOKE:-}" = 1 ] ||
+  [ "${SCHEDGEN_FOREGROUND:-}" = 1 ] || return 0 2>/dev/null
+
+# --- smoke runs, the foreground, timeouts --------------------------------------------
+
+# sg_smoke_checks: a smoke run's checks, before anything is written; with no smoke
+# command they are the smoke test (exit 0), else the smoke command runs next.
+sg_smoke_checks() {
+  export SCHEDGEN_SMOKE=1
+  if [ -n "$sg_bash_command" ]; then
+    bash -n -c "$sg_bash_command" || sg_fail command "the command is not valid bash"
+  fi
+  sg_writable "$sg_log_dir" || sg_fail log_dir "log directory $sg_log_dir is not writable"
+  if [ -n "$sg_lock_name" ]; then
+    sg_writable "$sg_lock_dir" || sg_fail lock "lock directory $sg_lock_dir is not writable"
+    if [ -e "$sg_lock_dir/$sg_lock_name.lock" ]; then
+      { exec 9>>"$sg_lock_dir/$sg_lock_name.lock"; } 2>/dev/null || sg_fail lock "cannot open the lock file"
+      sg_lock 9 0 || { printf 'schedgen: %s: lock %s is busy (a run is going on)\n' "$sg_job" "$sg_lock_name" >&2; exit "$sg_busy_exit"; }
+      exec 9>&-
+    fi
+  fi
+  if [ -n "$sg_inbox" ] && [ ! -d "$sg_inbox" ]; then
+    printf 'schedgen: %s: note: inbox %s does not exist yet\n' "$sg_job" "$sg_inbox" >&2
+  fi
+  if [ "$sg_has_smoke" != 1 ]; then
+    printf 'smoke ok\n'      # no smoke command: the checks were the smoke test
+    exit 0
+  fi
+  # Then run the smoke command (with a queue, no item is claimed: {item} is empty).
+  [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null || sg_fail log_dir "cannot create $sg_log_dir"
+  sg_record=1
+}
+
+# sg_writable DIR: DIR is writable, or could be made (its nearest existing parent is).
+sg_writable() {
+  local d=$1
+  while [ ! -e "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done
+  [ -d "$d" ] && [ -w "$d" ]
+}
+
+# sg_show: in the foreground (`schedgen run`), the run's result and the end of its output.
+sg_show() {
+  [ "$sg_fg" = 1 ] || return 0
+  printf 'schedgen: %s run %s: %s (exit %s, %ss)%s\n  %s\n' "$sg_job" "$sg_run_id" "$sg_outcome" \
+    "${sg_status:-?}" "$((sg_epoch - sg_start_epoch))" "${sg_item_name:+, item $sg_item_name}" \
+    "$sg_run_dir" >&2
+  if [ -s "$sg_run_dir/stdout.log" ]; then
+    printf -- '--- stdout (last 40 lines) ---\n'
+    tail -n 40 "$sg_run_dir/stdout.log"
+  fi
+  if [ -s "$sg_run_dir/stderr.log" ]; then
+    printf -- '--- stderr (last 40 lines) ---\n' >&2
+    tail -n 40 "$sg_run_dir/stderr.log" >&2
+  fi
+}
+
+# sg_watchdog: with a timeout, a process of its own that after sg_timeout seconds (or at
+# once if the wrapper is gone) marks the run, sends TERM to the command's group and
+# KILL 5 s later (a test may shorten that with SCHEDGEN_TEST_KILL_GRACE=<seconds>). It
+# closes the lock descriptors first, so it never keeps a lock held.
+sg_watchdog() {
+  local n=0 grace=${SCHEDGEN_TEST_KILL_GRACE:-5}
+  case $grace in ''|*[!0-9]*) grace=5 ;; esac
+  exec 6>&- 7>&- 8>&- 9>&- </dev/null >/dev/null 2>&1
+  while [ "$n" -lt "$sg_timeout" ] && kill -0 "$sg_wrapper_pid"; do sleep 1; n=$((n + 1)); done
+  [ "$n" -lt "$sg_timeout" ] || : >"$sg_run_dir/.timeout"
+  kill -TERM -- "-$sg_cmd_pid"
+  n=0
+  while kill -0 -- "-$sg_cmd_pid" && [ "$n" -lt $((grace * 10)) ]; do sleep 0.1; n=$((n + 1)); done
+  kill -KILL -- "-$sg_cmd_pid"
+}
+
+# sg_close_claim: remove the claim directory, and any run directories made ahead and not
+# used, with one rm (-d: only if empty). A claim that still holds an item (one that could
+# not be moved) keeps its journal, and its .claim is dated 0 so that the next run moves
+# the item on at once.
+# shellcheck disable=SC2317  # called by sg_on_exit; shellcheck misses that when inlined
+sg_close_claim() {
+  set --
+  while [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; do
+    set -- "$@" "$sg_runs/${sg_ahead[$sg_ahead_i]}"
+    sg_ahead_i=$((sg_ahead_i + 1))
+  done
+  [ "$#" -eq 0 ] || rmdir "$@" 2>/dev/null
+  if [ -z "$sg_claim_dir" ]; then
+    [ -z "$sg_claim_new" ] || rmdir "$sg_claim_new" 2>/dev/null
+    return 0
+  fi
+  set -- "$sg_claim_dir"/*
+  if [ -e "$1" ] || [ -L "$1" ]; then
+    printf '0 %s %s %s\n' "$$" "$sg_host" "${sg_claim_dir##*/}" 2>/dev/null >"$sg_claim_dir/.claim"
+  else
+    rm -fd "$sg_journal" "$sg_claim_dir/.claim" "$sg_claim_dir" 2>/dev/null
+  fi
+}
 
 # --- the queue -----------------------------------------------------------------
+
+# sg_queue_main: the queue's run: recover, then claim and run items until none is left
+# (or batch is done); exits.
+sg_queue_main() {
+  local d
+  # Queue: claim files from the inbox by rename(2), so exactly one run gets each.
+  for d in "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed" "$sg_attempts"; do
+    [ -d "$d" ] || mkdir -p "$d" 2>/dev/null || sg_fail queue "cannot create the queue directory $d"
+  done
+  # A claim is a rename: across file systems it would be a copy (fscheck.sh). Checked
+  # before anything moves, stale claims included; 2 (cannot tell) does not stop a run.
+  sg_same_fs "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed"
+  case $? in
+    1) sg_fail queue "$sg_fs_msg" ;;
+    2) [ "$sg_fg" != 1 ] || printf 'schedgen: %s: note: %s\n' "$sg_job" "$sg_fs_msg" >&2 ;;
+  esac
+  sg_crit=1
+  sg_recover
+  sg_crit_end
+  # Each item is a run of its own (run ID, run dir, manifest, events).
+  while :; do
+    sg_crit=1
+    sg_next_item || break
+    sg_attempt=0
+    [ ! -e "$sg_attempts/$sg_item_name" ] || read -r sg_attempt <"$sg_attempts/$sg_item_name"
+    case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac
+    sg_attempt=$((sg_attempt + 1))
+    sg_run $((sg_chunk_n - sg_ck + 1))
+    sg_count=$((sg_count + 1))
+    sg_item_name='' sg_attempt=''
+    # A failed item ends the run with its status, so one bad file cannot spin the queue.
+    [ "$sg_status" -eq 0 ] || exit "$sg_status"
+    [ "$sg_batch" -eq 0 ] || [ "$sg_count" -lt "$sg_batch" ] || break
+  done
+  sg_crit_end
+  if [ "$sg_count" -eq 0 ]; then
+    [ "$sg_fg" != 1 ] || printf 'schedgen: %s: queue empty, nothing to do\n' "$sg_job" >&2
+    sg_event empty
+    [ "$sg_nfy" != 1 ] || sg_notify_finish 0 empty "$sg_log_dir"
+  fi
+  exit 0
+}
+
+# sg_run_dir_new WANT: the next run's ID and directory (sg_run_id, sg_run_dir), for a run
+# starting now. A run ID is its start time, so directories are made ahead only for runs
+# that start within the same second: when WANT runs are still to come, up to sg_ahead_m
+# are made with one mkdir; sg_ahead_m doubles (to sg_ahead_max) while runs come faster
+# than that, and halves when a second passes with some unused (those are removed).
+sg_run_dir_new() {
+  local want=$1 n=0
+  [ -d "$sg_runs" ] || mkdir -p "$sg_runs" 2>/dev/null
+  if [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; then
+    if [ "$sg_ahead_s" = "$sg_stamp" ]; then
+      sg_run_id=${sg_ahead[$sg_ahead_i]}
+      sg_ahead_i=$((sg_ahead_i + 1))
+      if [ -d "$sg_runs/$sg_run_id" ]; then
+        sg_run_dir=$sg_runs/$sg_run_id
+        return 0
+      fi
+    else
+      # A second has passed: these would not name their runs' start times.
+      set --
+      while [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; do
+        set -- "$@" "$sg_runs/${sg_ahead[$sg_ahead_i]}"
+        sg_ahead_i=$((sg_ahead_i + 1))
+      done
+      rmdir "$@" 2>/dev/null
+      [ "$sg_ahead_m" -eq 1 ] || sg_ahead_m=$((sg_ahead_m / 2))
+    fi
+  elif [ "$sg_ahead_s" = "$sg_stamp" ] && [ "$sg_ahead_m" -lt "$sg_ahead_max" ]; then
+    sg_ahead_m=$((sg_ahead_m * 2))
+  fi
+  [ "$want" -le "$sg_ahead_m" ] || want=$sg_ahead_m
+  set --
+  while [ "$n" -lt "$want" ]; do
+    case $sg_id_free in
+      "$sg_stamp"-*) sg_run_id=$sg_id_free ;;
+      *) sg_new_id ;;
+    esac
+    sg_id_free=''
+    sg_ahead[n]=$sg_run_id
+    n=$((n + 1))
+    set -- "$@" "$sg_runs/$sg_run_id"
+  done
+  sg_ahead_n=$n sg_ahead_i=1 sg_ahead_s=$sg_stamp   # noted first: sg_close_claim removes them
+  mkdir "$@" 2>/dev/null
+  sg_run_id=${sg_ahead[0]}
+  # The IDs were free and hold our pid, so what exists now is ours. Not made: one at a
+  # time, with a new ID while the name is taken.
+  if [ ! -d "$sg_runs/$sg_run_id" ]; then
+    n=1
+    until mkdir "$sg_runs/$sg_run_id" 2>/dev/null; do
+      if [ ! -e "$sg_runs/$sg_run_id" ] || [ "$n" -ge 100 ]; then
+        sg_fail log_dir "cannot create a run directory in $sg_runs"
+      fi
+      n=$((n + 1))
+      sg_new_id
+    done
+  fi
+  sg_run_dir=$sg_runs/$sg_run_id
+}
 
 # sg_move SRC DIR: move SRC into DIR under its own name; if that is taken, as
 # NAME.<run_id>.EXT (then -2, -3...), the stem shortened so the name stays within 255
