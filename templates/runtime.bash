@@ -18,6 +18,7 @@
 
 sg_runtime_api=1     # the job files' interface; they refuse a runtime of another one
 sg_chunk_max=32      # queue items claimed with one mv
+sg_pad='                                                                '   # 64 spaces
 sg_ahead_max=32      # run directories made with one mkdir
 
 # sg_init: every global the runtime uses, so that no path out (signals included) meets
@@ -52,6 +53,14 @@ sg_init() {
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_moved='' sg_j='' sg_lock_file='' sg_lock_keep='' sg_id_bump='' sg_exec=''
   sg_jdone=/ sg_jstarted=/ sg_fault=0 sg_nsig=0
+  sg_mlen=0 sg_mpath=''   # the run's manifest as last written: its length, its item_path
+  sg_d_mlen=() sg_d_mpath=()
+  # Queue folders named in plain ASCII: a manifest whose item_path moved between them
+  # keeps its length in bytes when padded in characters (see sg_manifest).
+  sg_ascii_q=1
+  case $sg_inbox$sg_processing$sg_processed$sg_failed in
+    *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._~+,=@-]*) sg_ascii_q=0 ;;
+  esac
   sg_tick=1 sg_rotate_n=0   # sg_tick_read: 1 on the runs that look at sizes and modes
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
   sg_wrapper_pid=$$
@@ -319,9 +328,14 @@ sg_run_dir_one() {
   sg_run_dir=$sg_runs/$sg_run_id
 }
 
-# sg_manifest: (re)write the run's manifest.json (one line, one write).
+# sg_manifest: (re)write the run's manifest.json (one line, one write). A rewrite goes
+# over the old text in place (<>, no truncation: ext4 and APFS free a truncated file's
+# block and take a new one, several times the cost of the write), padded with spaces
+# (JSON whitespace) to at least the old length. Lengths are in characters, so that holds
+# in bytes when what differs is ASCII: always, but for an item_path that moved between
+# queue folders with other characters in their names; that one is written afresh.
 sg_manifest() {
-  local item=null path=null attempt=null fin=null dur=null code=null
+  local item=null path=null attempt=null fin=null dur=null code=null line n
   if [ -n "$sg_item_name" ]; then
     sg_js "$sg_item_name"; item=$sg_j
     sg_js "$sg_item_path"; path=$sg_j
@@ -332,11 +346,21 @@ sg_manifest() {
     dur=$((sg_epoch - sg_start_epoch))
     code=${sg_status:-null}
   fi
-  # One line: bash writes its output a line at a time, so this is one write(2).
-  printf '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}\n' \
+  printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}' \
     "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
-    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" \
-    2>/dev/null >"$sg_run_dir/manifest.json"
+    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j"
+  # One line: bash writes its output a line at a time, so this is one write(2).
+  if [ "$sg_mlen" -gt 0 ] && { [ "$sg_ascii_q" = 1 ] || [ "$path" = "$sg_mpath" ]; }; then
+    n=$((sg_mlen - ${#line}))
+    while [ "$n" -gt 0 ]; do
+      line="$line${sg_pad:0:$n}"
+      n=$((sg_mlen - ${#line}))
+    done
+    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/manifest.json"
+  else
+    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/manifest.json"
+  fi
+  sg_mlen=${#line} sg_mpath=$path
 }
 
 # sg_hook start|finish: notify.sh's calls. A plain run has one start and one finish; a
@@ -445,6 +469,7 @@ sg_run() {
   SCHEDGEN_ARTIFACT_DIR=$sg_run_dir
   SCHEDGEN_ITEM=$sg_item
   export SCHEDGEN_RUN_ID SCHEDGEN_ARTIFACT_DIR SCHEDGEN_ITEM
+  sg_mlen=0
   sg_manifest
   if [ -n "$sg_item_name" ]; then
     sg_js "$sg_item_name"
@@ -512,6 +537,7 @@ sg_finish() {
     [ -n "$sg_inbox" ] || sg_hook finish
   else
     sg_manifest
+    sg_d_mlen[sg_nd - 1]=$sg_mlen sg_d_mpath[sg_nd - 1]=$sg_mpath   # for sg_flush
   fi
   [ "$sg_fg" != 1 ] || sg_show
   sg_run_dir=''
@@ -558,7 +584,8 @@ sg_rotate() {
   local big f nl='
 '
   if [ "$sg_rotate_every" -gt 1 ]; then
-    printf '%s\n' $(((sg_rotate_n + 1) % sg_rotate_every)) 2>/dev/null >"$sg_log_dir/.rotate-count"
+    # Fixed width, written in place (no truncation: see sg_manifest).
+    printf '%3d\n' $(((sg_rotate_n + 1) % sg_rotate_every)) 2>/dev/null 1<>"$sg_log_dir/.rotate-count"
     [ "$sg_tick" = 1 ] || return 0
   fi
   big=$(sg_big)
@@ -1072,7 +1099,8 @@ sg_flush() {
   local i=0 k=0 name lines='' line to stuck
   local sg_run_id=$sg_run_id sg_started_at=$sg_started_at sg_start_epoch=$sg_start_epoch \
     sg_iso=$sg_iso sg_epoch=$sg_epoch sg_item_name=$sg_item_name sg_item_path=$sg_item_path \
-    sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir
+    sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir \
+    sg_mlen=$sg_mlen sg_mpath=$sg_mpath
   stuck=()
   # Their failed-attempt counts go first: killed in between, a done item is still
   # journaled (recovery moves it on), and no count outlives its item.
@@ -1109,6 +1137,7 @@ sg_flush() {
     sg_item_name=$name sg_attempt=${sg_d_att[$i]} sg_started_at=${sg_d_start[$i]}
     sg_iso=${sg_d_fin[$i]} sg_epoch=${sg_d_epoch[$i]} sg_start_epoch=$((sg_epoch - sg_d_dur[i]))
     sg_run_dir=$sg_runs/$sg_run_id
+    sg_mlen=${sg_d_mlen[$i]:-0} sg_mpath=${sg_d_mpath[$i]-}
     [ ! -d "$sg_run_dir" ] || sg_manifest
     sg_js "$name"
     printf -v line '{"ts":"%s","event":"finish","job":%s,"run_id":"%s","pid":%s,"host":%s,"exit_code":0,"outcome":"ok","duration":%s,"item":%s,"attempt":%s,"item_to":"%s"}\n' \
