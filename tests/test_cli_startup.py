@@ -31,3 +31,21 @@ def test_the_one_command_app_parses_like_the_whole_app(name: str) -> None:
                                   ["-c", "diff"]])
 def test_anything_but_a_command_name_gets_the_whole_app(argv: list[str]) -> None:
     assert cli._app_for(argv) is cli.app
+
+
+SHIPPED = ["job.sh.j2", "crontab.j2", "launchd.plist.j2", "systemd.service.j2",
+           "systemd.timer.j2", "runtime.bash", "fscheck.sh", "notify.sh", "tzgate.sh"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_files_read_straight_from_the_folder_are_the_packaged_ones(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import resources
+
+    from schedgen.render import shipped
+
+    packaged = resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
+    assert shipped.text(name) == packaged
+    # Where the package is no folder (a zip), the resource API reads it.
+    monkeypatch.setattr(shipped, "_folder", lambda: None)
+    assert shipped.text(name) == packaged

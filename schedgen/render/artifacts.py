@@ -9,14 +9,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import jinja2
 
 from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
-from schedgen.render import tzrender
+from schedgen.render import shipped, tzrender
 from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron, Every, Reboot, every_as_cron
 from schedgen.schedule.to_calendar import union_dicts
@@ -51,11 +50,8 @@ def _env() -> jinja2.Environment:
 
 @cache
 def _environment(store: bool, folder: Path) -> jinja2.Environment:
-    def load(name: str) -> str:
-        return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
-
     env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(load), bytecode_cache=_TemplateCache(folder, store),
+        loader=jinja2.FunctionLoader(shipped.text), bytecode_cache=_TemplateCache(folder, store),
         autoescape=jinja2.select_autoescape(enabled_extensions=("plist.j2",), default=False),
         keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
@@ -147,16 +143,12 @@ def runtime_path(job: Job, config: Config) -> Path:
     return job.wrapper_dir / runtime_name(config.namespace)
 
 
-def _template_text(name: str) -> str:
-    return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
-
-
 @cache
 def runtime_text() -> str:
     """runtime.bash with its parts appended: one file to install, or to inline."""
-    parts = [_template_text(RUNTIME).rstrip("\n")]
+    parts = [shipped.text(RUNTIME).rstrip("\n")]
     for name in RUNTIME_PARTS:
-        parts.append(f"# --- {name} ---\n" + _template_text(name).rstrip("\n"))
+        parts.append(f"# --- {name} ---\n" + shipped.text(name).rstrip("\n"))
     return "\n\n".join(parts) + "\n"
 
 
@@ -171,7 +163,7 @@ def notify_path(job: Job, config: Config) -> Path:
 
 @cache
 def notify_text() -> str:
-    return _template_text(NOTIFY)
+    return shipped.text(NOTIFY)
 
 
 def notify_settings(job: Job) -> dict[str, object] | None:
