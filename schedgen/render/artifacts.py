@@ -15,7 +15,7 @@ import jinja2
 
 from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
-from schedgen.render import shipped, tzrender
+from schedgen.render import shipped
 from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron, Every, Reboot, every_as_cron
 from schedgen.schedule.to_calendar import union_dicts
@@ -201,6 +201,8 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         notify=notify, notify_file=notify_name(config.namespace),
         notify_text=notify_text().rstrip("\n") if standalone and notify else "")
     if job.timezone:
+        from schedgen.render import tzrender  # zone code for zoned jobs only (layout: LAZY)
+
         text = tzrender.gated(text, job)
     return text
 
@@ -211,6 +213,8 @@ def plist(job: Job, config: Config) -> str:
     reboot = any(isinstance(e, Reboot) for e in job.schedule)
     calendar = union_dicts(crons) if crons else None
     if crons and job.timezone:
+        from schedgen.render import tzrender
+
         calendar = tzrender.host_calendar(job)
     return _env().get_template("launchd.plist.j2").render(
         job=job, h=header(config), calendar=calendar,
@@ -220,6 +224,8 @@ def plist(job: Job, config: Config) -> str:
 
 def cron_lines(job: Job) -> list[str]:
     if job.timezone:
+        from schedgen.render import tzrender
+
         return tzrender.host_cron_lines(job)
     exprs = []
     for e in job.schedule:
