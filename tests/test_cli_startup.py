@@ -65,7 +65,8 @@ NOT_FOR_CRON = ("schedgen.targets.launchd", "schedgen.targets.launchctl",
                 "schedgen.targets.kubernetes", "schedgen.targets.kubectl",
                 "schedgen.render.kubernetes", "schedgen.render.systemd_units",
                 "schedgen.render.tzrender", "schedgen.render.tzgate", "schedgen.schedule.tzwiden",
-                "schedgen.importers", "schedgen.outcomes", "zoneinfo")
+                "schedgen.config.kubernetes", "schedgen.importers", "schedgen.outcomes",
+                "zoneinfo")
 
 
 def _loaded_by(args: list[str], env: dict[str, str]) -> tuple[int, list[str]]:

@@ -40,6 +40,7 @@ LAZY_ALLOWED = {"schedgen.cli"}
 # other import there is still refused, and these still count as edges for the cycle and
 # rank checks (they are in EDGES like every other import).
 LAZY_EDGES = {
+    ("schedgen.config.load", "schedgen.config.kubernetes"): "configs with kubernetes jobs only",
     ("schedgen.render.artifacts", "schedgen.render.tzrender"): "zoned jobs only",
     ("schedgen.render.desired", "schedgen.render.systemd_units"): "systemd jobs only",
     ("schedgen.render.desired", "schedgen.render.kubernetes"): "kubernetes jobs only",
