@@ -7,9 +7,9 @@ import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import jinja2
 
@@ -30,8 +30,7 @@ NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is c
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
-@dataclass(frozen=True)
-class Artifact:
+class Artifact(NamedTuple):  # a NamedTuple: far cheaper to define than a frozen dataclass
     kind: str  # "runtime" | "wrapper" | "plist" | "cron" | "service" | "timer" | "cronjob"
     job: str | None  # None for the cron block, which holds every cron job
     rel: str  # where `render --out DIR` puts it
