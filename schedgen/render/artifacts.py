@@ -15,7 +15,7 @@ import jinja2
 
 from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
-from schedgen.render import shipped
+from schedgen.render import shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron, Every, Reboot, every_as_cron
 from schedgen.schedule.to_calendar import union_dicts
@@ -49,6 +49,7 @@ def _env() -> jinja2.Environment:
 
 @cache
 def _environment(store: bool, folder: Path) -> jinja2.Environment:
+    wordcache.load(folder.parent)  # the schedules in words, kept like the templates
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(shipped.text), bytecode_cache=_TemplateCache(folder, store),
         autoescape=jinja2.select_autoescape(enabled_extensions=("plist.j2",), default=False),
@@ -79,6 +80,12 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
         self.folder = folder
         super().__init__(str(folder))
 
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            pass  # unreadable (say, the cache folder is a file): compile instead
+
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         if not self.writable:
             return
@@ -91,10 +98,12 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
 
 @contextmanager
 def storing_compiled_templates() -> Iterator[None]:
-    """Within this block, templates compiled for rendering are stored (commands that write)."""
+    """Within this block, templates compiled for rendering are stored (commands that write),
+    and at its end the schedules put in words (render/wordcache.py)."""
     token = _STORE.set(True)
     try:
         yield
+        wordcache.store(paths.cache_dir())
     finally:
         _STORE.reset(token)
 
