@@ -84,7 +84,8 @@ class _Checker:
             if job is not None:
                 jobs.append(job)
         if any("kubernetes" in j.targets for j in jobs):
-            # The kubernetes checks only for configs that use it (layout: LAZY).
+            # The kubernetes checks only for configs that use them
+            # (tests/test_layout.py: LAZY_EDGES).
             from schedgen.config import kubernetes as kube_config
 
             kube_config.check_config(self.problems, namespace, jobs)

@@ -209,7 +209,8 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         notify=notify, notify_file=notify_name(config.namespace),
         notify_text=notify_text().rstrip("\n") if standalone and notify else "")
     if job.timezone:
-        from schedgen.render import tzrender  # zone code for zoned jobs only (layout: LAZY)
+        # The zone code only for zoned jobs (tests/test_layout.py: LAZY_EDGES).
+        from schedgen.render import tzrender
 
         text = tzrender.gated(text, job)
     return text

@@ -48,7 +48,8 @@ def desired(config: Config, targets: tuple[str, ...] | None = None,
                                               launch_agents_dir() / f"{job.label}.plist",
                                               artifacts.plist(job, config)))
             if target == "systemd":
-                # Each target's rendering is loaded only when a job uses it (layout: LAZY).
+                # A target's rendering loaded only when a job uses it
+                # (tests/test_layout.py: LAZY_EDGES).
                 from schedgen.render.systemd_units import artifacts as systemd_units
 
                 out += systemd_units(job, config)

@@ -32,7 +32,8 @@ class _OnDemand:
     """A target whose code is loaded only once there is something for it: a config and a
     record without any of its kinds can give it nothing to do (each of these targets
     returns no change then, without asking its program), so most commands never load
-    the launchd, systemd or kubernetes code at all (start-up time; layout: LAZY)."""
+    the launchd, systemd or kubernetes code at all (start-up time;
+    tests/test_layout.py: LAZY_EDGES)."""
 
     def __init__(self, name: str, kinds: tuple[str, ...], load: Callable[[], Target]) -> None:
         self.name, self.kinds, self._load = name, kinds, load
