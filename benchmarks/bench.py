@@ -132,14 +132,22 @@ def bench_cli(tmp: Path, rounds: int) -> Samples:
     cfg = tmp / "jobs.toml"
     cfg.write_text(config_text(20, tmp))
     sg = [PY, "-m", "schedgen"]
-    timed([*sg, "apply", "-c", str(cfg)], env)
-    diff = subprocess.run([*sg, "diff", "-c", str(cfg)], env=env, capture_output=True, text=True)
+    # Run outside the source tree: `python -m` puts the working directory first on
+    # sys.path, and from the checkout that is ./schedgen, compiled afresh on every start
+    # when bytecode is not written, instead of the installed copy with its .pyc files.
+    where = subprocess.run([PY, "-c", "import schedgen; print(schedgen.__file__)"], env=env,
+                           cwd=tmp, capture_output=True, text=True, check=True).stdout
+    if SITE is not None and not where.startswith(str(SITE)):
+        raise SystemExit(f"the CLI benchmark would time {where.strip()}, not the installed copy")
+    timed([*sg, "apply", "-c", str(cfg)], env, tmp)
+    diff = subprocess.run([*sg, "diff", "-c", str(cfg)], env=env, cwd=tmp, capture_output=True,
+                          text=True)
     if diff.returncode != 0:
         raise SystemExit(f"diff after apply is not in sync:\n{diff.stdout}{diff.stderr}")
     return interleave(rounds, {
-        "floor": lambda: timed([PY, "-c", "import typer, jinja2"], env),
-        "validate": lambda: timed([*sg, "validate", "-c", str(cfg)], env),
-        "diff": lambda: timed([*sg, "diff", "-c", str(cfg)], env),
+        "floor": lambda: timed([PY, "-c", "import typer, jinja2"], env, tmp),
+        "validate": lambda: timed([*sg, "validate", "-c", str(cfg)], env, tmp),
+        "diff": lambda: timed([*sg, "diff", "-c", str(cfg)], env, tmp),
     })
 
 

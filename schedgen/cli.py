@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from pathlib import Path
@@ -317,5 +318,25 @@ def report_cmd(
                f"{days} day{'s' if days != 1 else ''})")
 
 
+def _app_for(argv: list[str]) -> typer.Typer:
+    """The app with only the command argv names, when it names one.
+
+    typer turns every registered command's signature into click options before it
+    dispatches (about a tenth of a `diff`); building only the one that runs gives the
+    same parsing, help and errors for it. Anything else (no command, `--help`, an
+    unknown name, completion) gets the whole app."""
+    if not argv or argv[0].startswith("-"):
+        return app
+    wanted = [c for c in app.registered_commands
+              if (c.name or (c.callback.__name__.lower().replace("_", "-")
+                             if c.callback else None)) == argv[0]]
+    if len(wanted) != 1:
+        return app
+    one = copy.copy(app)
+    one.registered_commands = wanted
+    return one
+
+
 def main() -> None:
-    sys.exit(error_handler.run(app, lambda line: typer.echo(line, err=True)))
+    sys.exit(error_handler.run(_app_for(sys.argv[1:]),
+                               lambda line: typer.echo(line, err=True)))

@@ -10,10 +10,9 @@ from typing import Any
 
 from schedgen.config import defaults as d
 from schedgen.config import hostile
-from schedgen.config import kubernetes as kube_config
 from schedgen.config import values as f
 from schedgen.config.defaults import FORMAT
-from schedgen.config.model import Config, Job, Lock, Logs, Notify, Queue
+from schedgen.config.model import Config, Job, Kubernetes, Lock, Logs, Notify, Queue
 from schedgen.config.notify import NOTIFY_KEYS
 from schedgen.config.notify import parse as notify_parse
 from schedgen.config.problems import Fields, Problems
@@ -85,6 +84,10 @@ class _Checker:
             if job is not None:
                 jobs.append(job)
         if any("kubernetes" in j.targets for j in jobs):
+            # The kubernetes checks only for configs that use them
+            # (tests/test_layout.py: LAZY_EDGES).
+            from schedgen.config import kubernetes as kube_config
+
             kube_config.check_config(self.problems, namespace, jobs)
         return Config(path=path.resolve(), namespace=namespace, jobs=tuple(jobs))
 
@@ -132,7 +135,7 @@ class _Checker:
             wrapper_dir=v.get("wrapper_dir", self.path),
             label_prefix=v.get("label_prefix",
                                lambda x: f.matches(x, f.LABEL_PREFIX, "label prefix")),
-            kubernetes=kube_config.parse(self.problems, w, merged["kubernetes"], to_kube)
+            kubernetes=self.kubernetes(w, merged["kubernetes"], to_kube)
             if merged.get("kubernetes") is not None else None,
             timezone=v.optional("timezone", zone_name),
             notify=notify(self.problems, w, merged["notify"])
@@ -142,9 +145,16 @@ class _Checker:
             if merged.get("kubernetes") is None:
                 self.problems.add(f"{w}.kubernetes", "missing (required for target kubernetes): "
                                                      f"add [{w}.kubernetes] with at least image = \"...\"")
+            from schedgen.config import kubernetes as kube_config
+
             kube_config.check_job(self.problems, w, job)
         # Any problem drops the job, so a value that failed to parse never reaches the model.
         return None if len(self.problems.found) > start else job
+
+    def kubernetes(self, w: str, raw: Any, to_kube: bool) -> Kubernetes | None:
+        from schedgen.config import kubernetes as kube_config
+
+        return kube_config.parse(self.problems, w, raw, to_kube)
 
     def check_targets(self, where: str, schedule: tuple[Entry, ...], targets: tuple[str, ...]) -> None:
         crons = [e for e in schedule if isinstance(e, Cron)]

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Protocol
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from typing import TYPE_CHECKING, Any, Protocol
 
 from schedgen.schedule.expressions import Every, Reboot
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
 
 # Names as the zone database spells them; also keeps the name safe to put in a
 # shell variable and a path.
@@ -28,6 +30,10 @@ class _Zoned(Protocol):
 def zone_name(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError(f"expected an IANA zone name like \"Europe/Kyiv\", got {type(value).__name__}")
+    # zoneinfo (and the sysconfig it reads its search path from) only for a config
+    # that names a zone: every command loads this module.
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     if _NAME.fullmatch(value) and value not in _NOT_ZONES:
         try:
             ZoneInfo(value)
@@ -38,6 +44,8 @@ def zone_name(value: Any) -> str:
 
 
 def _suggest(value: str) -> str:
+    from zoneinfo import available_timezones
+
     names = {n for n in available_timezones() if n not in _NOT_ZONES}
     by_fold = {n.casefold(): n for n in names}
     if value.casefold() in by_fold:
@@ -76,4 +84,6 @@ def job_zone(job: _Zoned) -> ZoneInfo | None:
     For targets that carry a zone natively (systemd OnCalendar, kubernetes timeZone):
     they need only this, none of the widening.
     """
+    from zoneinfo import ZoneInfo
+
     return ZoneInfo(job.timezone) if job.timezone else None

@@ -17,7 +17,6 @@ import os
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,14 +33,32 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@dataclass
 class Record:
-    namespace: str
-    entries: dict[str, Installed] = field(default_factory=dict)
-    config: str = ""
-    extra: tuple[tuple[str, Any], ...] = ()  # top-level keys a newer minor version wrote
-    # job -> its settings when last installed (plan/review.py); None: an older record
-    settings: dict[str, dict[str, Any]] | None = None
+    """A plain class, not a dataclass: defining one costs every command's start-up ~1 ms."""
+
+    __slots__ = ("namespace", "entries", "config", "extra", "settings")
+
+    def __init__(self, namespace: str, entries: dict[str, Installed] | None = None,
+                 config: str = "", extra: tuple[tuple[str, Any], ...] = (),
+                 settings: dict[str, dict[str, Any]] | None = None) -> None:
+        self.namespace = namespace
+        self.entries: dict[str, Installed] = {} if entries is None else entries
+        self.config = config
+        self.extra = extra  # top-level keys a newer minor version wrote
+        # job -> its settings when last installed (plan/review.py); None: an older record
+        self.settings = settings
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.namespace, self.entries, self.config, self.extra, self.settings)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Record) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return (f"Record(namespace={self.namespace!r}, entries={self.entries!r}, "
+                f"config={self.config!r}, extra={self.extra!r}, settings={self.settings!r})")
 
     def get(self, k: str) -> Installed | None:
         return self.entries.get(k)

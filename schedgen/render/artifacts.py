@@ -7,16 +7,15 @@ import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import jinja2
 
 from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
-from schedgen.render import tzrender
+from schedgen.render import shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron, Every, Reboot, every_as_cron
 from schedgen.schedule.to_calendar import union_dicts
@@ -31,8 +30,7 @@ NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is c
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
-@dataclass(frozen=True)
-class Artifact:
+class Artifact(NamedTuple):  # a NamedTuple: far cheaper to define than a frozen dataclass
     kind: str  # "runtime" | "wrapper" | "plist" | "cron" | "service" | "timer" | "cronjob"
     job: str | None  # None for the cron block, which holds every cron job
     rel: str  # where `render --out DIR` puts it
@@ -51,11 +49,9 @@ def _env() -> jinja2.Environment:
 
 @cache
 def _environment(store: bool, folder: Path) -> jinja2.Environment:
-    def load(name: str) -> str:
-        return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
-
+    wordcache.load(folder.parent)  # the schedules in words, kept like the templates
     env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(load), bytecode_cache=_TemplateCache(folder, store),
+        loader=jinja2.FunctionLoader(shipped.text), bytecode_cache=_TemplateCache(folder, store),
         autoescape=jinja2.select_autoescape(enabled_extensions=("plist.j2",), default=False),
         keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
@@ -84,6 +80,12 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
         self.folder = folder
         super().__init__(str(folder))
 
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            pass  # unreadable (say, the cache folder is a file): compile instead
+
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         if not self.writable:
             return
@@ -96,10 +98,12 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
 
 @contextmanager
 def storing_compiled_templates() -> Iterator[None]:
-    """Within this block, templates compiled for rendering are stored (commands that write)."""
+    """Within this block, templates compiled for rendering are stored (commands that write),
+    and at its end the schedules put in words (render/wordcache.py)."""
     token = _STORE.set(True)
     try:
         yield
+        wordcache.store(paths.cache_dir())
     finally:
         _STORE.reset(token)
 
@@ -147,16 +151,12 @@ def runtime_path(job: Job, config: Config) -> Path:
     return job.wrapper_dir / runtime_name(config.namespace)
 
 
-def _template_text(name: str) -> str:
-    return resources.files("schedgen.templates").joinpath(name).read_text(encoding="utf-8")
-
-
 @cache
 def runtime_text() -> str:
     """runtime.bash with its parts appended: one file to install, or to inline."""
-    parts = [_template_text(RUNTIME).rstrip("\n")]
+    parts = [shipped.text(RUNTIME).rstrip("\n")]
     for name in RUNTIME_PARTS:
-        parts.append(f"# --- {name} ---\n" + _template_text(name).rstrip("\n"))
+        parts.append(f"# --- {name} ---\n" + shipped.text(name).rstrip("\n"))
     return "\n\n".join(parts) + "\n"
 
 
@@ -171,7 +171,7 @@ def notify_path(job: Job, config: Config) -> Path:
 
 @cache
 def notify_text() -> str:
-    return _template_text(NOTIFY)
+    return shipped.text(NOTIFY)
 
 
 def notify_settings(job: Job) -> dict[str, object] | None:
@@ -209,6 +209,9 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         notify=notify, notify_file=notify_name(config.namespace),
         notify_text=notify_text().rstrip("\n") if standalone and notify else "")
     if job.timezone:
+        # The zone code only for zoned jobs (tests/test_layout.py: LAZY_EDGES).
+        from schedgen.render import tzrender
+
         text = tzrender.gated(text, job)
     return text
 
@@ -219,6 +222,8 @@ def plist(job: Job, config: Config) -> str:
     reboot = any(isinstance(e, Reboot) for e in job.schedule)
     calendar = union_dicts(crons) if crons else None
     if crons and job.timezone:
+        from schedgen.render import tzrender
+
         calendar = tzrender.host_calendar(job)
     return _env().get_template("launchd.plist.j2").render(
         job=job, h=header(config), calendar=calendar,
@@ -228,6 +233,8 @@ def plist(job: Job, config: Config) -> str:
 
 def cron_lines(job: Job) -> list[str]:
     if job.timezone:
+        from schedgen.render import tzrender
+
         return tzrender.host_cron_lines(job)
     exprs = []
     for e in job.schedule:

@@ -8,8 +8,6 @@ from schedgen.config.defaults import TARGETS
 from schedgen.config.model import Config
 from schedgen.paths import launch_agents_dir
 from schedgen.render import artifacts
-from schedgen.render import kubernetes as kube
-from schedgen.render.systemd_units import artifacts as systemd_units
 
 LOCAL_TARGETS = tuple(t for t in TARGETS if t != "kubernetes")
 
@@ -50,11 +48,17 @@ def desired(config: Config, targets: tuple[str, ...] | None = None,
                                               launch_agents_dir() / f"{job.label}.plist",
                                               artifacts.plist(job, config)))
             if target == "systemd":
+                # A target's rendering loaded only when a job uses it
+                # (tests/test_layout.py: LAZY_EDGES).
+                from schedgen.render.systemd_units import artifacts as systemd_units
+
                 out += systemd_units(job, config)
         if target == "cron" and jobs:
             out.append(artifacts.Artifact("cron", None, "cron/crontab", None,
                                           artifacts.cron_block(config, jobs)))
-    if "kubernetes" in wanted:
+    if "kubernetes" in wanted and any("kubernetes" in j.targets for j in config.jobs):
+        from schedgen.render import kubernetes as kube
+
         out += [artifacts.Artifact("cronjob", j.name, f"kubernetes/{j.name}.yaml", None,
                                    kube.manifest(j, config, artifacts.MARKER))
                 for j in kube.jobs(config)]

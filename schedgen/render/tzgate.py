@@ -12,10 +12,10 @@ import os
 import shlex
 from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
-from importlib import resources
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
+from schedgen.render import shipped
 from schedgen.schedule.expressions import Cron
 from schedgen.schedule.tzwiden import (
     ALL_DAYS,
@@ -111,7 +111,7 @@ def settings(gate: Gate, state_file: str) -> str:
 
 def source() -> str:
     """templates/tzgate.sh as shipped in the package."""
-    return resources.files("schedgen.templates").joinpath("tzgate.sh").read_text(encoding="utf-8")
+    return shipped.text("tzgate.sh")
 
 
 def render_window(now: datetime | None = None) -> Window:

@@ -11,6 +11,9 @@ from __future__ import annotations
 from schedgen.schedule.expressions import MACROS, Cron, Entry, Every, Reboot
 
 _UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
+# Cron expressions already put in words, by expression: the describers cost a `diff`
+# more to load than everything else they do. render/wordcache.py keeps it between runs.
+KNOWN: dict[str, str] = {}
 
 
 def describe_zoned(entries: tuple[Entry, ...] | list[Entry], zone: str | None) -> str:
@@ -38,6 +41,13 @@ def describe_entry(entry: Entry) -> str:
 def describe_cron(cron: Cron | str) -> str:
     text = cron.text if isinstance(cron, Cron) else cron
     expr = MACROS.get(text.lower(), text)
+    known = KNOWN.get(expr)
+    if known is None:
+        known = KNOWN[expr] = _explain(expr)
+    return known
+
+
+def _explain(expr: str) -> str:
     for explain in (_cronsim, _cron_descriptor):
         try:
             out = explain(expr)

@@ -7,7 +7,6 @@ is a ValueError whose message is shown to the user.
 
 from __future__ import annotations
 
-import calendar
 from typing import NamedTuple
 
 from schedgen.units import format_duration, parse_duration
@@ -25,7 +24,7 @@ MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun",
                "jul", "aug", "sep", "oct", "nov", "dec"]
 DAY_NAMES = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
 # Longest each month can be (February in a leap year).
-MONTH_DAYS = {m: calendar.monthrange(2024, m)[1] for m in range(1, 13)}
+MONTH_DAYS = dict(enumerate((31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31), start=1))
 
 _FIELDS = (
     ("minute", 0, 59, None),
