@@ -18,7 +18,6 @@
 
 sg_runtime_api=1     # the job files' interface; they refuse a runtime of another one
 sg_chunk_max=32      # queue items claimed with one mv
-sg_pad='                                                                '   # 64 spaces
 sg_ahead_max=32      # run directories made with one mkdir
 
 # sg_init: every global the runtime uses, so that no path out (signals included) meets
@@ -53,15 +52,6 @@ sg_init() {
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_moved='' sg_j='' sg_lock_file='' sg_lock_keep='' sg_id_bump='' sg_exec=''
   sg_jdone=/ sg_jstarted=/ sg_fault=0 sg_nsig=0
-  sg_mlen=0 sg_mpath=''   # the run's manifest as last written: its length, its item_path
-  sg_d_mlen=() sg_d_mpath=()
-  # Queue folders named in plain ASCII: a manifest whose item_path moved between them
-  # keeps its length in bytes when padded in characters (see sg_manifest).
-  sg_ascii_q=1
-  case $sg_inbox$sg_processing$sg_processed$sg_failed in
-    *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._~+,=@-]*) sg_ascii_q=0 ;;
-  esac
-  sg_tick=1 sg_rotate_n=0   # sg_tick_read: 1 on the runs that look at sizes and modes
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
   sg_wrapper_pid=$$
   # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
@@ -206,9 +196,8 @@ sg_lock() {
 
 # sg_lock_dir_ok: the lock dir is ours and nobody else can write it (else anyone could
 # plant a symlink there, or hold our lock for ever). Made here (0700) when missing.
-# Ownership is checked on every run. Its mode needs a fork (find), so it is looked at
-# when the lock file is new and on sg_tick runs: a directory we own can only be
-# opened up by us (or root), and a directory that was never private never gets a lock.
+# Checked on every run (the mode needs a find): a folder opened up after the lock file
+# was made would let others swap the lock's names for another file of ours.
 sg_lock_dir_ok() {
   if [ ! -d "$sg_lock_dir" ]; then
     mkdir -p "$sg_lock_dir" 2>/dev/null || sg_fail lock "cannot create the lock directory $sg_lock_dir"
@@ -217,7 +206,6 @@ sg_lock_dir_ok() {
   if [ ! -O "$sg_lock_dir" ] || [ -L "$sg_lock_dir" ]; then
     sg_fail lock "lock directory $sg_lock_dir is not owned by this user; refusing it"
   fi
-  [ "$sg_tick" = 1 ] || [ ! -e "$sg_lock_dir/$sg_lock_name.lock" ] || return 0
   if [ -n "$(find "$sg_lock_dir" -maxdepth 0 \( -perm -0020 -o -perm -0002 \) -print 2>/dev/null)" ]; then
     sg_fail lock "lock directory $sg_lock_dir can be written by others; make it private (chmod 700)"
   fi
@@ -328,14 +316,9 @@ sg_run_dir_one() {
   sg_run_dir=$sg_runs/$sg_run_id
 }
 
-# sg_manifest: (re)write the run's manifest.json (one line, one write). A rewrite goes
-# over the old text in place (<>, no truncation: ext4 and APFS free a truncated file's
-# block and take a new one, several times the cost of the write), padded with spaces
-# (JSON whitespace) to at least the old length. Lengths are in characters, so that holds
-# in bytes when what differs is ASCII: always, but for an item_path that moved between
-# queue folders with other characters in their names; that one is written afresh.
+# sg_manifest: (re)write the run's manifest.json (one line, one write).
 sg_manifest() {
-  local item=null path=null attempt=null fin=null dur=null code=null line n
+  local item=null path=null attempt=null fin=null dur=null code=null
   if [ -n "$sg_item_name" ]; then
     sg_js "$sg_item_name"; item=$sg_j
     sg_js "$sg_item_path"; path=$sg_j
@@ -346,21 +329,11 @@ sg_manifest() {
     dur=$((sg_epoch - sg_start_epoch))
     code=${sg_status:-null}
   fi
-  printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}' \
-    "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
-    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j"
   # One line: bash writes its output a line at a time, so this is one write(2).
-  if [ "$sg_mlen" -gt 0 ] && { [ "$sg_ascii_q" = 1 ] || [ "$path" = "$sg_mpath" ]; }; then
-    n=$((sg_mlen - ${#line}))
-    while [ "$n" -gt 0 ]; do
-      line="$line${sg_pad:0:$n}"
-      n=$((sg_mlen - ${#line}))
-    done
-    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/manifest.json"
-  else
-    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/manifest.json"
-  fi
-  sg_mlen=${#line} sg_mpath=$path
+  printf '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}\n' \
+    "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
+    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" \
+    2>/dev/null >"$sg_run_dir/manifest.json"
 }
 
 # sg_hook start|finish: notify.sh's calls. A plain run has one start and one finish; a
@@ -469,7 +442,6 @@ sg_run() {
   SCHEDGEN_ARTIFACT_DIR=$sg_run_dir
   SCHEDGEN_ITEM=$sg_item
   export SCHEDGEN_RUN_ID SCHEDGEN_ARTIFACT_DIR SCHEDGEN_ITEM
-  sg_mlen=0
   sg_manifest
   if [ -n "$sg_item_name" ]; then
     sg_js "$sg_item_name"
@@ -537,7 +509,6 @@ sg_finish() {
     [ -n "$sg_inbox" ] || sg_hook finish
   else
     sg_manifest
-    sg_d_mlen[sg_nd - 1]=$sg_mlen sg_d_mpath[sg_nd - 1]=$sg_mpath   # for sg_flush
   fi
   [ "$sg_fg" != 1 ] || sg_show
   sg_run_dir=''
@@ -565,28 +536,21 @@ sg_big() {
     -o -name launchd.out.log -o -name launchd.err.log \) -size +$((sg_max_size - 1))c 2>/dev/null
 }
 
-# sg_tick_read: sg_tick is 1 once every sg_rotate_every runs (counted in .rotate-count,
-# advanced by sg_rotate), on the runs that look at log sizes and the lock dir's mode.
-sg_tick_read() {
-  local n=0
-  [ "$sg_rotate_every" -gt 1 ] || return 0
-  [ ! -r "$sg_log_dir/.rotate-count" ] || read -r n 2>/dev/null <"$sg_log_dir/.rotate-count"
-  case $n in ''|*[!0-9]*) n=0 ;; esac
-  sg_rotate_n=$n
-  [ "$n" -eq 0 ] || sg_tick=0
-}
 
 # sg_rotate: launchd and cron never rotate what they append to, so we do, under a
 # rotation lock (runs without the job lock may overlap). Sizes are looked at (one
-# `find`) on sg_tick runs: a run adds well under a KB to these files, so they pass
-# max_size by far less than that in between.
+# `find`) once every sg_rotate_every runs: a run adds well under a KB to these files,
+# so they pass max_size by far less than that in between. The count has a fixed width
+# and is written over in place: a truncated file gives its block back and takes a new
+# one, several times the cost of the write.
 sg_rotate() {
-  local big f nl='
+  local big f n=0 nl='
 '
   if [ "$sg_rotate_every" -gt 1 ]; then
-    # Fixed width, written in place (no truncation: see sg_manifest).
-    printf '%3d\n' $(((sg_rotate_n + 1) % sg_rotate_every)) 2>/dev/null 1<>"$sg_log_dir/.rotate-count"
-    [ "$sg_tick" = 1 ] || return 0
+    [ ! -r "$sg_log_dir/.rotate-count" ] || read -r n 2>/dev/null <"$sg_log_dir/.rotate-count"
+    case $n in ''|*[!0-9]*) n=0 ;; esac
+    printf '%3d\n' $(((n + 1) % sg_rotate_every)) 2>/dev/null 1<>"$sg_log_dir/.rotate-count"
+    [ "$n" -eq 0 ] || return 0
   fi
   big=$(sg_big)
   [ -n "$big" ] || return 0
@@ -780,7 +744,6 @@ sg_main() {
   [ "$sg_smoke" != 1 ] || sg_smoke_checks
 
   # (A time-zone gate, when there is one, goes here: before the lock, writing nothing.)
-  sg_tick_read
   if [ -n "$sg_lock_name" ]; then
     sg_lock_dir_ok
     sg_take_lock
@@ -1099,8 +1062,7 @@ sg_flush() {
   local i=0 k=0 name lines='' line to stuck
   local sg_run_id=$sg_run_id sg_started_at=$sg_started_at sg_start_epoch=$sg_start_epoch \
     sg_iso=$sg_iso sg_epoch=$sg_epoch sg_item_name=$sg_item_name sg_item_path=$sg_item_path \
-    sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir \
-    sg_mlen=$sg_mlen sg_mpath=$sg_mpath
+    sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir
   stuck=()
   # Their failed-attempt counts go first: killed in between, a done item is still
   # journaled (recovery moves it on), and no count outlives its item.
@@ -1137,7 +1099,6 @@ sg_flush() {
     sg_item_name=$name sg_attempt=${sg_d_att[$i]} sg_started_at=${sg_d_start[$i]}
     sg_iso=${sg_d_fin[$i]} sg_epoch=${sg_d_epoch[$i]} sg_start_epoch=$((sg_epoch - sg_d_dur[i]))
     sg_run_dir=$sg_runs/$sg_run_id
-    sg_mlen=${sg_d_mlen[$i]:-0} sg_mpath=${sg_d_mpath[$i]-}
     [ ! -d "$sg_run_dir" ] || sg_manifest
     sg_js "$name"
     printf -v line '{"ts":"%s","event":"finish","job":%s,"run_id":"%s","pid":%s,"host":%s,"exit_code":0,"outcome":"ok","duration":%s,"item":%s,"attempt":%s,"item_to":"%s"}\n' \
