@@ -18,6 +18,9 @@
 
 sg_runtime_api=1     # the job files' interface; they refuse a runtime of another one
 sg_chunk_max=32      # queue items claimed with one mv
+sg_pad='                                                                '   # 64 spaces
+sg_nl='
+'
 sg_ahead_max=32      # run directories made with one mkdir
 
 # sg_init: every global the runtime uses, so that no path out (signals included) meets
@@ -52,6 +55,8 @@ sg_init() {
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_moved='' sg_j='' sg_lock_file='' sg_lock_keep='' sg_id_bump='' sg_exec=''
   sg_jdone=/ sg_jstarted=/ sg_fault=0 sg_nsig=0
+  sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
+  sg_d_mtext=()
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
   sg_wrapper_pid=$$
   # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
@@ -316,9 +321,15 @@ sg_run_dir_one() {
   sg_run_dir=$sg_runs/$sg_run_id
 }
 
-# sg_manifest: (re)write the run's manifest.json (one line, one write).
+# sg_manifest: (re)write the run's manifest.json (one line, one write). A rewrite goes
+# over the old text in place (<>, no truncation: a truncated file gives its block back
+# and takes a new one, several times the cost of the write on ext4 and APFS), padded
+# with spaces (JSON whitespace) to the old length, when that is sure to cover it: the
+# file still holds exactly what we wrote, and both texts are plain ASCII (so characters
+# are bytes in any locale). Otherwise (a name with other characters, a command that
+# wrote its own manifest.json there) it is written afresh.
 sg_manifest() {
-  local item=null path=null attempt=null fin=null dur=null code=null
+  local item=null path=null attempt=null fin=null dur=null code=null line cur='' n
   if [ -n "$sg_item_name" ]; then
     sg_js "$sg_item_name"; item=$sg_j
     sg_js "$sg_item_path"; path=$sg_j
@@ -329,11 +340,29 @@ sg_manifest() {
     dur=$((sg_epoch - sg_start_epoch))
     code=${sg_status:-null}
   fi
-  # One line: bash writes its output a line at a time, so this is one write(2).
-  printf '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}\n' \
+  printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}' \
     "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
-    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" \
-    2>/dev/null >"$sg_run_dir/manifest.json"
+    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j"
+  if [ -n "$sg_mtext" ]; then
+    case $line in *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' {}":,./_~+=@-']*) sg_mtext='' ;; esac
+  fi
+  if [ -n "$sg_mtext" ]; then
+    IFS= read -r -d '' cur 2>/dev/null <"$sg_run_dir/manifest.json"
+    [ "$cur" = "$sg_mtext$sg_nl" ] || sg_mtext=''
+  fi
+  # One line: bash writes its output a line at a time, so this is one write(2).
+  if [ -n "$sg_mtext" ]; then
+    n=$((${#sg_mtext} - ${#line}))
+    while [ "$n" -gt 0 ]; do
+      line=$line${sg_pad:0:$n}
+      n=$((${#sg_mtext} - ${#line}))
+    done
+    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/manifest.json"
+  else
+    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/manifest.json"
+  fi
+  sg_mtext=$line
+  case $line in *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' {}":,./_~+=@-']*) sg_mtext='' ;; esac
 }
 
 # sg_hook start|finish: notify.sh's calls. A plain run has one start and one finish; a
@@ -442,6 +471,7 @@ sg_run() {
   SCHEDGEN_ARTIFACT_DIR=$sg_run_dir
   SCHEDGEN_ITEM=$sg_item
   export SCHEDGEN_RUN_ID SCHEDGEN_ARTIFACT_DIR SCHEDGEN_ITEM
+  sg_mtext=''
   sg_manifest
   if [ -n "$sg_item_name" ]; then
     sg_js "$sg_item_name"
@@ -509,6 +539,7 @@ sg_finish() {
     [ -n "$sg_inbox" ] || sg_hook finish
   else
     sg_manifest
+    sg_d_mtext[sg_nd - 1]=$sg_mtext   # for sg_flush's rewrite
   fi
   [ "$sg_fg" != 1 ] || sg_show
   sg_run_dir=''
@@ -1062,7 +1093,8 @@ sg_flush() {
   local i=0 k=0 name lines='' line to stuck
   local sg_run_id=$sg_run_id sg_started_at=$sg_started_at sg_start_epoch=$sg_start_epoch \
     sg_iso=$sg_iso sg_epoch=$sg_epoch sg_item_name=$sg_item_name sg_item_path=$sg_item_path \
-    sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir
+    sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir \
+    sg_mtext=$sg_mtext
   stuck=()
   # Their failed-attempt counts go first: killed in between, a done item is still
   # journaled (recovery moves it on), and no count outlives its item.
@@ -1099,6 +1131,7 @@ sg_flush() {
     sg_item_name=$name sg_attempt=${sg_d_att[$i]} sg_started_at=${sg_d_start[$i]}
     sg_iso=${sg_d_fin[$i]} sg_epoch=${sg_d_epoch[$i]} sg_start_epoch=$((sg_epoch - sg_d_dur[i]))
     sg_run_dir=$sg_runs/$sg_run_id
+    sg_mtext=${sg_d_mtext[$i]-}
     [ ! -d "$sg_run_dir" ] || sg_manifest
     sg_js "$name"
     printf -v line '{"ts":"%s","event":"finish","job":%s,"run_id":"%s","pid":%s,"host":%s,"exit_code":0,"outcome":"ok","duration":%s,"item":%s,"attempt":%s,"item_to":"%s"}\n' \

@@ -6,8 +6,11 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
-from tests.wrapper_kit import fill_inbox, kill_group, make_job, queue_fields, wait_for
+import pytest
+
+from tests.wrapper_kit import Wrapped, fill_inbox, kill_group, make_job, queue_fields, wait_for
 
 PAD = "x" * 99 + "\n"
 
@@ -180,3 +183,56 @@ def test_with_a_large_max_size_sizes_are_checked_every_few_runs(tmp_path: Path) 
         assert w.run().returncode == 0
         rotated.append(not (w.log_dir / "launchd.err.log").exists())
     assert rotated == [True, False, False, True, False, False, True]
+
+
+# -- manifests rewritten in place ---------------------------------------------------------
+
+def _valid_manifests(w: Wrapped) -> list[dict[str, Any]]:
+    out = []
+    for d in w.run_dirs():
+        text = (d / "manifest.json").read_bytes().decode("utf-8", "surrogateescape")
+        assert text.count("\n") == 1 and text.endswith("\n"), text
+        out.append(json.loads(text))
+    return out
+
+
+def test_a_plain_runs_manifest_is_finished_in_place_and_stays_one_json_line(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["true"])
+    assert w.run().returncode == 0
+    [m] = _valid_manifests(w)
+    assert m["outcome"] == "ok" and m["exit_code"] == 0 and m["finished_at"]
+
+
+def test_a_manifest_the_command_wrote_itself_is_replaced_not_overwritten(tmp_path: Path) -> None:
+    # Longer than the wrapper's: written over in place, its tail would stay behind.
+    w = make_job(tmp_path, command=["bash", "-c", 'printf "%0900d\\n" 7 >"$SCHEDGEN_ARTIFACT_DIR/manifest.json"'])
+    assert w.run().returncode == 0
+    [m] = _valid_manifests(w)
+    assert m["outcome"] == "ok"
+
+
+@pytest.mark.parametrize("name", ["a." + "漢" * 11, "漢" * 80 + ".txt", "plain.json"])
+@pytest.mark.parametrize("locale", ["C.UTF-8", "C"])
+def test_manifests_of_items_renamed_on_a_collision_stay_valid(tmp_path: Path, name: str,
+                                                             locale: str) -> None:
+    # The name is taken in processed/ (and, for the failing job, in the inbox): the item is
+    # renamed, shorter or longer in bytes than in characters, and its manifest rewritten.
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", [name])
+    (q / "processed").mkdir(parents=True)
+    (q / "processed" / name).write_text("older")
+    w = make_job(tmp_path, command=["true", "{item}"], queue=queue_fields(tmp_path, batch=0))
+    assert w.run(env={"LC_ALL": locale}).returncode == 0
+    [m] = _valid_manifests(w)
+    assert m["outcome"] == "ok" and m["item"] == name and m["item_path"] != str(q / "processed" / name)
+    assert Path(m["item_path"]).exists()
+
+    # A failing item goes back to an inbox where its name was taken meanwhile.
+    fill_inbox(q / "inbox", [name])
+    taken = q / "inbox" / name
+    failing = make_job(tmp_path, "bad", command=["bash", "-c", 'echo new >"$0"; exit 3', str(taken)],
+                       queue=queue_fields(tmp_path, batch=1), lock=False)
+    assert failing.run(env={"LC_ALL": locale}).returncode == 3
+    [m] = _valid_manifests(failing)
+    assert m["outcome"] == "failed" and m["item"] == name and Path(m["item_path"]) != taken
+    assert Path(m["item_path"]).exists() and taken.read_text() == "new\n"
