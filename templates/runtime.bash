@@ -1090,12 +1090,12 @@ sg_stuck() {
 sg_flush() {
   [ -n "$sg_journal" ] || return 0
   [ "$sg_nd" -gt 0 ] || return 0
-  local i=0 k=0 name lines='' line to stuck
+  local i=0 k=0 name lines line to stuck
   local sg_run_id=$sg_run_id sg_started_at=$sg_started_at sg_start_epoch=$sg_start_epoch \
     sg_iso=$sg_iso sg_epoch=$sg_epoch sg_item_name=$sg_item_name sg_item_path=$sg_item_path \
     sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir \
     sg_mtext=$sg_mtext
-  stuck=()
+  stuck=() lines=()
   # Their failed-attempt counts go first: killed in between, a done item is still
   # journaled (recovery moves it on), and no count outlives its item.
   set --
@@ -1134,13 +1134,17 @@ sg_flush() {
     sg_mtext=${sg_d_mtext[$i]-}
     [ ! -d "$sg_run_dir" ] || sg_manifest
     sg_js "$name"
-    printf -v line '{"ts":"%s","event":"finish","job":%s,"run_id":"%s","pid":%s,"host":%s,"exit_code":0,"outcome":"ok","duration":%s,"item":%s,"attempt":%s,"item_to":"%s"}\n' \
+    printf -v line '{"ts":"%s","event":"finish","job":%s,"run_id":"%s","pid":%s,"host":%s,"exit_code":0,"outcome":"ok","duration":%s,"item":%s,"attempt":%s,"item_to":"%s"}' \
       "$sg_iso" "$sg_job_j" "$sg_run_id" "$$" "$sg_host_j" "${sg_d_dur[$i]}" "$sg_j" "$sg_attempt" "$to"
-    lines=$lines$line
+    lines[i]=$line
     i=$((i + 1))
   done
   sg_nd=0
-  [ "$sg_record" != 1 ] || printf '%s' "$lines" >>"$sg_events" 2>/dev/null
+  # One printf, so one write(2), per line: other workers append to the same file, and
+  # O_APPEND keeps whole writes whole, not a chunk that stdio splits at 4 KB.
+  if [ "$sg_record" = 1 ]; then
+    for line in ${lines[@]+"${lines[@]}"}; do printf '%s\n' "$line"; done 2>/dev/null >>"$sg_events"
+  fi
   if [ "$k" -eq 0 ]; then
     : 2>/dev/null >"$sg_journal"
   else

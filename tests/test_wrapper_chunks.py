@@ -19,6 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.wrapper_kit import (
     SYSTEM_PATH,
     Wrapped,
@@ -227,3 +229,24 @@ def test_prune_takes_a_run_dir_without_manifest_once_the_process_it_names_is_gon
     assert w.run().returncode == 0
     left = [d.name for d in w.run_dirs()]
     assert left[0] == live and dead not in left and len(left) == 2
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_each_event_line_is_one_write_so_workers_never_interleave(tmp_path: Path) -> None:
+    # Workers append to one events.jsonl (O_APPEND keeps a write whole). A chunk's finish
+    # lines with long names pass 4 KB, where one printf of them all would go out as two
+    # writes and another worker's line could land in between: one write per line.
+    names = [f"{i:03d}-{'n' * 180}.json" for i in range(40)]
+    fill_inbox(tmp_path / "q" / "inbox", names)
+    w = make_job(tmp_path, command=["true", "{item}"], lock=False,
+                 queue=queue_fields(tmp_path, batch=0), logs={"keep_runs": 500})
+    trace = tmp_path / "trace"
+    r = subprocess.run(["strace", "-f", "-y", "-qq", "-e", "trace=write", "-e", "signal=none",
+                        "-o", str(trace), *w.argv()], env=w.env(), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    sizes = [int(line.rsplit("= ", 1)[1]) for line in trace.read_text().splitlines()
+             if "events.jsonl>" in line and "= " in line]
+    lines = (w.log_dir / "events.jsonl").read_bytes().splitlines(keepends=True)
+    assert sorted(json.loads(x)["item"] for x in lines if b'"finish"' in x) == names
+    assert sizes == [len(x) for x in lines]
