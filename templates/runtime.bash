@@ -54,6 +54,7 @@ sg_init() {
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_moved='' sg_j='' sg_lock_file='' sg_lock_keep='' sg_id_bump='' sg_exec=''
+  sg_lock_quick=0      # 1: the lock dir's mode check was skipped (sg_lock_seen)
   sg_jdone=/ sg_jstarted=/ sg_fault=0 sg_nsig=0
   sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
   sg_d_mtext=()
@@ -201,9 +202,12 @@ sg_lock() {
 
 # sg_lock_dir_ok: the lock dir is ours and nobody else can write it (else anyone could
 # plant a symlink there, or hold our lock for ever). Made here (0700) when missing.
-# Checked on every run (the mode needs a find): a folder opened up after the lock file
-# was made would let others swap the lock's names for another file of ours.
+# Ownership is checked on every run. The mode needs a fork (find), so it is skipped while
+# the folder is as it was when its mode was last found private (sg_lock_seen).
 sg_lock_dir_ok() {
+  sg_lock_file=$sg_lock_dir/$sg_lock_name.lock
+  sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
+  sg_lock_quick=0
   if [ ! -d "$sg_lock_dir" ]; then
     mkdir -p "$sg_lock_dir" 2>/dev/null || sg_fail lock "cannot create the lock directory $sg_lock_dir"
     return 0
@@ -211,16 +215,35 @@ sg_lock_dir_ok() {
   if [ ! -O "$sg_lock_dir" ] || [ -L "$sg_lock_dir" ]; then
     sg_fail lock "lock directory $sg_lock_dir is not owned by this user; refusing it"
   fi
+  if sg_lock_seen; then sg_lock_quick=1; else sg_lock_mode; fi
+}
+
+# sg_lock_mode: refuse a lock dir that group or others can write.
+sg_lock_mode() {
   if [ -n "$(find "$sg_lock_dir" -maxdepth 0 \( -perm -0020 -o -perm -0002 \) -print 2>/dev/null)" ]; then
     sg_fail lock "lock directory $sg_lock_dir can be written by others; make it private (chmod 700)"
   fi
+}
+
+# sg_lock_seen: nothing in the lock dir changed since its mode was last found private:
+# after that check a run adds a byte (".") to the lock file it holds, so the lock file is
+# newer than the folder until an entry of the folder changes (a name made, removed or
+# swapped, a symlink planted: whoever does it, the folder's time becomes now), and holds
+# nothing but those marks. Times the same to the clock's grain count as a change.
+sg_lock_seen() {
+  local c=''
+  [ "$sg_lock_file" -nt "$sg_lock_dir" ] && [ ! -L "$sg_lock_file" ] || return 1
+  IFS= read -r -d '' c 2>/dev/null <"$sg_lock_file"
+  case $c in ''|*[!.]*) return 1 ;; esac
 }
 
 # sg_take_lock: the job's lock, on fd 9. The lock file has a second name (.NAME.lock.keep,
 # a hard link) so that a lock whose file is deleted while held still holds: a run that
 # finds the two names apart locks the older file, which the holder still has. After
 # locking, both names must still be the locked file (else it was replaced meanwhile:
-# try again). Exits busy_exit when another run holds it.
+# try again). Exits busy_exit when another run holds it. When the mode check was skipped
+# the file is opened read-only (nothing is made through a name changed meanwhile) and
+# the folder is looked at again once locked; after a mode check the lock gets its mark.
 sg_take_lock() {
   local n=0
   sg_lock_file=$sg_lock_dir/$sg_lock_name.lock
@@ -231,7 +254,9 @@ sg_take_lock() {
     if [ -L "$sg_lock_file" ] || [ -L "$sg_lock_keep" ]; then
       sg_fail lock "the lock file $sg_lock_file is a symlink; refusing it"
     fi
-    if [ -e "$sg_lock_keep" ] && ! [ "$sg_lock_file" -ef "$sg_lock_keep" ]; then
+    if [ "$sg_lock_quick" = 1 ]; then
+      { exec 9<"$sg_lock_file"; } 2>/dev/null || { sg_lock_quick=0; sg_lock_mode; continue; }
+    elif [ -e "$sg_lock_keep" ] && ! [ "$sg_lock_file" -ef "$sg_lock_keep" ]; then
       # The lock file was deleted (or replaced) while its other name stayed: that one is
       # the lock a run may still hold.
       { exec 9>>"$sg_lock_keep"; } 2>/dev/null || sg_fail lock "cannot open $sg_lock_keep"
@@ -239,12 +264,21 @@ sg_take_lock() {
       rm -f "$sg_lock_file" && ln "$sg_lock_keep" "$sg_lock_file" 2>/dev/null
       exec 9>&-
       continue
+    else
+      { exec 9>>"$sg_lock_file"; } 2>/dev/null || sg_fail lock "cannot open $sg_lock_file"
     fi
-    { exec 9>>"$sg_lock_file"; } 2>/dev/null || sg_fail lock "cannot open $sg_lock_file"
     [ -O "$sg_lock_file" ] || sg_fail lock "the lock file $sg_lock_file is not owned by this user; refusing it"
     [ -e "$sg_lock_keep" ] || ln "$sg_lock_file" "$sg_lock_keep" 2>/dev/null
     sg_lock_busy_or 9
     if [ "$sg_lock_file" -ef /dev/fd/9 ] && [ "$sg_lock_keep" -ef /dev/fd/9 ]; then
+      if [ "$sg_lock_quick" = 1 ]; then
+        sg_lock_seen && return 0
+        sg_lock_mode      # the folder changed since the first look: its mode now
+        exec 9>&-
+        sg_lock_quick=0
+        continue
+      fi
+      printf . >&9 2>/dev/null   # the mark: the folder was private up to now
       return 0
     fi
     exec 9>&-            # not the file the path names any more: lock that one instead

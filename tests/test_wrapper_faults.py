@@ -248,15 +248,44 @@ def test_a_lock_dir_others_can_write_is_refused(tmp_path: Path, mode: int) -> No
     assert e["what"] == "lock"
 
 
-def test_a_lock_dir_opened_up_after_the_lock_was_made_is_refused_at_once(tmp_path: Path) -> None:
-    # Others who can write there could swap the lock's two names for another file of ours.
-    w = make_job(tmp_path, command=["true"], logs={"max_size": "200KB"})
-    assert w.run().returncode == 0
+def test_a_lock_dir_opened_up_is_refused_once_anything_in_it_changes(tmp_path: Path) -> None:
+    # The mode costs a fork (find): it is looked at again when an entry of the folder
+    # changed since it was last found private, which is what anyone else would have to do.
+    w = make_job(tmp_path, command=["true"])
+    assert w.run().returncode == 0                     # looked at; the lock file marked
     (tmp_path / "locks").chmod(0o1777)
+    assert w.run().returncode == 0                     # nothing in it changed
+    (tmp_path / "locks" / "planted").touch()           # someone else's file
     r = w.run()
     assert r.returncode == 78 and "can be written by others" in r.stderr
     (tmp_path / "locks").chmod(0o700)
-    assert w.run().returncode == 0
+    assert [w.run().returncode for _ in range(2)] == [0, 0]
+
+
+@needs_proc
+def test_swapping_the_lock_names_in_an_opened_up_folder_is_refused(tmp_path: Path) -> None:
+    # Another job's lock pair put in place of a held one (what a user who may write the
+    # folder could do) would give the next run a free lock: the folder is newer, so refused.
+    slow = make_job(tmp_path, "slow", command='[ -e "$T/go" ] || exit 0; touch "$T/up"; sleep 30',
+                    env={"T": str(tmp_path)})
+    other = make_job(tmp_path, "other", command=["true"])
+    assert other.run().returncode == 0 and slow.run().returncode == 0
+    locks = tmp_path / "locks"
+    locks.chmod(0o1777)
+    (tmp_path / "go").touch()
+    p = slow.popen()
+    try:
+        wait_for(lambda: (tmp_path / "up").exists(), what="the holder")
+        (locks / "slow.lock").rename(locks / "held")
+        (locks / ".slow.lock.keep").rename(locks / ".held.keep")
+        (locks / "other.lock").rename(locks / "slow.lock")
+        (locks / ".other.lock.keep").rename(locks / ".slow.lock.keep")
+        r = slow.run()
+        assert r.returncode == 78 and "can be written by others" in r.stderr
+        assert len(slow.events("start")) == 2            # the first run, then the holder
+    finally:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.communicate()
 
 
 def test_a_symlink_planted_as_the_lock_file_is_refused(tmp_path: Path) -> None:
