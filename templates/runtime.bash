@@ -342,9 +342,14 @@ sg_new_id() {
 # sg_run_dir_one: the run's ID and directory (sg_run_id, sg_run_dir), for a run starting
 # now; a queue's runs make theirs ahead, several with one mkdir (sg_run_dir_new).
 sg_run_dir_one() {
-  local n=1
   [ -d "$sg_runs" ] || mkdir -p "$sg_runs" 2>/dev/null
   sg_new_id
+  sg_run_dir_make
+}
+
+# sg_run_dir_make: make the directory of sg_run_id, with a new ID while the name is taken.
+sg_run_dir_make() {
+  local n=1
   until mkdir "$sg_runs/$sg_run_id" 2>/dev/null; do
     if [ ! -e "$sg_runs/$sg_run_id" ] || [ "$n" -ge 100 ]; then
       sg_fail log_dir "cannot create a run directory in $sg_runs"
@@ -1018,17 +1023,8 @@ sg_run_dir_new() {
   sg_run_id=${sg_ahead[0]}
   # The IDs were free and hold our pid, so what exists now is ours. Not made: one at a
   # time, with a new ID while the name is taken.
-  if [ ! -d "$sg_runs/$sg_run_id" ]; then
-    n=1
-    until mkdir "$sg_runs/$sg_run_id" 2>/dev/null; do
-      if [ ! -e "$sg_runs/$sg_run_id" ] || [ "$n" -ge 100 ]; then
-        sg_fail log_dir "cannot create a run directory in $sg_runs"
-      fi
-      n=$((n + 1))
-      sg_new_id
-    done
-  fi
   sg_run_dir=$sg_runs/$sg_run_id
+  [ -d "$sg_run_dir" ] || sg_run_dir_make
 }
 
 # sg_move SRC DIR: move SRC into DIR under its own name; if that is taken, as

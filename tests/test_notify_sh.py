@@ -228,7 +228,9 @@ def test_slow_notify_and_ping_never_hold_the_lock_or_the_exit_status(
     # the lock comes free while the ping (answered after 5 s) and the command still run.
     wait_for(lambda: _lock_free(lock), what="the lock to come free")
     assert "/x/9" not in pinghub.seen()
-    wait_for(pgid_file.exists, what="the notify command to start")
+    # The file exists a moment before its line is in it.
+    wait_for(lambda: pgid_file.exists() and pgid_file.read_text().endswith("\n"),
+             what="the notify command to start")
     # The command runs in a process group of its own (launchd kills the job's group).
     pgid = int(pgid_file.read_text())
     try:

@@ -186,8 +186,9 @@ def test_a_done_item_never_overwrites_a_file_that_reached_processed_meanwhile(
         tmp_path: Path) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", [f"{c}.json" for c in "abcdefgh"])  # chunks: a b, c d, ...
-    # While b.json runs, a file named a.json reaches processed/ (a.json is done, not moved).
-    script = ('[ "${1##*/}" != b.json ] || { mkdir -p "$P"; echo newer >"$P/a.json"; }')
+    # While a.json runs, a file of that name reaches processed/ (done items move at the
+    # chunk's end, or sooner when a second has passed: either way after this).
+    script = ('[ "${1##*/}" != a.json ] || { mkdir -p "$P"; echo newer >"$P/a.json"; }')
     w = make_job(tmp_path, command=["bash", "-c", script, "_", "{item}"], path=SYSTEM_PATH,
                  env={"P": str(q / "processed")}, lock=False,
                  queue=queue_fields(tmp_path, pattern="*.json", batch=2))
