@@ -221,7 +221,7 @@ sg_lock_dir_ok() {
 # sg_lock_mode: refuse a lock dir that group or others can write.
 sg_lock_mode() {
   if [ -n "$(find "$sg_lock_dir" -maxdepth 0 \( -perm -0020 -o -perm -0002 \) -print 2>/dev/null)" ]; then
-    sg_fail lock "lock directory $sg_lock_dir can be written by others; make it private (chmod 700)"
+    sg_fail lock "lock directory $sg_lock_dir can be written by others; remove it and let the next run make it again (chmod 700 alone keeps whatever others put in it)"
   fi
 }
 
@@ -245,7 +245,7 @@ sg_lock_seen() {
 # the file is opened read-only (nothing is made through a name changed meanwhile) and
 # the folder is looked at again once locked; after a mode check the lock gets its mark.
 sg_take_lock() {
-  local n=0
+  local n=0 f
   sg_lock_file=$sg_lock_dir/$sg_lock_name.lock
   sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
   while :; do
@@ -254,6 +254,12 @@ sg_take_lock() {
     if [ -L "$sg_lock_file" ] || [ -L "$sg_lock_keep" ]; then
       sg_fail lock "the lock file $sg_lock_file is a symlink; refusing it"
     fi
+    # Only plain files of ours are opened (a FIFO would hang the open, another user's
+    # file would let them hold the lock).
+    for f in "$sg_lock_file" "$sg_lock_keep"; do
+      [ ! -e "$f" ] || { [ -f "$f" ] && [ -O "$f" ]; } ||
+        sg_fail lock "the lock file $f is not a plain file of this user; refusing it"
+    done
     if [ "$sg_lock_quick" = 1 ]; then
       { exec 9<"$sg_lock_file"; } 2>/dev/null || { sg_lock_quick=0; sg_lock_mode; continue; }
     elif [ -e "$sg_lock_keep" ] && ! [ "$sg_lock_file" -ef "$sg_lock_keep" ]; then

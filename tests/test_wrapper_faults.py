@@ -359,3 +359,21 @@ def test_a_job_name_is_written_into_events_as_json(tmp_path: Path) -> None:
     w = make_job(tmp_path, "odd_name-1", command=["true"])
     assert w.run().returncode == 0
     assert {e["job"] for e in w.events()} == {"odd_name-1"}
+
+
+@pytest.mark.parametrize("what", ["fifo", "foreign"])
+def test_a_keep_name_that_is_no_plain_file_of_ours_is_refused(tmp_path: Path, what: str) -> None:
+    # A FIFO would hang the open for ever; a file of someone else's would let them hold it.
+    w = make_job(tmp_path, command=["true"])
+    assert w.run().returncode == 0
+    keep = tmp_path / "locks" / ".job.lock.keep"
+    keep.unlink()
+    if what == "fifo":
+        os.mkfifo(keep)
+    else:
+        if os.getuid() != 0:
+            pytest.skip("needs root to give the file away")
+        keep.write_text("")
+        os.chown(keep, 4002, 4002)
+    r = w.run(timeout=20)
+    assert r.returncode == 78 and "not a plain file of this user" in r.stderr
