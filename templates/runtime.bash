@@ -218,11 +218,17 @@ sg_lock_dir_ok() {
   if sg_lock_seen; then sg_lock_quick=1; else sg_lock_mode; fi
 }
 
-# sg_lock_mode: refuse a lock dir that group or others can write.
+# sg_lock_mode: refuse a lock dir that group or others can write, and a lock file with
+# more names than its own two (a hard link made to another of our files), in one find.
 sg_lock_mode() {
-  if [ -n "$(find "$sg_lock_dir" -maxdepth 0 \( -perm -0020 -o -perm -0002 \) -print 2>/dev/null)" ]; then
-    sg_fail lock "lock directory $sg_lock_dir can be written by others; remove it and let the next run make it again (chmod 700 alone keeps whatever others put in it)"
-  fi
+  local out
+  out=$(find "$sg_lock_dir" "$sg_lock_file" -maxdepth 0 \( -type d \( -perm -0020 -o -perm -0002 \) \
+    -o -type f -links +2 \) -print 2>/dev/null)
+  case $out in
+    '') ;;
+    "$sg_lock_file") sg_fail lock "the lock file $sg_lock_file has more names than its own two; refusing it" ;;
+    *) sg_fail lock "lock directory $sg_lock_dir can be written by others; remove it and let the next run make it again (chmod 700 alone keeps whatever others put in it)" ;;
+  esac
 }
 
 # sg_lock_seen: nothing in the lock dir changed since its mode was last found private:

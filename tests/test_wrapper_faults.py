@@ -377,3 +377,19 @@ def test_a_keep_name_that_is_no_plain_file_of_ours_is_refused(tmp_path: Path, wh
         os.chown(keep, 4002, 4002)
     r = w.run(timeout=20)
     assert r.returncode == 78 and "not a plain file of this user" in r.stderr
+
+
+def test_a_lock_file_linked_to_another_file_is_refused(tmp_path: Path) -> None:
+    # Names put in place while the folder was open (a hard link to another file of ours,
+    # which macOS allows anyone to make) survive a later chmod 700: the extra name shows.
+    w = make_job(tmp_path, command=["true"])
+    assert w.run().returncode == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("config\n")
+    locks = tmp_path / "locks"
+    for name in ("job.lock", ".job.lock.keep"):
+        (locks / name).unlink()
+        os.link(victim, locks / name)
+    r = w.run()
+    assert r.returncode == 78 and "more names than its own two" in r.stderr
+    assert victim.read_text() == "config\n"
