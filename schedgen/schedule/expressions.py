@@ -7,6 +7,7 @@ is a ValueError whose message is shown to the user.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from schedgen.units import format_duration, parse_duration
@@ -128,6 +129,25 @@ def parse_cron(text: str) -> Cron:
     if not any(days_in_month(cron, m) for m in cron.months):
         raise ValueError(f"{text!r} can never fire: no month it names has those days")
     return cron
+
+
+def value_runs(values: Iterable[int], *, sep: str = "-", shortest: int = 3,
+               fmt: Callable[[int], str] = str) -> list[str]:
+    """Values in order, consecutive ones of at least ``shortest`` as 'a<sep>b', the rest one
+    by one: the list syntax shared by cron, robfig and systemd."""
+    v = sorted(values)
+    out: list[str] = []
+    i = 0
+    while i < len(v):
+        j = i
+        while j + 1 < len(v) and v[j + 1] == v[j] + 1:
+            j += 1
+        if j - i + 1 >= shortest:
+            out.append(f"{fmt(v[i])}{sep}{fmt(v[j])}")
+        else:
+            out += [fmt(n) for n in v[i:j + 1]]
+        i = j + 1
+    return out
 
 
 def days_in_month(cron: Cron, month: int) -> frozenset[int]:

@@ -22,6 +22,7 @@ from schedgen.schedule.expressions import (
     _parse_field,
     every_as_cron,
     parse_cron,
+    value_runs,
 )
 
 Entry = Cron | Every | Reboot
@@ -112,15 +113,4 @@ def _field(values: frozenset[int], size: int) -> str:
 
 def _values(values: frozenset[int]) -> str:
     """1,2,3,5 -> "1-3,5"."""
-    out: list[str] = []
-    run: list[int] = []
-    for v in sorted(values):
-        if run and v == run[-1] + 1:
-            run.append(v)
-            continue
-        if run:
-            out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
-        run = [v]
-    if run:
-        out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
-    return ",".join(out)
+    return ",".join(value_runs(values, shortest=2))

@@ -12,10 +12,9 @@ prints back), so the unit reads the same as systemd's own view of it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple
 
-from schedgen.schedule.expressions import Cron, days_in_month
+from schedgen.schedule.expressions import Cron, days_in_month, value_runs
 
 # systemd's week starts on Monday; cron's weekday 0 is Sunday.
 _DAY_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
@@ -100,29 +99,13 @@ def _terms(values: frozenset[int], lo: int, hi: int, cyclic: bool) -> str:
             if cyclic and v[0] == lo and v[-1] + step > hi and (hi - lo + 1) % step == 0:
                 return f"{fmt(v[0])}/{step}"  # repeats up to the field's end
             return f"{fmt(v[0])}..{fmt(v[-1])}/{step}"
-    return ",".join(_runs(v, fmt))
-
-
-def _runs(v: list[int], fmt: Callable[[int], str]) -> list[str]:
-    """Consecutive values of three or more as 'a..b', the rest one by one."""
-    out: list[str] = []
-    i = 0
-    while i < len(v):
-        j = i
-        while j + 1 < len(v) and v[j + 1] == v[j] + 1:
-            j += 1
-        if j - i >= 2:
-            out.append(f"{fmt(v[i])}..{fmt(v[j])}")
-        else:
-            out += [fmt(n) for n in v[i:j + 1]]
-        i = j + 1
-    return out
+    return ",".join(value_runs(v, sep="..", fmt=fmt))
 
 
 def _weekdays(days: frozenset[int]) -> str:
     """Weekdays Monday first, runs of three or more as 'Mon..Fri' (no wrap-around)."""
     monday_first = sorted((d + 6) % 7 for d in days)  # Mon = 0 ... Sun = 6
-    return ",".join(_runs(monday_first, lambda n: _DAY_NAMES[(n + 1) % 7]))
+    return ",".join(value_runs(monday_first, sep="..", fmt=lambda n: _DAY_NAMES[(n + 1) % 7]))
 
 
 def line(spec: Spec, zone: str | None = None) -> str:

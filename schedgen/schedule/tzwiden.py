@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from functools import lru_cache
 from typing import NamedTuple
 
-from schedgen.schedule.expressions import MACROS, Cron
+from schedgen.schedule.expressions import MACROS, Cron, value_runs
 from schedgen.schedule.to_calendar import CalendarDict, calendar_dicts
 
 WINDOW_YEARS = 10
@@ -256,25 +256,7 @@ def _exact_step(minutes: set[int]) -> int | None:
 
 
 def _field(values: frozenset[int], lo: int, hi: int) -> str:
-    if values == frozenset(range(lo, hi + 1)):
-        return "*"
-    parts: list[str] = []
-    run: list[int] = []
-    for v in sorted(values):
-        if run and v == run[-1] + 1:
-            run.append(v)
-            continue
-        if run:
-            parts.append(_run(run))
-        run = [v]
-    parts.append(_run(run))
-    return ",".join(parts)
-
-
-def _run(run: list[int]) -> str:
-    if len(run) >= 3:
-        return f"{run[0]}-{run[-1]}"
-    return ",".join(map(str, run))
+    return "*" if values == frozenset(range(lo, hi + 1)) else ",".join(value_runs(values))
 
 
 def cron_text(line: HostLine) -> str:
