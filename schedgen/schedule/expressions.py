@@ -150,6 +150,23 @@ def value_runs(values: Iterable[int], *, sep: str = "-", shortest: int = 3,
     return out
 
 
+def cron_field(values: Iterable[int], lo: int, hi: int, *, star_step: bool = True,
+               shortest: int = 3) -> str:
+    """A value set as a cron field, spelled the usual way: '*', '*/15' (only with star_step:
+    a day field starting with '*' turns Debian cron's OR of the day fields into AND),
+    '8-18/2', then ranges of ``shortest`` or more and single values."""
+    vs = sorted(set(values))
+    if vs == list(range(lo, hi + 1)):
+        return "*"
+    if len(vs) >= 3:
+        step = vs[1] - vs[0]
+        if step > 1 and all(b - a == step for a, b in zip(vs, vs[1:], strict=False)):
+            if star_step and vs[0] == lo and vs[-1] + step > hi:
+                return f"*/{step}"
+            return f"{vs[0]}-{vs[-1]}/{step}"
+    return ",".join(value_runs(vs, shortest=shortest))
+
+
 def days_in_month(cron: Cron, month: int) -> frozenset[int]:
     """Days of the month the day-of-month field can match in ``month``."""
     return frozenset(d for d in cron.days if d <= MONTH_DAYS[month])

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from schedgen.schedule.expressions import MONTH_DAYS
+from schedgen.schedule.expressions import MONTH_DAYS, cron_field
 
 KEYS = ("Month", "Day", "Weekday", "Hour", "Minute")
 _RANGES = {"Month": (1, 12), "Day": (1, 31), "Weekday": (0, 7), "Hour": (0, 23), "Minute": (0, 59)}
@@ -261,24 +261,4 @@ def _expr(months: frozenset[int], days: frozenset[int], weekdays: frozenset[int]
 
 def field(values: frozenset[int], lo: int, hi: int, star_step: bool = True) -> str:
     """Shortest usual spelling: '*', '*/15', '1-5', '8-18/2', '0,30', lists of those."""
-    vs = sorted(values)
-    if len(vs) == hi - lo + 1:
-        return "*"
-    if len(vs) >= 3:
-        step = vs[1] - vs[0]
-        if step > 1 and all(b - a == step for a, b in zip(vs, vs[1:], strict=False)):
-            if star_step and vs[0] == lo and vs[-1] + step > hi:
-                return f"*/{step}"
-            return f"{vs[0]}-{vs[-1]}/{step}"
-    parts, i = [], 0
-    while i < len(vs):
-        j = i
-        while j + 1 < len(vs) and vs[j + 1] == vs[j] + 1:
-            j += 1
-        if j - i >= 2:
-            parts.append(f"{vs[i]}-{vs[j]}")
-            i = j + 1
-        else:
-            parts.append(str(vs[i]))
-            i += 1
-    return ",".join(parts)
+    return cron_field(values, lo, hi, star_step=star_step)

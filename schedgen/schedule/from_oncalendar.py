@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 
+from schedgen.schedule import expressions
 from schedgen.schedule.oncalendar import _DAY_NAMES
 
 SHORTHANDS = {
@@ -81,23 +82,7 @@ def _weekdays(text: str) -> set[int]:
 
 def cron_field(values: set[int], lo: int, hi: int) -> str:
     """A value set as a cron field: '*', '*/n', 'a-b/n', ranges and lists."""
-    v = sorted(values)
-    if v == list(range(lo, hi + 1)):
-        return "*"
-    if len(v) >= 3:
-        step = v[1] - v[0]
-        if step > 1 and all(b - a == step for a, b in zip(v, v[1:], strict=False)):
-            if v[0] == lo and v[-1] + step > hi:
-                return f"*/{step}"
-            return f"{v[0]}-{v[-1]}/{step}"
-    parts, i = [], 0
-    while i < len(v):
-        j = i
-        while j + 1 < len(v) and v[j + 1] == v[j] + 1:
-            j += 1
-        parts.append(f"{v[i]}-{v[j]}" if j > i else str(v[i]))
-        i = j + 1
-    return ",".join(parts)
+    return expressions.cron_field(values, lo, hi, shortest=2)
 
 
 def to_cron(value: str) -> str:
