@@ -239,7 +239,7 @@ sg_lock_mode() {
 sg_lock_seen() {
   local c=''
   [ "$sg_lock_file" -nt "$sg_lock_dir" ] && [ ! -L "$sg_lock_file" ] || return 1
-  IFS= read -r -d '' c 2>/dev/null <"$sg_lock_file"
+  IFS= read -r -n 4096 -d '' c 2>/dev/null <"$sg_lock_file"
   case $c in ''|*[!.]*) return 1 ;; esac
 }
 
@@ -398,7 +398,8 @@ sg_manifest() {
     case $line in *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' {}":,./_~+=@-']*) sg_mtext='' ;; esac
   fi
   if [ -n "$sg_mtext" ]; then
-    IFS= read -r -d '' cur 2>/dev/null <"$sg_run_dir/manifest.json"
+    # At most one character more than ours: a command's huge manifest.json is not read in.
+    IFS= read -r -n $((${#sg_mtext} + 2)) -d '' cur 2>/dev/null <"$sg_run_dir/manifest.json"
     [ "$cur" = "$sg_mtext$sg_nl" ] || sg_mtext=''
   fi
   # One line: bash writes its output a line at a time, so this is one write(2).
