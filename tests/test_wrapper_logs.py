@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -196,9 +197,17 @@ def _valid_manifests(w: Wrapped) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
 def test_a_plain_runs_manifest_is_finished_in_place_and_stays_one_json_line(tmp_path: Path) -> None:
+    # Made once (O_TRUNC), then written over without truncating it (no block freed and taken).
     w = make_job(tmp_path, command=["true"])
-    assert w.run().returncode == 0
+    trace = tmp_path / "trace"
+    r = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", str(trace), *w.argv()],
+                       env=w.env(), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    opens = [line for line in trace.read_text().splitlines()
+             if "manifest.json" in line and ("O_WRONLY" in line or "O_RDWR" in line)]
+    assert len(opens) == 2 and "O_TRUNC" in opens[0] and "O_TRUNC" not in opens[1], opens
     [m] = _valid_manifests(w)
     assert m["outcome"] == "ok" and m["exit_code"] == 0 and m["finished_at"]
 
