@@ -866,7 +866,11 @@ sg_smoke_checks() {
   if [ -n "$sg_lock_name" ]; then
     sg_writable "$sg_lock_dir" || sg_fail lock "lock directory $sg_lock_dir is not writable"
     if [ -e "$sg_lock_dir/$sg_lock_name.lock" ]; then
-      { exec 9>>"$sg_lock_dir/$sg_lock_name.lock"; } 2>/dev/null || sg_fail lock "cannot open the lock file"
+      # Read-only, and only a plain file of ours (as sg_take_lock): a smoke run makes nothing.
+      if [ ! -f "$sg_lock_dir/$sg_lock_name.lock" ] || [ ! -O "$sg_lock_dir/$sg_lock_name.lock" ]; then
+        sg_fail lock "the lock file $sg_lock_dir/$sg_lock_name.lock is not a plain file of this user; refusing it"
+      fi
+      { exec 9<"$sg_lock_dir/$sg_lock_name.lock"; } 2>/dev/null || sg_fail lock "cannot open the lock file"
       sg_lock 9 0 || { printf 'schedgen: %s: lock %s is busy (a run is going on)\n' "$sg_job" "$sg_lock_name" >&2; exit "$sg_busy_exit"; }
       exec 9>&-
     fi
