@@ -24,6 +24,47 @@ def _snapshot() -> dict[str, list[str]]:
     return out
 
 
+def _sweep_faketime() -> None:
+    """`faketime` keeps a semaphore and a segment per process in /dev/shm. What outlives
+    the wrapper (a run's notify in the background) makes its own, named by its pid, and
+    never removes them; nor does a killed faketime. A later faketime that gets the same
+    pid then fails ("sem_open: File exists"). Files of pids no longer alive are garbage."""
+    shm = Path("/dev/shm")
+    for f in shm.glob("*faketime_s*_*") if shm.is_dir() else []:
+        pid = f.name.rpartition("_")[2]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            f.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Two workers per CPU for `-n auto`: many tests spend their time waiting on the
+    processes they start (cron's minute, signals, timeouts), not computing."""
+    return 2 * (os.cpu_count() or 1)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The end-to-end cron test waits for the daemon's minute (up to two): it starts first,
+    so that the rest of the suite runs meanwhile rather than after it."""
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):   # once, in the controller
+        _sweep_faketime()
+
+
+@pytest.fixture(autouse=True)
+def _faketime_litter():
+    yield
+    _sweep_faketime()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _real_home_untouched():
     before = _snapshot()
