@@ -27,6 +27,7 @@ sg_ahead_max=32      # run directories made with one mkdir
 # an unset one under set -u.
 sg_init() {
   sg_runs=$sg_log_dir/runs
+  sg_last_run=$sg_log_dir/.last-run
   sg_events=$sg_log_dir/events.jsonl
   sg_host=${HOSTNAME:-localhost}
   sg_smoke=${SCHEDGEN_SMOKE:-}
@@ -54,6 +55,8 @@ sg_init() {
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_moved='' sg_j='' sg_lock_file='' sg_lock_keep='' sg_id_bump='' sg_exec=''
+  sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
+  sg_last_id=''        # this plain run's ID, once its directory is made
   sg_lock_quick=0      # 1: the lock dir's mode check was skipped (sg_lock_seen)
   sg_jdone=/ sg_jstarted=/ sg_fault=0 sg_nsig=0
   sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
@@ -68,6 +71,8 @@ sg_init() {
   sg_host_j=$sg_j
   sg_js "$sg_job"
   sg_job_j=$sg_j
+  sg_plain=1           # the job and host JSON are plain ASCII (sg_manifest)
+  case $sg_job_j$sg_host_j in *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' {}":,./_~+=@-']*) sg_plain=0 ;; esac
   SCHEDGEN_JOB=$sg_job
   SCHEDGEN_ITEM=
   export SCHEDGEN_JOB SCHEDGEN_ITEM
@@ -314,20 +319,34 @@ sg_lock_busy_or() {
 # sg_id_floor_set: the newest run directory's time. A clock that stepped back must not
 # give a new run a name that sorts before older runs (pruning keeps the newest names):
 # a run whose time is before it is named a second after it (sg_id_bump), while its
-# started_at keeps the clock's own time.
+# started_at keeps the clock's own time. Also sg_nruns, the number of run directories.
+# A plain run under the job's lock reads both from .last-run, which the previous one
+# wrote as it ended (sg_last_run_note): it holds while nothing in runs/ changed since
+# (the file is newer than the folder; any directory made or removed, by anyone, makes
+# the folder newer; times the same to the clock's grain count as a change). Otherwise
+# the folder is listed.
 sg_id_floor_set() {
-  local LC_ALL=C last=''
+  local last='' n=''
+  if [ -n "$sg_lock_name" ] && [ -z "$sg_inbox" ] && [ "$sg_last_run" -nt "$sg_runs" ]; then
+    IFS=' ' read -r last n 2>/dev/null <"$sg_last_run"   # one line (-n would read a byte at a time)
+    case $last in
+      [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9]*)
+        case $n in
+          ''|*[!0-9]*) ;;
+          *) sg_id_floor=${last%%-*} sg_nruns=$n; return 0 ;;
+        esac ;;
+    esac
+  fi
+  local LC_ALL=C       # byte order (here, not above: setting it costs a setlocale)
   set -- "$sg_runs"/*
-  [ -e "$1" ] || return 0
+  [ -e "$1" ] || { sg_nruns=0; return 0; }
+  sg_nruns=$#
   eval "last=\${$#}"
   last=${last##*/}
   last=${last%%-*}
   case $last in
     [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z)
-      sg_id_floor=$last
-      sg_epoch_of "$last"
-      sg_stamp_of $((sg_e + 1))
-      sg_id_bump=$sg_s ;;
+      sg_id_floor=$last ;;
   esac
 }
 
@@ -336,7 +355,14 @@ sg_id_floor_set() {
 # and past any taken. The suffix has a fixed width so that IDs sort by time as strings.
 sg_new_id() {
   local stamp=$sg_stamp
-  [[ "$stamp" < "$sg_id_floor" ]] && stamp=$sg_id_bump
+  if [[ "$stamp" < "$sg_id_floor" ]]; then
+    if [ -z "$sg_id_bump" ]; then
+      sg_epoch_of "$sg_id_floor"
+      sg_stamp_of $((sg_e + 1))
+      sg_id_bump=$sg_s
+    fi
+    stamp=$sg_id_bump
+  fi
   if [ "$stamp" = "$sg_id_stamp" ]; then
     sg_id_n=$((sg_id_n + 1))
   else
@@ -357,6 +383,18 @@ sg_run_dir_one() {
   [ -d "$sg_runs" ] || mkdir -p "$sg_runs" 2>/dev/null
   sg_new_id
   sg_run_dir_make
+  sg_last_id=$sg_run_id
+  [ -z "$sg_nruns" ] || sg_nruns=$((sg_nruns + 1))
+}
+
+# sg_last_run_note: as a plain run under the job's lock ends (after pruning), its ID and
+# the count of run directories go to .last-run for the next run (sg_id_floor_set): one
+# fixed-width line written over in place. Runs without the lock may overlap: they list
+# the folder.
+sg_last_run_note() {
+  [ -n "$sg_lock_name" ] && [ -n "$sg_nruns" ] && [ -n "$sg_last_id" ] || return 0
+  [ -z "$sg_inbox" ] || return 0
+  printf '%-63s\n' "$sg_last_id $sg_nruns" 2>/dev/null 1<>"$sg_last_run"
 }
 
 # sg_run_dir_make: make the directory of sg_run_id, with a new ID while the name is taken.
@@ -378,13 +416,16 @@ sg_run_dir_make() {
 # with spaces (JSON whitespace) to the old length, when that is sure to cover it: the
 # file still holds exactly what we wrote, and both texts are plain ASCII (so characters
 # are bytes in any locale). Otherwise (a name with other characters, a command that
-# wrote its own manifest.json there) it is written afresh.
+# wrote its own manifest.json there) it is written afresh. Only the job, host, item and
+# path can bring other characters in (the rest is ours: digits, times, words).
 sg_manifest() {
   local item=null path=null attempt=null fin=null dur=null code=null line cur='' n
+  local plain=$sg_plain
   if [ -n "$sg_item_name" ]; then
     sg_js "$sg_item_name"; item=$sg_j
     sg_js "$sg_item_path"; path=$sg_j
     attempt=${sg_attempt:-null}
+    case $item$path in *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' {}":,./_~+=@-']*) plain=0 ;; esac
   fi
   if [ "$sg_outcome" != running ]; then
     fin="\"$sg_iso\""
@@ -394,9 +435,7 @@ sg_manifest() {
   printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}' \
     "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
     "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j"
-  if [ -n "$sg_mtext" ]; then
-    case $line in *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' {}":,./_~+=@-']*) sg_mtext='' ;; esac
-  fi
+  [ "$plain" = 1 ] || sg_mtext=''
   if [ -n "$sg_mtext" ]; then
     # At most one character more than ours: a command's huge manifest.json is not read in.
     IFS= read -r -n $((${#sg_mtext} + 2)) -d '' cur 2>/dev/null <"$sg_run_dir/manifest.json"
@@ -414,7 +453,7 @@ sg_manifest() {
     printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/manifest.json"
   fi
   sg_mtext=$line
-  case $line in *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' {}":,./_~+=@-']*) sg_mtext='' ;; esac
+  [ "$plain" = 1 ] || sg_mtext=''
 }
 
 # sg_hook start|finish: notify.sh's calls. A plain run has one start and one finish; a
@@ -679,20 +718,31 @@ sg_alive() {
 # sg_prune: keep the newest keep_runs run directories (names sort by time), and remove
 # empty ones (made ahead by a run that was killed) wherever they are. Done in batches,
 # once there are more than keep_runs + keep_runs/8, so that a job at its limit does not
-# look at every directory and fork an rm on every run.
+# look at every directory and fork an rm on every run. A plain run that holds the job's
+# lock (so no other run of the job made one since) goes by its count (sg_nruns, its own
+# included): the folder is not listed at all while under the limit.
 sg_prune() {
+  if [ -z "$sg_inbox" ] && [ -n "$sg_lock_name" ] && [ -n "$sg_nruns" ] &&
+    [ "$sg_nruns" -le $((sg_keep_runs + sg_keep_runs / 8)) ]; then
+    return 0
+  fi
   local LC_ALL=C d n old k=0
   set -- "$sg_runs"/*      # no trailing slash: it would sort "id/" after "id-0002/"
+  [ -e "$1" ] || { sg_nruns=0; return 0; }
+  sg_nruns=$#
   [ "$#" -gt $((sg_keep_runs + sg_keep_runs / 8)) ] || return 0
   old=()
   n=$(($# - sg_keep_runs))
+  sg_nruns=0
   for d in "$@"; do
     [ -d "$d" ] || { n=$((n - 1)); continue; }
+    sg_nruns=$((sg_nruns + 1))
     if [ "$n" -gt 0 ] || [ ! -e "$d/manifest.json" ]; then
       sg_alive "$d" || { old[k]=$d; k=$((k + 1)); }
     fi
     n=$((n - 1))
   done
+  sg_nruns=$((sg_nruns - k))
   [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"}   # one rm for all of them
 }
 
@@ -734,6 +784,7 @@ sg_on_exit() {
   if [ "$sg_tidy" = 1 ]; then
     sg_rotate
     sg_prune
+    sg_last_run_note
   fi
   [ "$st" != 74 ] || [ "$sg_fault" = 0 ] || exit 74
 }

@@ -48,12 +48,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 2 * (os.cpu_count() or 1)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The end-to-end cron test waits for the daemon's minute (up to two): it starts first,
-    so that the rest of the suite runs meanwhile rather than after it."""
-    items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not hasattr(session.config, "workerinput"):   # once, in the controller
         _sweep_faketime()
@@ -109,7 +103,10 @@ def _no_real_crontab_or_launchctl(request: pytest.FixtureRequest, tmp_path: Path
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked slow run only when asked for: `pytest -m slow`."""
+    """The end-to-end cron test waits for the daemon's minute (up to two): it starts first,
+    so that the rest of the suite runs meanwhile rather than after it. Tests marked slow
+    run only when asked for: `pytest -m slow`."""
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
     if "slow" in (config.option.markexpr or ""):
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow")

@@ -77,6 +77,55 @@ def test_run_ids_never_sort_before_the_newest_run_dir(tmp_path: Path) -> None:
     assert run_id.startswith("20990102T000000Z-") and not stamp.startswith("2099")
 
 
+def _plain(snippet: str) -> str:
+    """The snippet as a plain job's (no queue), under its lock."""
+    return "sg_inbox=''\n" + textwrap.dedent(snippet)
+
+
+def test_a_locked_plain_run_takes_the_floor_and_count_from_last_run(tmp_path: Path) -> None:
+    runs = tmp_path / "logs/job/runs"
+    (runs / "20270101T000000Z-5").mkdir(parents=True)  # listed, this would be the floor
+    state = tmp_path / "logs/job/.last-run"
+    state.write_text(f"{'20990101T235959Z-7 41':<63}\n")
+    t = runs.stat().st_mtime
+    os.utime(state, (t + 1, t + 1))                      # written after the folder changed
+    r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; sg_new_id; echo "$sg_run_id $sg_nruns"'))
+    run_id, count = r.stdout.split()
+    assert run_id.startswith("20990102T000000Z-") and count == "41"
+
+
+def test_last_run_is_not_trusted_once_the_runs_folder_changed(tmp_path: Path) -> None:
+    runs = tmp_path / "logs/job/runs"
+    runs.mkdir(parents=True)
+    state = tmp_path / "logs/job/.last-run"
+    state.write_text(f"{'20990101T235959Z-7 41':<63}\n")
+    t = state.stat().st_mtime
+    (runs / "20270101T000000Z-5").mkdir()
+    os.utime(runs, (t + 1, t + 1))                       # a directory made (or removed) since
+    r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; echo "$sg_id_floor $sg_nruns"'))
+    assert r.stdout.split() == ["20270101T000000Z", "1"]
+    same = state.stat().st_mtime_ns
+    os.utime(runs, ns=(same, same))                      # the same time: a change too
+    r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; echo "$sg_id_floor $sg_nruns"'))
+    assert r.stdout.split() == ["20270101T000000Z", "1"]
+
+
+def test_a_plain_run_notes_its_id_and_the_count_after_pruning(tmp_path: Path) -> None:
+    runs = tmp_path / "logs/job/runs"
+    for k in range(6):                                   # keep_runs 3: the batch limit is 3
+        d = runs / f"2026010{k}T000000Z-9"
+        d.mkdir(parents=True)
+        (d / "manifest.json").write_text('{"outcome": "ok", "smoke": false}\n')
+    r = sh(tmp_path, _plain("""
+        sg_now; sg_id_floor_set; sg_new_id; sg_run_dir_make; sg_last_id=$sg_run_id
+        sg_nruns=$((sg_nruns + 1))
+        sg_prune; sg_last_run_note; echo "$sg_run_id"
+    """))
+    line = (tmp_path / "logs/job/.last-run").read_text()
+    assert len(line) == 64 and line.split() == [r.stdout.strip(), "3"]
+    assert len(list(runs.iterdir())) == 3
+
+
 # -- the claim and the journal ----------------------------------------------------------------
 
 def test_a_claim_takes_a_chunk_with_one_mv_and_notes_it(tmp_path: Path) -> None:

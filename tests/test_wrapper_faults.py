@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -314,6 +315,22 @@ def test_a_clock_stepped_back_never_prunes_the_run_that_just_happened(tmp_path: 
     assert start["run_id"].startswith("20990101T000002Z-")  # named after the newest
     assert [d.name for d in w.run_dirs()] == ["20990101T000001Z-12", start["run_id"]]
     assert not w.manifests()[1]["started_at"].startswith("2099")  # the clock's own time
+
+
+@pytest.mark.skipif(shutil.which("faketime") is None, reason="needs faketime")
+def test_a_clock_stepped_back_after_a_run_names_the_next_one_after_it(tmp_path: Path) -> None:
+    # The run ahead of the clock leaves its ID in .last-run, which the next run goes by
+    # (the runs folder is unchanged since): the floor holds there too.
+    w = make_job(tmp_path, command=["true"], logs={"keep_runs": 2})
+    ahead = subprocess.run(["faketime", "-f", "@2099-01-01 00:00:00", *w.argv()], env=w.env(),
+                           capture_output=True, text=True, timeout=60)
+    assert ahead.returncode == 0, ahead.stderr
+    time.sleep(0.05)                    # past the file system's clock grain
+    assert w.run().returncode == 0
+    first, second = (e["run_id"] for e in w.events("start"))
+    assert first.startswith("20990101T00000") and second > first
+    assert [d.name for d in w.run_dirs()] == [first, second]
+    assert (w.log_dir / ".last-run").read_text().split() == [second, "2"]
 
 
 def test_a_claim_made_while_the_clock_ran_ahead_is_recovered(tmp_path: Path) -> None:
