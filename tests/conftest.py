@@ -87,19 +87,23 @@ exit 99
 """
 
 
+@pytest.fixture(scope="session")
+def _guard_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    guard = tmp_path_factory.mktemp("guard-bin")
+    for name in ("crontab", "launchctl", "systemctl", "loginctl", "kubectl"):
+        (guard / name).write_text(_GUARD)
+        (guard / name).chmod(0o755)
+    return guard
+
+
 @pytest.fixture(autouse=True)
-def _no_real_crontab_or_launchctl(request: pytest.FixtureRequest, tmp_path: Path,
+def _no_real_crontab_or_launchctl(request: pytest.FixtureRequest, _guard_bin: Path,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Outside the end-to-end test, `crontab`, `launchctl`, `systemctl`, `loginctl` and `kubectl`
     fail loudly unless faked."""
     if request.node.get_closest_marker("e2e"):
         return
-    guard = tmp_path / "guard-bin"
-    guard.mkdir()
-    for name in ("crontab", "launchctl", "systemctl", "loginctl", "kubectl"):
-        (guard / name).write_text(_GUARD)
-        (guard / name).chmod(0o755)
-    monkeypatch.setenv("PATH", f"{guard}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("PATH", f"{_guard_bin}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
