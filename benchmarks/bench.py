@@ -281,6 +281,34 @@ def bench_queue(tmp: Path, files: int, rounds: int) -> Samples:
     })
 
 
+# One manifest rewritten 1000 times, as the runtime does at a run's end: truncating it
+# first (`>`), or over the old text in place (`1<>`, the same length). What the runtime's
+# in-place rewrites (manifests, .rotate-count, .last-run) save on this file system.
+REWRITE_LOOP = ('f=$1; mode=$2; line=$3; printf \'%s\\n\' "$line" >"$f"; i=0; '
+                'while [ "$i" -lt 1000 ]; do i=$((i + 1)); '
+                'if [ "$mode" = truncate ]; then printf \'%s\\n\' "$line" >"$f"; '
+                'else printf \'%s\\n\' "$line" 1<>"$f"; fi; done')
+MANIFEST_LINE = ('{"format": 1, "job": "publish", "run_id": "20250131T061500Z-4242", "host": "mac", '
+                 '"pid": 4242, "started_at": "2025-01-31T06:15:00Z", "finished_at": '
+                 '"2025-01-31T06:15:03Z", "duration": 3, "exit_code": 0, "outcome": "ok", '
+                 '"item": null, "attempt": null, "item_path": null, "smoke": false}')
+
+
+def bench_writes(tmp: Path, rounds: int) -> Samples:
+    env = env_for(tmp, tmp)
+    f = tmp / "manifest.json"
+
+    def loop(mode: str) -> float:
+        return timed(["bash", "-c", REWRITE_LOOP, "_", str(f), mode, MANIFEST_LINE], env)
+
+    return interleave(rounds, {
+        "empty": lambda: timed(["bash", "-c", REWRITE_LOOP.replace("1000", "0"), "_", str(f),
+                                "inplace", MANIFEST_LINE], env),
+        "truncate": lambda: loop("truncate"),
+        "inplace": lambda: loop("inplace"),
+    })
+
+
 def bench_render(tmp: Path, rounds: int) -> Samples:
     env = env_for(tmp, tmp)
     cfgs = {}
@@ -332,7 +360,7 @@ def bench_scale(tmp: Path, small: int, large: int, rounds: int) -> Samples:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="few rounds, small queue: shows it works")
-    ap.add_argument("--only", metavar="LIST", default="cli,wrapper,queue,render,scale",
+    ap.add_argument("--only", metavar="LIST", default="cli,wrapper,queue,writes,render,scale",
                     help="comma-separated sections to run (default: all)")
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -344,7 +372,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         SITE = install_site(tmp)
-        for sub in ("cli", "wrapper", "queue", "render", "scale"):
+        for sub in ("cli", "wrapper", "queue", "writes", "render", "scale"):
             (tmp / sub).mkdir()
         if "cli" in only:
             _cli(tmp, rounds)
@@ -352,6 +380,8 @@ def main() -> None:
             _wrapper(tmp, rounds)
         if "queue" in only:
             _queue(tmp, files, rounds)
+        if "writes" in only:
+            _writes(tmp, rounds)
         if "render" in only:
             _render(tmp, rounds)
         if "scale" in only:
@@ -388,6 +418,16 @@ def _queue(tmp: Path, files: int, rounds: int) -> None:
     print(f"   seed-000 pattern, one process per file  {qb['seed']:8.0f} files/s")
     print(f"   schedgen, batch = 0                      {qb['schedgen']:8.0f} files/s  "
           f"{f:5.2f}x floor (goal >= 0.5x), {fr:4.2f}x the record floor, {r:5.1f}x seed (goal >= 5x)")
+
+
+def _writes(tmp: Path, rounds: int) -> None:
+    wb = bench_writes(tmp / "writes", rounds)
+    # The bash start-up is timed alone and taken off both, so the ratio is of the writes.
+    each = {k: (wb[k] - wb["empty"]) / 1000 * 1e6 for k in ("truncate", "inplace")}
+    print("\n3b. Rewriting a run's manifest (1000 times, in the temp folder's file system)")
+    print(f"   truncate, then write (`>`)   {each['truncate']:7.1f} us each")
+    print(f"   over the old text (`1<>`)    {each['inplace']:7.1f} us each  "
+          f"(truncating costs {each['truncate'] / max(each['inplace'], 0.001):4.1f}x)")
 
 
 def _render(tmp: Path, rounds: int) -> None:
