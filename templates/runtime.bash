@@ -323,23 +323,31 @@ sg_lock_busy_or() {
 # A plain run under the job's lock reads both from .last-run, which the previous one
 # wrote as it ended (sg_last_run_note): it holds while nothing in runs/ changed since
 # (the file is newer than the folder; any directory made or removed, by anyone, makes
-# the folder newer; times the same to the clock's grain count as a change). Otherwise
-# the folder is listed.
+# the folder newer; times the same to the clock's grain count as a change). File times
+# come from the same clock: one that stepped back since the note (now before the time
+# it holds) could date a later change before it, so then the note is struck out (until
+# a run ends normally) and the folder is listed, as it is otherwise.
 sg_id_floor_set() {
-  local last='' n=''
-  if [ -n "$sg_lock_name" ] && [ -z "$sg_inbox" ] && [ "$sg_last_run" -nt "$sg_runs" ]; then
-    IFS=' ' read -r last n 2>/dev/null <"$sg_last_run"   # one line (-n would read a byte at a time)
+  local last='' n='' at='' ok=0
+  if [ -n "$sg_lock_name" ] && [ -z "$sg_inbox" ] && [ -f "$sg_last_run" ]; then
+    IFS=' ' read -r last n at 2>/dev/null <"$sg_last_run"   # one line (-n would read a byte at a time)
     case $last in
-      [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9]*)
-        case $n in
-          ''|*[!0-9]*) ;;
-          *) sg_id_floor=${last%%-*} sg_nruns=$n; return 0 ;;
-        esac ;;
+      [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9]*) ok=1 ;;
     esac
+    case $n in ''|0?*|*[!0-9]*) ok=0 ;; esac
+    case $at in ''|0*|*[!0-9]*) ok=0 ;; esac
+    if [ "$ok" = 1 ]; then
+      if [ "$sg_epoch" -lt "$at" ]; then
+        printf '%-63s\n' - 2>/dev/null 1<>"$sg_last_run"
+      elif [ "$sg_last_run" -nt "$sg_runs" ]; then
+        sg_id_floor=${last%%-*} sg_nruns=$n
+        return 0
+      fi
+    fi
   fi
   local LC_ALL=C       # byte order (here, not above: setting it costs a setlocale)
   set -- "$sg_runs"/*
-  [ -e "$1" ] || { sg_nruns=0; return 0; }
+  [ -e "$1" ] || [ -L "$1" ] || { sg_nruns=0; return 0; }
   sg_nruns=$#
   eval "last=\${$#}"
   last=${last##*/}
@@ -387,14 +395,15 @@ sg_run_dir_one() {
   [ -z "$sg_nruns" ] || sg_nruns=$((sg_nruns + 1))
 }
 
-# sg_last_run_note: as a plain run under the job's lock ends (after pruning), its ID and
-# the count of run directories go to .last-run for the next run (sg_id_floor_set): one
-# fixed-width line written over in place. Runs without the lock may overlap: they list
-# the folder.
+# sg_last_run_note: as a plain run under the job's lock ends (after pruning), its ID, the
+# count of run directories and the time go to .last-run for the next run
+# (sg_id_floor_set): one fixed-width line written over in place. Runs without the lock
+# may overlap: they list the folder.
 sg_last_run_note() {
   [ -n "$sg_lock_name" ] && [ -n "$sg_nruns" ] && [ -n "$sg_last_id" ] || return 0
   [ -z "$sg_inbox" ] || return 0
-  printf '%-63s\n' "$sg_last_id $sg_nruns" 2>/dev/null 1<>"$sg_last_run"
+  [ ! -e "$sg_last_run" ] || [ -f "$sg_last_run" ] || return 0   # a FIFO would hang us
+  printf '%-63s\n' "$sg_last_id $sg_nruns $sg_epoch" 2>/dev/null 1<>"$sg_last_run"
 }
 
 # sg_run_dir_make: make the directory of sg_run_id, with a new ID while the name is taken.
@@ -728,7 +737,7 @@ sg_prune() {
   fi
   local LC_ALL=C d n old k=0
   set -- "$sg_runs"/*      # no trailing slash: it would sort "id/" after "id-0002/"
-  [ -e "$1" ] || { sg_nruns=0; return 0; }
+  [ -e "$1" ] || [ -L "$1" ] || { sg_nruns=0; return 0; }
   sg_nruns=$#
   [ "$#" -gt $((sg_keep_runs + sg_keep_runs / 8)) ] || return 0
   old=()

@@ -8,7 +8,10 @@ import os
 import signal
 import subprocess
 import textwrap
+import time
 from pathlib import Path
+
+import pytest
 
 from schedgen.render.artifacts import runtime_text
 from tests.wrapper_kit import BASH
@@ -82,11 +85,14 @@ def _plain(snippet: str) -> str:
     return "sg_inbox=''\n" + textwrap.dedent(snippet)
 
 
+PAST = 1700000000  # a time the note was written at, before now
+
+
 def test_a_locked_plain_run_takes_the_floor_and_count_from_last_run(tmp_path: Path) -> None:
     runs = tmp_path / "logs/job/runs"
     (runs / "20270101T000000Z-5").mkdir(parents=True)  # listed, this would be the floor
     state = tmp_path / "logs/job/.last-run"
-    state.write_text(f"{'20990101T235959Z-7 41':<63}\n")
+    state.write_text(f"{f'20990101T235959Z-7 41 {PAST}':<63}\n")
     t = runs.stat().st_mtime
     os.utime(state, (t + 1, t + 1))                      # written after the folder changed
     r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; sg_new_id; echo "$sg_run_id $sg_nruns"'))
@@ -98,7 +104,7 @@ def test_last_run_is_not_trusted_once_the_runs_folder_changed(tmp_path: Path) ->
     runs = tmp_path / "logs/job/runs"
     runs.mkdir(parents=True)
     state = tmp_path / "logs/job/.last-run"
-    state.write_text(f"{'20990101T235959Z-7 41':<63}\n")
+    state.write_text(f"{f'20990101T235959Z-7 41 {PAST}':<63}\n")
     t = state.stat().st_mtime
     (runs / "20270101T000000Z-5").mkdir()
     os.utime(runs, (t + 1, t + 1))                       # a directory made (or removed) since
@@ -122,8 +128,52 @@ def test_a_plain_run_notes_its_id_and_the_count_after_pruning(tmp_path: Path) ->
         sg_prune; sg_last_run_note; echo "$sg_run_id"
     """))
     line = (tmp_path / "logs/job/.last-run").read_text()
-    assert len(line) == 64 and line.split() == [r.stdout.strip(), "3"]
+    run_id, count, at = line.split()
+    assert len(line) == 64 and [run_id, count] == [r.stdout.strip(), "3"]
+    assert abs(int(at) - time.time()) < 60                # when it was written
     assert len(list(runs.iterdir())) == 3
+
+
+def test_a_clock_behind_the_note_strikes_it_out_and_lists_the_folder(tmp_path: Path) -> None:
+    # File times come from that clock too: once it stepped back, a directory made since
+    # could look older than the note.
+    runs = tmp_path / "logs/job/runs"
+    (runs / "20270101T000000Z-5").mkdir(parents=True)
+    state = tmp_path / "logs/job/.last-run"
+    ahead = int(time.time()) + 3600
+    state.write_text(f"{f'20990101T235959Z-7 41 {ahead}':<63}\n")
+    t = runs.stat().st_mtime
+    os.utime(state, (t + 1, t + 1))
+    r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; echo "$sg_id_floor $sg_nruns"'))
+    assert r.stdout.split() == ["20270101T000000Z", "1"] and r.stderr == ""
+    assert state.read_text().split() == ["-"]
+
+
+@pytest.mark.parametrize("bad", ["20990101T235959Z-7 08 1700000000", "20990101T235959Z-7 4x 17",
+                                 "20990101T235959Z-7 41", "- 41 1700000000", "", "x" * 200])
+def test_a_note_that_is_not_ours_is_passed_over(tmp_path: Path, bad: str) -> None:
+    runs = tmp_path / "logs/job/runs"
+    (runs / "20270101T000000Z-5").mkdir(parents=True)
+    state = tmp_path / "logs/job/.last-run"
+    state.write_text(bad + "\n")
+    t = runs.stat().st_mtime
+    os.utime(state, (t + 1, t + 1))
+    r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; echo "$sg_id_floor $sg_nruns"'))
+    assert r.stdout.split() == ["20270101T000000Z", "1"] and r.stderr == ""
+
+
+def test_a_dangling_symlink_first_in_runs_does_not_stop_pruning(tmp_path: Path) -> None:
+    runs = tmp_path / "logs/job/runs"
+    runs.mkdir(parents=True)
+    (runs / "+latest").symlink_to(tmp_path / "nowhere")  # sorts before the run IDs
+    for k in range(6):
+        d = runs / f"2026010{k}T000000Z-9"
+        d.mkdir()
+        (d / "manifest.json").write_text('{"outcome": "ok", "smoke": false}\n')
+    r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; echo "$sg_id_floor $sg_nruns"; sg_prune'))
+    assert r.stdout.split() == ["20260105T000000Z", "7"]
+    assert sorted(p.name for p in runs.iterdir() if p.is_dir()) == [
+        "20260103T000000Z-9", "20260104T000000Z-9", "20260105T000000Z-9"]
 
 
 # -- the claim and the journal ----------------------------------------------------------------

@@ -24,6 +24,7 @@ from tests.wrapper_kit import (
     SYSTEM_PATH,
     Wrapped,
     fill_inbox,
+    kill_group,
     make_job,
     needs_proc,
     queue_fields,
@@ -330,7 +331,38 @@ def test_a_clock_stepped_back_after_a_run_names_the_next_one_after_it(tmp_path: 
     first, second = (e["run_id"] for e in w.events("start"))
     assert first.startswith("20990101T00000") and second > first
     assert [d.name for d in w.run_dirs()] == [first, second]
-    assert (w.log_dir / ".last-run").read_text().split() == [second, "2"]
+    assert (w.log_dir / ".last-run").read_text().split()[:2] == [second, "2"]
+
+
+@pytest.mark.skipif(shutil.which("faketime") is None, reason="needs faketime")
+def test_a_run_killed_after_the_clock_stepped_back_is_not_outranked(tmp_path: Path) -> None:
+    # A run ahead of the clock notes its ID; the clock steps back; the next run is killed
+    # once its directory is made (no note of its own). File times come from the stepped
+    # clock, so that directory may look older than the note: the run after must still
+    # see it, be named after it, and be the one pruning keeps.
+    w = make_job(tmp_path, command='[ -z "${HOLD-}" ] || { touch "$T/up"; sleep 30; }',
+                 env={"T": str(tmp_path)}, logs={"keep_runs": 1})
+    later = time.strftime("@%Y-%m-%d %H:%M:%S", time.gmtime(time.time() + 600))
+    ahead = subprocess.run(["faketime", "-f", later, *w.argv()], env={**w.env(), "TZ": "UTC"},
+                           capture_output=True, text=True, timeout=60)
+    assert ahead.returncode == 0, ahead.stderr
+    p = w.popen(env={"HOLD": "1"})
+    try:
+        wait_for(lambda: (tmp_path / "up").exists(), what="the run to start")
+    finally:
+        kill_group(p.pid)
+        p.communicate()
+    assert wait_until_gone(p.pid) == []                  # its command held the lock too
+    note = w.log_dir / ".last-run"
+    assert note.read_text().split() == ["-"]             # struck out by the run behind it
+    # The kernel's clock stepped back with it: the folder's time from that mkdir would be
+    # before the note's (faketime moves only the processes' clock, so it is set here).
+    before = note.stat().st_mtime_ns - 5 * 10**9
+    os.utime(w.log_dir / "runs", ns=(before, before))
+    assert w.run().returncode == 0
+    ids = [e["run_id"] for e in w.events("start")]
+    assert len(ids) == 3 and ids == sorted(ids)          # each named after the one before
+    assert [d.name for d in w.run_dirs()] == [ids[2]]    # the last run is the one kept
 
 
 def test_a_claim_made_while_the_clock_ran_ahead_is_recovered(tmp_path: Path) -> None:
