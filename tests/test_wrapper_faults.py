@@ -340,7 +340,8 @@ def test_a_run_killed_after_the_clock_stepped_back_is_not_outranked(tmp_path: Pa
     # once its directory is made (no note of its own). File times come from the stepped
     # clock, so that directory may look older than the note: the run after must still
     # see it, be named after it, and be the one pruning keeps.
-    w = make_job(tmp_path, command='[ -z "${HOLD-}" ] || { touch "$T/up"; sleep 30; }',
+    # "up" once the sleep is there: a kill then finds every process of the run
+    w = make_job(tmp_path, command='[ -z "${HOLD-}" ] || { sleep 30 & touch "$T/up"; wait; }',
                  env={"T": str(tmp_path)}, logs={"keep_runs": 1})
     later = time.strftime("@%Y-%m-%d %H:%M:%S", time.gmtime(time.time() + 600))
     ahead = subprocess.run(["faketime", "-f", later, *w.argv()], env={**w.env(), "TZ": "UTC"},
