@@ -347,7 +347,12 @@ sg_id_floor_set() {
   fi
   local LC_ALL=C       # byte order (here, not above: setting it costs a setlocale)
   set -- "$sg_runs"/*
-  [ -e "$1" ] || [ -L "$1" ] || { sg_nruns=0; return 0; }
+  # Nothing there: the pattern itself comes back (a name another run removed meanwhile,
+  # or a dangling symlink, is not "nothing").
+  if [ "$#" -eq 1 ] && [ "$1" = "$sg_runs/*" ] && [ ! -e "$1" ] && [ ! -L "$1" ]; then
+    sg_nruns=0
+    return 0
+  fi
   sg_nruns=$#
   eval "last=\${$#}"
   last=${last##*/}
@@ -737,7 +742,12 @@ sg_prune() {
   fi
   local LC_ALL=C d n old k=0
   set -- "$sg_runs"/*      # no trailing slash: it would sort "id/" after "id-0002/"
-  [ -e "$1" ] || [ -L "$1" ] || { sg_nruns=0; return 0; }
+  # Nothing there: the pattern itself comes back (a name another run removed meanwhile,
+  # or a dangling symlink, is not "nothing").
+  if [ "$#" -eq 1 ] && [ "$1" = "$sg_runs/*" ] && [ ! -e "$1" ] && [ ! -L "$1" ]; then
+    sg_nruns=0
+    return 0
+  fi
   sg_nruns=$#
   [ "$#" -gt $((sg_keep_runs + sg_keep_runs / 8)) ] || return 0
   old=()
