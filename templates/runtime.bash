@@ -1143,9 +1143,11 @@ sg_move() {
 sg_item_back() {
   local af=$sg_attempts/$2
   if [ "$4" = 1 ] && [ "$3" -ge "$sg_max_attempts" ]; then
+    # The count first: a kill in between costs the item more attempts, never a stale
+    # count left for a later file of the same name.
+    [ ! -e "$af" ] || rm -f "$af"
     sg_move "$1" "$sg_failed" || return 1
     sg_item_to=failed
-    [ ! -e "$af" ] || rm -f "$af"
   else
     [ "$4" != 1 ] || printf '%s\n' "$3" 2>/dev/null >"$af"
     sg_move "$1" "$sg_inbox" || return 1
@@ -1356,9 +1358,12 @@ sg_recover() {
       [ "$legacy" = 0 ] || state=started
       if [ "$state" = 'done' ]; then
         sg_attempt=$((sg_attempt + 1))
+        # Its failed-attempt count goes first (as in sg_flush): killed in between, the
+        # item is still here, journaled done; killed after the move, no count outlives it
+        # to be taken by a later file of that name.
+        [ ! -e "$sg_attempts/$name" ] || rm -f "$sg_attempts/$name"
         if sg_move "$f" "$sg_processed"; then
           sg_item_to=processed
-          [ ! -e "$sg_attempts/$name" ] || rm -f "$sg_attempts/$name"
         fi
       elif [ "$state" = started ]; then
         sg_attempt=$((sg_attempt + 1))

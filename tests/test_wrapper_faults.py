@@ -189,6 +189,35 @@ def test_a_long_name_taken_in_processed_is_moved_under_a_shortened_name(tmp_path
     assert _files(q / "processing") == []
 
 
+def test_a_recovery_killed_right_after_its_move_leaves_no_attempt_count(tmp_path: Path) -> None:
+    # A dead worker's item, journaled done, had one failed attempt before. The recovering
+    # run is killed the moment its mv has moved the item on: no count may stay behind
+    # (a later file of that name would inherit it).
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "mv").write_text('#!/bin/bash\n/bin/mv "$@"; st=$?\n'
+                             'case "$*" in *processed*) [ ! -e "$MARK" ] || '
+                             '{ rm -f "$MARK"; kill -KILL "$PPID"; } ;; esac\nexit "$st"\n')
+    (shim / "mv").chmod(0o755)
+    q = tmp_path / "q"
+    w = make_job(tmp_path, command=["true"], path=[str(shim), *SYSTEM_PATH], lock=False,
+                 env={"MARK": str(tmp_path / "mark")},
+                 queue=queue_fields(tmp_path, batch=3, stale_after="1s"))
+    claim = q / "processing" / "20260101T000000Z-1"
+    claim.mkdir(parents=True)
+    (claim / ".claim").write_text("0 1 elsewhere 20260101T000000Z-1\n")
+    (claim / ".journal").write_bytes(b"sa.json\0da.json\0")
+    (claim / "a.json").write_text("{}")
+    (q / "processing" / ".attempts").mkdir()
+    (q / "processing" / ".attempts" / "a.json").write_text("1\n")
+    (tmp_path / "mark").touch()
+    assert w.run().returncode == -signal.SIGKILL
+    assert (q / "processed" / "a.json").exists()
+    assert list((q / "processing" / ".attempts").iterdir()) == []
+    assert w.run().returncode == 0                       # and nothing else is left
+    assert sorted(p.name for p in (q / "processing").iterdir()) == [".attempts"]
+
+
 # -- a finished command is not run again ---------------------------------------------------
 
 @needs_proc
