@@ -162,6 +162,17 @@ def test_a_note_that_is_not_ours_is_passed_over(tmp_path: Path, bad: str) -> Non
     assert r.stdout.split() == ["20270101T000000Z", "1"] and r.stderr == ""
 
 
+def test_a_fifo_in_place_of_the_note_is_never_opened(tmp_path: Path) -> None:
+    runs = tmp_path / "logs/job/runs"
+    (runs / "20270101T000000Z-5").mkdir(parents=True)
+    os.mkfifo(tmp_path / "logs/job/.last-run")            # an open of it would hang
+    r = sh(tmp_path, _plain("""
+        sg_now; sg_id_floor_set; echo "$sg_id_floor $sg_nruns"
+        sg_last_id=20270101T000001Z-6; sg_last_run_note; echo noted
+    """))
+    assert r.stdout.split() == ["20270101T000000Z", "1", "noted"] and r.stderr == ""
+
+
 def test_a_dangling_symlink_first_in_runs_does_not_stop_pruning(tmp_path: Path) -> None:
     runs = tmp_path / "logs/job/runs"
     runs.mkdir(parents=True)
