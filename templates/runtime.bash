@@ -58,7 +58,7 @@ sg_init() {
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
   sg_last_id=''        # this plain run's ID, once its directory is made
   sg_lock_quick=0      # 1: the lock dir's mode check was skipped (sg_lock_seen)
-  sg_jdone=/ sg_jstarted=/ sg_fault=0 sg_nsig=0
+  sg_jdone=/ sg_jstarted=/ sg_jcounted=/ sg_fault=0 sg_nsig=0
   sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
   sg_d_mtext=()
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
@@ -1137,23 +1137,44 @@ sg_move() {
   done
 }
 
-# sg_item_back PATH NAME ATTEMPT COUNTED: return an item after a failed attempt: to the
-# inbox, or to failed/ once it has had max_attempts. Failed attempts so far are kept in
-# processing/.attempts/NAME. COUNTED=0 returns it without counting an attempt.
+# sg_item_back PATH NAME ATTEMPT COUNTED [JOURNAL]: return an item after a failed attempt:
+# to the inbox, or to failed/ once it has had max_attempts. Failed attempts so far are
+# kept in processing/.attempts/NAME. COUNTED=0 returns it without counting an attempt.
+# Every kill in between costs the item more attempts, never fewer: a counted attempt is
+# first journaled in JOURNAL (its claim's, "c"), so that recovery does not count it again;
+# a count never stays under a name that another file is given.
 sg_item_back() {
-  local af=$sg_attempts/$2
+  local af=$sg_attempts/$2 n=$3 away=0
   if [ "$4" = 1 ] && [ "$3" -ge "$sg_max_attempts" ]; then
-    # The count first: a kill in between costs the item more attempts, never a stale
-    # count left for a later file of the same name.
+    # The count first: a kill in between leaves no stale count for a later file of that name.
     [ ! -e "$af" ] || rm -f "$af"
     sg_move "$1" "$sg_failed" || return 1
     sg_item_to=failed
-  else
-    [ "$4" != 1 ] || printf '%s\n' "$3" 2>/dev/null >"$af"
-    sg_move "$1" "$sg_inbox" || return 1
-    sg_item_to=inbox
-    # Renamed to avoid a newer file of the same name: the count follows the item.
-    [ "${sg_moved##*/}" = "$2" ] || [ ! -e "$af" ] || mv -f "$af" "$sg_attempts/${sg_moved##*/}"
+    return 0
+  fi
+  [ "$4" != 1 ] || [ -z "${5-}" ] || printf 'c%s\0' "$2" 2>/dev/null >>"$5"
+  if [ -e "$sg_inbox/$2" ] || [ -L "$sg_inbox/$2" ]; then
+    # Its name is taken there, so it comes back under a new one: its count is off the
+    # old name meanwhile (the file there would take it), and follows it under the new one.
+    if [ "$4" != 1 ]; then
+      n=''
+      [ ! -e "$af" ] || read -r n <"$af"
+    fi 2>/dev/null
+    [ ! -e "$af" ] || rm -f "$af"
+    away=1
+  elif [ "$4" = 1 ]; then
+    printf '%s\n' "$3" 2>/dev/null >"$af"
+  fi
+  if ! sg_move "$1" "$sg_inbox"; then
+    [ "$away" = 0 ] || [ -z "$n" ] || printf '%s\n' "$n" 2>/dev/null >"$af"
+    return 1
+  fi
+  sg_item_to=inbox
+  [ "${sg_moved##*/}" != "$2" ] || return 0
+  if [ "$away" = 1 ]; then
+    [ -z "$n" ] || printf '%s\n' "$n" 2>/dev/null >"$sg_attempts/${sg_moved##*/}"
+  elif [ -e "$af" ]; then
+    mv -f "$af" "$sg_attempts/${sg_moved##*/}"   # the name was taken in the instant between
   fi
 }
 
@@ -1183,7 +1204,8 @@ sg_item_end() {
     sg_nd=$((sg_nd + 1))
     rc=1
   else
-    sg_item_back "$sg_item" "$sg_item_name" "$sg_attempt" "$sg_started" && sg_item_path=$sg_moved
+    sg_item_back "$sg_item" "$sg_item_name" "$sg_attempt" "$sg_started" "$sg_journal" &&
+      sg_item_path=$sg_moved
     if [ -z "$sg_item_to" ]; then
       sg_item_to=processing
       sg_stuck "$sg_item_name"
@@ -1291,15 +1313,16 @@ sg_release() {
   done
 }
 
-# sg_journal_read FILE: the names its records mark done (sg_jdone) and started or
-# failed (sg_jstarted), as /name/ lists.
+# sg_journal_read FILE: the names its records mark done (sg_jdone), started or failed
+# (sg_jstarted), and whose failed attempt is counted (sg_jcounted), as /name/ lists.
 sg_journal_read() {
   local rec
-  sg_jdone=/ sg_jstarted=/
+  sg_jdone=/ sg_jstarted=/ sg_jcounted=/
   while IFS= read -r -d '' rec; do
     case $rec in
       d*) sg_jdone=$sg_jdone${rec#d}/ ;;
       [sf]*) sg_jstarted=$sg_jstarted${rec#?}/ ;;
+      c*) sg_jcounted=$sg_jcounted${rec#c}/ ;;
     esac
   done 2>/dev/null <"$1"
 }
@@ -1335,7 +1358,7 @@ sg_recover() {
       [ "$d" = "$sg_claim_new" ] || rmdir "$d" 2>/dev/null
       continue
     fi
-    sg_jdone=/ sg_jstarted=/ legacy=0
+    sg_jdone=/ sg_jstarted=/ sg_jcounted=/ legacy=0
     if [ -f "$d/.journal" ]; then
       sg_journal_read "$d/.journal"
     elif [ -f "$d/.claim" ]; then
@@ -1366,8 +1389,11 @@ sg_recover() {
           sg_item_to=processed
         fi
       elif [ "$state" = started ]; then
-        sg_attempt=$((sg_attempt + 1))
-        sg_item_back "$f" "$name" "$sg_attempt" 1
+        case $sg_jcounted in
+          *"/$name/"*) ;;                    # its count already holds this attempt
+          *) sg_attempt=$((sg_attempt + 1)) ;;
+        esac
+        sg_item_back "$f" "$name" "$sg_attempt" 1 "$d/.journal"
       else
         sg_item_back "$f" "$name" "$sg_attempt" 0
       fi

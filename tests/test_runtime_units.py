@@ -207,11 +207,11 @@ def test_a_claim_takes_a_chunk_with_one_mv_and_notes_it(tmp_path: Path) -> None:
     assert _files(tmp_path / "q/inbox") == ["b.json", "c.txt", "d.json"]
 
 
-def test_the_journal_reads_done_started_and_failed(tmp_path: Path) -> None:
+def test_the_journal_reads_done_started_failed_and_counted(tmp_path: Path) -> None:
     j = tmp_path / "j"
-    j.write_bytes(b"sa.json\0da.json\0sb b.json\0fb b.json\0sc.json\0")
-    r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted"')
-    assert r.stdout.strip() == "/a.json/|/a.json/b b.json/b b.json/c.json/"
+    j.write_bytes(b"sa.json\0da.json\0sb b.json\0fb b.json\0cb b.json\0sc.json\0")
+    r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted|$sg_jcounted"')
+    assert r.stdout.strip() == "/a.json/|/a.json/b b.json/b b.json/c.json/|/b b.json/"
 
 
 def test_recover_follows_the_journal_and_leaves_live_claims_alone(tmp_path: Path) -> None:

@@ -218,6 +218,62 @@ def test_a_recovery_killed_right_after_its_move_leaves_no_attempt_count(tmp_path
     assert sorted(p.name for p in (q / "processing").iterdir()) == [".attempts"]
 
 
+
+def _kill_at_mv(shim: Path, dest: str, before: bool) -> None:
+    """A stand-in mv that KILLs the wrapper (its parent) once, when MARK exists and its
+    last argument matches the case pattern dest: before the move or right after it."""
+    shim.mkdir()
+    kill = '[ ! -e "$MARK" ] || { rm -f "$MARK"; kill -KILL "$PPID"; exit 1; }'
+    (shim / "mv").write_text(
+        '#!/bin/bash\nfor last; do :; done\n'
+        + (f'case $last in {dest}) {kill} ;; esac\n' if before else '')
+        + '/bin/mv "$@"; st=$?\n'
+        + ('' if before else f'case $last in {dest}) {kill} ;; esac\n')
+        + 'exit "$st"\n')
+    (shim / "mv").chmod(0o755)
+
+
+def test_a_run_killed_between_counting_a_failure_and_moving_the_item_back_counts_it_once(
+        tmp_path: Path) -> None:
+    # The count of a failed attempt is written before the item moves back to the inbox;
+    # the wrapper is killed in between. Recovery must not count that attempt again.
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    _kill_at_mv(tmp_path / "shim", "*/inbox/?*", before=True)
+    w = make_job(tmp_path, command=["false"], path=[str(tmp_path / "shim"), *SYSTEM_PATH],
+                 lock=False, env={"MARK": str(tmp_path / "mark")},
+                 queue=queue_fields(tmp_path, stale_after="1s", max_attempts=3))
+    (tmp_path / "mark").touch()
+    assert w.run().returncode == -signal.SIGKILL
+    attempts = q / "processing" / ".attempts"
+    assert (attempts / "a.json").read_text().strip() == "1"
+    time.sleep(1.1)  # stale_after
+    assert w.run().returncode == 1                       # recovered, then tried again
+    [rec] = w.events("recover")
+    assert (rec["state"], rec["attempt"], rec["item_to"]) == ("started", 1, "inbox")
+    assert (attempts / "a.json").read_text().strip() == "2"
+    assert _files(q / "inbox") == ["a.json"] and _files(q / "failed") == []
+
+
+def test_a_run_killed_right_after_moving_an_item_back_under_a_new_name_leaves_no_count_on_the_old(
+        tmp_path: Path) -> None:
+    # A producer dropped a new a.json into the inbox while the item ran and failed: the
+    # item goes back as a.<run id>.json. Killed right after that move, no count may stay
+    # under a.json, where the new file would take it for its own.
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    _kill_at_mv(tmp_path / "shim", "*/inbox/a.?*.json", before=False)
+    w = make_job(tmp_path, command='echo new >"$INBOX/a.json"; exit 1',
+                 path=[str(tmp_path / "shim"), *SYSTEM_PATH], lock=False,
+                 env={"MARK": str(tmp_path / "mark"), "INBOX": str(q / "inbox")},
+                 queue=queue_fields(tmp_path, pattern="*.json", max_attempts=3))
+    (tmp_path / "mark").touch()
+    assert w.run().returncode == -signal.SIGKILL
+    inbox = _files(q / "inbox")
+    assert len(inbox) == 2 and (q / "inbox" / "a.json").read_text() == "new\n"
+    # The moved item lost its count (more attempts, never fewer); the new file has none.
+    assert list((q / "processing" / ".attempts").iterdir()) == []
+
 # -- a finished command is not run again ---------------------------------------------------
 
 @needs_proc

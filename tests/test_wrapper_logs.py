@@ -212,6 +212,29 @@ def test_a_plain_runs_manifest_is_finished_in_place_and_stays_one_json_line(tmp_
     assert m["outcome"] == "ok" and m["exit_code"] == 0 and m["finished_at"]
 
 
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_a_plain_run_under_its_lock_lists_runs_only_once_past_keep_runs(tmp_path: Path) -> None:
+    # .last-run holds the newest run ID and the number of run directories, so a locked
+    # run below keep_runs neither lists runs/ for its ID nor to prune.
+    w = make_job(tmp_path, command=["true"], logs={"keep_runs": 3})
+    runs = tmp_path / "logs" / "job" / "runs"
+
+    def listings() -> int:
+        trace = tmp_path / "trace"
+        r = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", str(trace), *w.argv()],
+                           env=w.env(), capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return sum(1 for line in trace.read_text().splitlines()
+                   if (f'"{runs}"' in line or f'"{runs}/"' in line) and "O_DIRECTORY" in line)
+
+    assert w.run().returncode == 0
+    assert listings() == 0 and listings() == 0           # runs 2 and 3: at keep_runs
+    assert len(list(runs.iterdir())) == 3
+    assert listings() > 0                                # run 4: one too many, pruned
+    assert len(list(runs.iterdir())) == 3
+    (tmp_path / "logs" / "job" / ".last-run").unlink()
+    assert listings() > 0                                # no note: the folder is listed
+
 def test_a_manifest_the_command_wrote_itself_is_replaced_not_overwritten(tmp_path: Path) -> None:
     # Longer than the wrapper's: written over in place, its tail would stay behind.
     w = make_job(tmp_path, command=["bash", "-c", 'printf "%0900d\\n" 7 >"$SCHEDGEN_ARTIFACT_DIR/manifest.json"'])

@@ -240,6 +240,7 @@ def test_returning_to_an_inbox_that_got_a_new_file_of_that_name_keeps_both(
     [kept] = [n for n in inbox if n != "a.json"]
     assert kept.endswith(".json")  # still matches the pattern, so it is tried again
     assert (q / "processing" / ".attempts" / kept).read_text().strip() == "1"
+    assert not (q / "processing" / ".attempts" / "a.json").exists()  # not the new file's
 
 
 def test_the_command_may_consume_its_item(tmp_path: Path, tool_path: list[str]) -> None:
