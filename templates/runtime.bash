@@ -54,7 +54,9 @@ sg_init() {
   sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
-  sg_moved='' sg_j='' sg_lock_file='' sg_lock_keep='' sg_id_bump='' sg_exec=''
+  sg_moved='' sg_j='' sg_id_bump='' sg_exec=''
+  sg_lock_file=$sg_lock_dir/$sg_lock_name.lock   # used only when sg_lock_name is set
+  sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
   sg_last_id=''        # this plain run's ID, once its directory is made
   sg_lock_quick=0      # 1: the lock dir's mode check was skipped (sg_lock_seen)
@@ -210,8 +212,6 @@ sg_lock() {
 # Ownership is checked on every run. The mode needs a fork (find), so it is skipped while
 # the folder is as it was when its mode was last found private (sg_lock_seen).
 sg_lock_dir_ok() {
-  sg_lock_file=$sg_lock_dir/$sg_lock_name.lock
-  sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
   sg_lock_quick=0
   if [ ! -d "$sg_lock_dir" ]; then
     mkdir -p "$sg_lock_dir" 2>/dev/null || sg_fail lock "cannot create the lock directory $sg_lock_dir"
@@ -257,8 +257,6 @@ sg_lock_seen() {
 # the folder is looked at again once locked; after a mode check the lock gets its mark.
 sg_take_lock() {
   local n=0 f
-  sg_lock_file=$sg_lock_dir/$sg_lock_name.lock
-  sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
   while :; do
     n=$((n + 1))
     [ "$n" -le 5 ] || sg_fail lock "the lock file $sg_lock_file keeps changing under this run"
