@@ -1168,10 +1168,9 @@ sg_item_back() {
     return 1
   fi
   sg_item_to=inbox
-  [ "${sg_moved##*/}" != "$2" ] || return 0
   if [ "$away" = 1 ]; then
     [ -z "$n" ] || printf '%s\n' "$n" 2>/dev/null >"$sg_attempts/${sg_moved##*/}"
-  elif [ -e "$af" ]; then
+  elif [ "${sg_moved##*/}" != "$2" ] && [ -e "$af" ]; then
     mv -f "$af" "$sg_attempts/${sg_moved##*/}"   # the name was taken in the instant between
   fi
 }

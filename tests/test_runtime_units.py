@@ -207,6 +207,67 @@ def test_a_claim_takes_a_chunk_with_one_mv_and_notes_it(tmp_path: Path) -> None:
     assert _files(tmp_path / "q/inbox") == ["b.json", "c.txt", "d.json"]
 
 
+# -- an item back to the inbox ---------------------------------------------------------
+
+def _back(tmp_path: Path, snippet: str) -> subprocess.CompletedProcess[str]:
+    # a.json failed in claim c; its count so far is 1 (this attempt, the 2nd, not yet).
+    (tmp_path / "q/processing/c").mkdir(parents=True)
+    (tmp_path / "q/processing/c/a.json").write_text("mine")
+    (tmp_path / "q/processing/.attempts").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "q/processing/.attempts/a.json").write_text("1\n")
+    (tmp_path / "q/processing/c/.journal").write_bytes(b"sa.json\0fa.json\0")
+    return sh(tmp_path, 'sg_run_id=20260101T000000Z-7\n' + snippet
+              + '; echo "to=$sg_item_to moved=${sg_moved##*/}"')
+
+
+def _taken(tmp_path: Path) -> None:
+    """A new a.json in the inbox."""
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    (tmp_path / "q/inbox/a.json").write_text("new")
+
+
+def _counts(tmp_path: Path) -> dict[str, str]:
+    d = tmp_path / "q/processing/.attempts"
+    return {p.name: p.read_text().strip() for p in d.iterdir()}
+
+
+def test_an_item_back_is_counted_and_journaled_as_counted_first(tmp_path: Path) -> None:
+    r = _back(tmp_path, 'sg_item_back "$T/q/processing/c/a.json" a.json 2 1 "$T/q/processing/c/.journal"')
+    assert r.stdout.split() == ["to=inbox", "moved=a.json"]
+    assert _counts(tmp_path) == {"a.json": "2"}
+    assert (tmp_path / "q/processing/c/.journal").read_bytes() == b"sa.json\0fa.json\0ca.json\0"
+
+
+@pytest.mark.parametrize("counted", ["1", "0"])
+def test_an_item_back_under_a_new_name_takes_its_count_along(tmp_path: Path, counted: str) -> None:
+    _taken(tmp_path)
+    attempt = "2" if counted == "1" else "0"
+    r = _back(tmp_path, f'sg_item_back "$T/q/processing/c/a.json" a.json {attempt} {counted}')
+    new = "a.20260101T000000Z-7.json"
+    assert r.stdout.split() == ["to=inbox", f"moved={new}"]
+    assert _counts(tmp_path) == {new: "2" if counted == "1" else "1"}   # none under a.json
+    assert (tmp_path / "q/inbox/a.json").read_text() == "new"
+
+
+def test_an_item_back_keeps_its_count_when_the_name_frees_up_before_the_move(tmp_path: Path) -> None:
+    # The inbox had an a.json when it looked, gone by the move: it keeps its own name.
+    _taken(tmp_path)
+    r = _back(tmp_path, """
+        eval "sg_move_real$(declare -f sg_move | sed 1s/sg_move//)"
+        sg_move() { rm -f "$T/q/inbox/a.json"; sg_move_real "$@"; }
+        sg_item_back "$T/q/processing/c/a.json" a.json 2 1""")
+    assert r.stdout.split() == ["to=inbox", "moved=a.json"], r.stderr
+    assert _counts(tmp_path) == {"a.json": "2"}
+    assert (tmp_path / "q/inbox/a.json").read_text() == "mine"
+
+
+def test_an_item_that_cannot_go_back_keeps_its_count(tmp_path: Path) -> None:
+    _taken(tmp_path)
+    r = _back(tmp_path, 'sg_move() { return 1; }; sg_item_back "$T/q/processing/c/a.json" a.json 2 1 || echo stuck')
+    assert "stuck" in r.stdout
+    assert _counts(tmp_path) == {"a.json": "2"}
+    assert (tmp_path / "q/processing/c/a.json").read_text() == "mine"
+
 def test_the_journal_reads_done_started_failed_and_counted(tmp_path: Path) -> None:
     j = tmp_path / "j"
     j.write_bytes(b"sa.json\0da.json\0sb b.json\0fb b.json\0cb b.json\0sc.json\0")
