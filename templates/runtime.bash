@@ -502,6 +502,9 @@ sg_keeper() {
   fi
   set +m                 # the command stays in this group
   trap : INT TERM HUP
+  # Journaled here, not before the fork: a run that dies before its keeper gets this far
+  # never started the command, and recovery returns the item without counting an attempt.
+  printf 's%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
   sg_exec=''
   sg_run_command
   st=$?
@@ -583,10 +586,7 @@ sg_run() {
   fi
   sg_event start "$fields,\"smoke\":$sg_smoke_j"
   sg_hook start
-  if [ -n "$sg_item_name" ]; then
-    printf 's%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"   # for sg_recover, if we die
-    sg_started=1
-  fi
+  [ -z "$sg_item_name" ] || sg_started=1   # its keeper journals the start
   # The command runs in the background, in a process group of its own, so that a signal
   # to this script can be passed on to all of it while we wait; stdin is /dev/null, its
   # output goes to the run directory. Inside the critical section a signal waits until

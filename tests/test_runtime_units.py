@@ -275,6 +275,22 @@ def test_the_journal_reads_done_started_failed_and_counted(tmp_path: Path) -> No
     assert r.stdout.strip() == "/a.json/|/a.json/b b.json/b b.json/c.json/|/b b.json/"
 
 
+def test_a_run_that_dies_as_it_forks_its_keeper_leaves_its_item_uncounted(tmp_path: Path) -> None:
+    # Killed between the claim and the keeper's first step, the command never started:
+    # recovery returns the item as claimed, not as a failed attempt.
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    (tmp_path / "q/inbox/a.json").write_text("{}")
+    r = sh(tmp_path, 'sg_keeper() { kill -KILL "$sg_wrapper_pid"; }; sg_main')
+    assert r.returncode == -signal.SIGKILL
+    [claim] = [d for d in (tmp_path / "q/processing").iterdir() if d.name != ".attempts"]
+    assert (claim / "a.json").exists() and b"sa.json" not in (claim / ".journal").read_bytes()
+    (claim / ".claim").write_text("0" + (claim / ".claim").read_text()[10:])   # made long ago
+    r = sh(tmp_path, "sg_now; sg_recover; cat $T/logs/job/events.jsonl")
+    [rec] = [json.loads(x) for x in r.stdout.splitlines() if '"recover"' in x]
+    assert (rec["state"], rec["attempt"], rec["item_to"]) == ("claimed", 0, "inbox")
+    assert _files(tmp_path / "q/inbox") == ["a.json"]
+    assert not (tmp_path / "q/processing/.attempts/a.json").exists()
+
 def test_recover_follows_the_journal_and_leaves_live_claims_alone(tmp_path: Path) -> None:
     q = tmp_path / "q"
     dead = q / "processing" / "20000101T000000Z-1"
