@@ -586,6 +586,9 @@ sg_run() {
   fi
   sg_event start "$fields,\"smoke\":$sg_smoke_j"
   sg_hook start
+  # A signal held since the critical section began stops the run before the command
+  # starts: it never ran, so an item goes back without counting an attempt.
+  [ -z "$sg_signal" ] || sg_crit_end
   [ -z "$sg_item_name" ] || sg_started=1   # its keeper journals the start
   # The command runs in the background, in a process group of its own, so that a signal
   # to this script can be passed on to all of it while we wait; stdin is /dev/null, its
@@ -1042,6 +1045,7 @@ sg_queue_main() {
   while :; do
     sg_crit=1
     sg_next_item || break
+    [ -z "$sg_signal" ] || sg_crit_end   # stopped before this item's run began
     sg_attempt=0
     [ ! -e "$sg_attempts/$sg_item_name" ] || read -r sg_attempt <"$sg_attempts/$sg_item_name"
     case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac

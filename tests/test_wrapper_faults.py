@@ -274,6 +274,29 @@ def test_a_run_killed_right_after_moving_an_item_back_under_a_new_name_leaves_no
     # The moved item lost its count (more attempts, never fewer); the new file has none.
     assert list((q / "processing" / ".attempts").iterdir()) == []
 
+
+def test_a_signal_during_the_claim_stops_the_run_before_the_command_and_counts_nothing(
+        tmp_path: Path) -> None:
+    # TERM lands while the claim's mv runs (inside the critical section, so it waits):
+    # the run stops before the command starts, and the item goes back uncounted.
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "mv").write_text('#!/bin/bash\nfor last; do :; done\n'
+                             'case $last in */processing/*/) kill -TERM "$PPID" ;; esac\n'
+                             'exec /bin/mv "$@"\n')
+    (shim / "mv").chmod(0o755)
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    w = make_job(tmp_path, command='echo ran >>"$T/log"; exit 1', path=[str(shim), *SYSTEM_PATH],
+                 lock=False, env={"T": str(tmp_path)},
+                 queue=queue_fields(tmp_path, max_attempts=2))
+    for _ in range(3):
+        assert w.run().returncode == 143
+    assert not (tmp_path / "log").exists()               # the command never ran
+    assert _files(q / "inbox") == ["a.json"] and _files(q / "failed") == []
+    assert not (q / "processing" / ".attempts" / "a.json").exists()
+    assert w.events("start") == [] and len(w.events("signal")) == 3
+
 # -- a finished command is not run again ---------------------------------------------------
 
 @needs_proc
