@@ -48,7 +48,7 @@ sg_init() {
   sg_item='' sg_item_name='' sg_item_path='' sg_item_to='' sg_attempt=''
   sg_started=0         # 1 once the command for the current item has been started
   sg_claim_dir='' sg_claim_new='' sg_journal=''
-  sg_chunk=() sg_ck=0 sg_chunk_n=0
+  sg_chunk=() sg_chunk_att=() sg_ck=0 sg_chunk_n=0   # claimed names, their failed attempts
   sg_done=() sg_nd=0   # done items of the chunk, still to be moved to processed/ (sg_flush)
   sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=()
   sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
@@ -60,7 +60,7 @@ sg_init() {
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
   sg_last_id=''        # this plain run's ID, once its directory is made
   sg_lock_quick=0      # 1: the lock dir's mode check was skipped (sg_lock_seen)
-  sg_jdone=/ sg_jstarted=/ sg_jcounted=/ sg_fault=0 sg_nsig=0
+  sg_jdone=/ sg_jstarted=/ sg_jn=() sg_jc=() sg_fault=0 sg_nsig=0
   sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
   sg_d_mtext=()
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
@@ -1046,10 +1046,7 @@ sg_queue_main() {
     sg_crit=1
     sg_next_item || break
     [ -z "$sg_signal" ] || sg_crit_end   # stopped before this item's run began
-    sg_attempt=0
-    [ ! -e "$sg_attempts/$sg_item_name" ] || read -r sg_attempt <"$sg_attempts/$sg_item_name"
-    case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac
-    sg_attempt=$((sg_attempt + 1))
+    sg_attempt=$((${sg_chunk_att[$((sg_ck - 1))]:-0} + 1))
     sg_run $((sg_chunk_n - sg_ck + 1))
     sg_count=$((sg_count + 1))
     sg_item_name='' sg_attempt=''
@@ -1116,16 +1113,25 @@ sg_run_dir_new() {
   [ -d "$sg_run_dir" ] || sg_run_dir_make
 }
 
-# sg_move SRC DIR: move SRC into DIR under its own name; if that is taken, as
-# NAME.<run_id>.EXT (then -2, -3...), the stem shortened so the name stays within 255
-# bytes. Never overwrites. Sets sg_moved to the new path.
+# sg_move SRC DIR [COUNT [JOURNAL]]: move SRC into DIR under its own name; if that is
+# taken, as NAME.<run_id>.EXT (then -2, -3...), the stem shortened so the name stays
+# within 255 bytes. Never overwrites. Sets sg_moved to the new path. With a COUNT above 0
+# (a move to the inbox), the item's failed-attempt count is written under the name it is
+# about to get, just before the move, so that whoever sees it there sees its count
+# (journaled first in JOURNAL as "c<name>", for recovery to clear if the move never came).
 sg_move() {
   local LC_ALL=C name=${1##*/} stem ext dest n=1 tag
   dest=$2/$name
   while :; do
     if [ ! -e "$dest" ] && [ ! -L "$dest" ]; then
+      if [ "${3:-0}" -gt 0 ]; then
+        [ -z "${4-}" ] || printf 'c%s\0' "${dest##*/}" 2>/dev/null >>"$4"
+        printf '%s\n' "$3" 2>/dev/null >"$sg_attempts/${dest##*/}"
+      fi
       mv -n "$1" "$dest" 2>/dev/null
       [ -e "$1" ] || [ -L "$1" ] || { sg_moved=$dest; return 0; }
+      # Not moved (the name was taken meanwhile): the count is not that file's.
+      [ "${3:-0}" -eq 0 ] || rm -f "$sg_attempts/${dest##*/}"
     fi
     [ "$n" -lt 20 ] || return 1
     stem=$name ext=''
@@ -1139,43 +1145,21 @@ sg_move() {
   done
 }
 
-# sg_item_back PATH NAME ATTEMPT COUNTED [JOURNAL]: return an item after a failed attempt:
-# to the inbox, or to failed/ once it has had max_attempts. Failed attempts so far are
-# kept in processing/.attempts/NAME. COUNTED=0 returns it without counting an attempt.
-# Every kill in between costs the item more attempts, never fewer: a counted attempt is
-# first journaled in JOURNAL (its claim's, "c"), so that recovery does not count it again;
-# a count never stays under a name that another file is given.
+# sg_item_back PATH NAME COUNT COUNTED [JOURNAL]: return an item to the inbox after a
+# failed attempt (COUNTED=1, COUNT its number), or to failed/ once it has had
+# max_attempts; COUNTED=0 returns it as it was, COUNT its failed attempts so far.
+# Counts: processing/.attempts/NAME is the count of the inbox file NAME only. It is
+# written just before the item arrives there (sg_move), and taken off when a run claims
+# the file (sg_claim_chunk journals it in the claim), so a new file of the same name
+# never takes an item's count. A kill at any point gives an item more attempts, never
+# fewer: a count lost on the way is a count of 0.
 sg_item_back() {
-  local af=$sg_attempts/$2 n=$3 away=0
   if [ "$4" = 1 ] && [ "$3" -ge "$sg_max_attempts" ]; then
-    # The count first: a kill in between leaves no stale count for a later file of that name.
-    [ ! -e "$af" ] || rm -f "$af"
     sg_move "$1" "$sg_failed" || return 1
     sg_item_to=failed
-    return 0
-  fi
-  [ "$4" != 1 ] || [ -z "${5-}" ] || printf 'c%s\0' "$2" 2>/dev/null >>"$5"
-  if [ -e "$sg_inbox/$2" ] || [ -L "$sg_inbox/$2" ]; then
-    # Its name is taken there, so it comes back under a new one: its count is off the
-    # old name meanwhile (the file there would take it), and follows it under the new one.
-    if [ "$4" != 1 ]; then
-      n=''
-      [ ! -e "$af" ] || read -r n <"$af"
-    fi 2>/dev/null
-    [ ! -e "$af" ] || rm -f "$af"
-    away=1
-  elif [ "$4" = 1 ]; then
-    printf '%s\n' "$3" 2>/dev/null >"$af"
-  fi
-  if ! sg_move "$1" "$sg_inbox"; then
-    [ "$away" = 0 ] || [ -z "$n" ] || printf '%s\n' "$n" 2>/dev/null >"$af"
-    return 1
-  fi
-  sg_item_to=inbox
-  if [ "$away" = 1 ]; then
-    [ -z "$n" ] || printf '%s\n' "$n" 2>/dev/null >"$sg_attempts/${sg_moved##*/}"
-  elif [ "${sg_moved##*/}" != "$2" ] && [ -e "$af" ]; then
-    mv -f "$af" "$sg_attempts/${sg_moved##*/}"   # the name was taken in the instant between
+  else
+    sg_move "$1" "$sg_inbox" "$3" "${5-}" || return 1
+    sg_item_to=inbox
   fi
 }
 
@@ -1205,7 +1189,10 @@ sg_item_end() {
     sg_nd=$((sg_nd + 1))
     rc=1
   else
-    sg_item_back "$sg_item" "$sg_item_name" "$sg_attempt" "$sg_started" "$sg_journal" &&
+    # A started item counts this attempt; one that never started goes back as it came.
+    local n=${sg_chunk_att[$((sg_ck - 1))]:-0}
+    [ "$sg_started" != 1 ] || n=$((n + 1))
+    sg_item_back "$sg_item" "$sg_item_name" "$n" "$sg_started" "$sg_journal" &&
       sg_item_path=$sg_moved
     if [ -z "$sg_item_to" ]; then
       sg_item_to=processing
@@ -1238,15 +1225,6 @@ sg_flush() {
     sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir \
     sg_mtext=$sg_mtext
   stuck=() lines=()
-  # Their failed-attempt counts go first: killed in between, a done item is still
-  # journaled (recovery moves it on), and no count outlives its item.
-  set --
-  while [ "$i" -lt "$sg_nd" ]; do
-    [ ! -e "$sg_attempts/${sg_done[$i]}" ] || set -- "$@" "$sg_attempts/${sg_done[$i]}"
-    i=$((i + 1))
-  done
-  [ "$#" -eq 0 ] || rm -f "$@"
-  i=0
   set --
   while [ "$i" -lt "$sg_nd" ]; do
     set -- "$@" "$sg_claim_dir/${sg_done[$i]}"
@@ -1287,10 +1265,18 @@ sg_flush() {
   if [ "$sg_record" = 1 ]; then
     for line in ${lines[@]+"${lines[@]}"}; do printf '%s\n' "$line"; done 2>/dev/null >>"$sg_events"
   fi
-  if [ "$k" -eq 0 ]; then
+  # The journal starts again: the stuck ones, and the counts of the items still to come.
+  lines=()
+  for line in ${stuck[@]+"${stuck[@]}"}; do lines[${#lines[@]}]=d$line; done
+  i=$sg_ck
+  while [ "$i" -lt "$sg_chunk_n" ]; do
+    [ "${sg_chunk_att[$i]:-0}" -eq 0 ] || lines[${#lines[@]}]=n${sg_chunk_att[$i]}/${sg_chunk[$i]}
+    i=$((i + 1))
+  done
+  if [ "${#lines[@]}" -eq 0 ]; then
     : 2>/dev/null >"$sg_journal"
   else
-    printf 'd%s\0' ${stuck[@]+"${stuck[@]}"} 2>/dev/null >"$sg_journal"
+    printf '%s\0' "${lines[@]}" 2>/dev/null >"$sg_journal"
   fi
 }
 
@@ -1299,12 +1285,18 @@ sg_flush() {
 # was taken there meanwhile.
 # shellcheck disable=SC2317  # called by sg_on_exit; shellcheck misses that when inlined
 sg_release() {
-  local f
+  local f c
   set --
   while [ "$sg_ck" -lt "$sg_chunk_n" ]; do
     f=$sg_claim_dir/${sg_chunk[$sg_ck]}
+    c=${sg_chunk_att[$sg_ck]:-0}
     sg_ck=$((sg_ck + 1))
-    if [ -e "$f" ] || [ -L "$f" ]; then set -- "$@" "$f"; fi
+    [ -e "$f" ] || [ -L "$f" ] || continue
+    if [ "$c" -eq 0 ]; then
+      set -- "$@" "$f"
+    else
+      sg_item_back "$f" "${f##*/}" "$c" 0 "$sg_journal" || sg_stuck "${f##*/}"
+    fi
   done
   [ "$#" -gt 0 ] || return 0
   mv -n -- "$@" "$sg_inbox/" 2>/dev/null
@@ -1314,18 +1306,30 @@ sg_release() {
   done
 }
 
-# sg_journal_read FILE: the names its records mark done (sg_jdone), started or failed
-# (sg_jstarted), and whose failed attempt is counted (sg_jcounted), as /name/ lists.
+# sg_journal_read FILE: the names its records mark done (sg_jdone) and started or failed
+# (sg_jstarted), as /name/ lists; "n<count>/<name>" records (an item's failed attempts
+# before the claim) in sg_jn, and the names of counts written for a move (c) in sg_jc.
 sg_journal_read() {
   local rec
-  sg_jdone=/ sg_jstarted=/ sg_jcounted=/
+  sg_jdone=/ sg_jstarted=/ sg_jn=() sg_jc=()
   while IFS= read -r -d '' rec; do
     case $rec in
       d*) sg_jdone=$sg_jdone${rec#d}/ ;;
       [sf]*) sg_jstarted=$sg_jstarted${rec#?}/ ;;
-      c*) sg_jcounted=$sg_jcounted${rec#c}/ ;;
+      n[0-9]*/?*) sg_jn[${#sg_jn[@]}]=${rec#n} ;;
+      c?*) sg_jc[${#sg_jc[@]}]=${rec#c} ;;
     esac
   done 2>/dev/null <"$1"
+}
+
+# sg_journal_count NAME: sets sg_attempt to NAME's failed attempts before its claim, by
+# the journal just read (0 if it has none).
+sg_journal_count() {
+  local r
+  sg_attempt=0
+  for r in ${sg_jn[@]+"${sg_jn[@]}"}; do
+    [ "${r#*/}" != "$1" ] || sg_attempt=${r%%/*}
+  done
 }
 
 # sg_recover: move on the items of dead workers. A live worker holds its claim's .claim
@@ -1359,19 +1363,31 @@ sg_recover() {
       [ "$d" = "$sg_claim_new" ] || rmdir "$d" 2>/dev/null
       continue
     fi
-    sg_jdone=/ sg_jstarted=/ sg_jcounted=/ legacy=0
+    sg_jdone=/ sg_jstarted=/ sg_jn=() sg_jc=() legacy=0
     if [ -f "$d/.journal" ]; then
       sg_journal_read "$d/.journal"
     elif [ -f "$d/.claim" ]; then
       legacy=1           # a claim of a wrapper before journals: one item, and it had started
     fi
+    # Counts its run wrote for moves to the inbox: one whose file is not there is left
+    # from a move that never came.
+    for f in ${sg_jc[@]+"${sg_jc[@]}"}; do
+      [ -e "$sg_inbox/$f" ] || [ -L "$sg_inbox/$f" ] || [ ! -e "$sg_attempts/$f" ] ||
+        rm -f "$sg_attempts/$f"
+    done
     for f in "$d"/*; do
       [ -e "$f" ] || [ -L "$f" ] || continue
       name=${f##*/}
       sg_item_to=''
-      sg_attempt=0
-      [ ! -e "$sg_attempts/$name" ] || read -r sg_attempt <"$sg_attempts/$name"
-      case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac
+      sg_journal_count "$name"
+      # A run killed before it journaled its claim's counts left them in .attempts (as did
+      # runs before this journal): the count of a name the inbox does not hold is ours.
+      if [ "$sg_attempt" = 0 ] && [ -e "$sg_attempts/$name" ] && [ ! -e "$sg_inbox/$name" ] &&
+        [ ! -L "$sg_inbox/$name" ]; then
+        read -r sg_attempt 2>/dev/null <"$sg_attempts/$name"
+        case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac
+        rm -f "$sg_attempts/$name"
+      fi
       case $sg_jdone in
         *"/$name/"*) state='done' ;;
         *) case $sg_jstarted in
@@ -1382,21 +1398,14 @@ sg_recover() {
       [ "$legacy" = 0 ] || state=started
       if [ "$state" = 'done' ]; then
         sg_attempt=$((sg_attempt + 1))
-        # Its failed-attempt count goes first (as in sg_flush): killed in between, the
-        # item is still here, journaled done; killed after the move, no count outlives it
-        # to be taken by a later file of that name.
-        [ ! -e "$sg_attempts/$name" ] || rm -f "$sg_attempts/$name"
         if sg_move "$f" "$sg_processed"; then
           sg_item_to=processed
         fi
       elif [ "$state" = started ]; then
-        case $sg_jcounted in
-          *"/$name/"*) ;;                    # its count already holds this attempt
-          *) sg_attempt=$((sg_attempt + 1)) ;;
-        esac
+        sg_attempt=$((sg_attempt + 1))
         sg_item_back "$f" "$name" "$sg_attempt" 1 "$d/.journal"
       else
-        sg_item_back "$f" "$name" "$sg_attempt" 0
+        sg_item_back "$f" "$name" "$sg_attempt" 0 "$d/.journal"
       fi
       if [ -n "$sg_item_to" ]; then
         sg_js "$name"
@@ -1455,8 +1464,8 @@ sg_open_claim() {
 # once; again only with batch = 0, while the last pass claimed something. Run inside a
 # critical section: a signal waits until the chunk is noted.
 sg_claim_chunk() {
-  local LC_ALL=C IFS= f max i k
-  sg_chunk=() sg_ck=0 sg_chunk_n=0
+  local LC_ALL=C IFS= f max i k c recs
+  sg_chunk=() sg_chunk_att=() sg_ck=0 sg_chunk_n=0
   while :; do
     max=$(((sg_nc - sg_ci + 3) / 4))
     [ "$max" -le "$sg_chunk_max" ] || max=$sg_chunk_max
@@ -1492,7 +1501,28 @@ sg_claim_chunk() {
         i=$((i + 1))
       done
       sg_chunk_n=$k
-      [ "$k" -eq 0 ] || break
+      if [ "$k" -gt 0 ]; then
+        # Their failed-attempt counts come too: journaled here, then taken off the
+        # inbox's names, where a new file of the same name would take them.
+        i=0 recs=()
+        set --
+        while [ "$i" -lt "$k" ]; do
+          f=${sg_chunk[$i]} c=0
+          if [ -e "$sg_attempts/$f" ]; then
+            read -r c 2>/dev/null <"$sg_attempts/$f"
+            case $c in ''|*[!0-9]*) c=0 ;; esac
+            recs[${#recs[@]}]=n$c/$f
+            set -- "$@" "$sg_attempts/$f"
+          fi
+          sg_chunk_att[i]=$c
+          i=$((i + 1))
+        done
+        if [ "$#" -gt 0 ]; then
+          printf '%s\0' "${recs[@]}" 2>/dev/null >>"$sg_journal"
+          rm -f "$@"
+        fi
+        break
+      fi
       continue             # all taken by others: the next names
     fi
     if [ "$sg_batch" -ne 0 ]; then

@@ -210,20 +210,21 @@ def test_a_claim_takes_a_chunk_with_one_mv_and_notes_it(tmp_path: Path) -> None:
 # -- an item back to the inbox ---------------------------------------------------------
 
 def _back(tmp_path: Path, snippet: str) -> subprocess.CompletedProcess[str]:
-    # a.json failed in claim c; its count so far is 1 (this attempt, the 2nd, not yet).
+    # a.json failed in claim c (its journal says so); the inbox holds what the test put.
     (tmp_path / "q/processing/c").mkdir(parents=True)
     (tmp_path / "q/processing/c/a.json").write_text("mine")
-    (tmp_path / "q/processing/.attempts").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "q/processing/.attempts/a.json").write_text("1\n")
     (tmp_path / "q/processing/c/.journal").write_bytes(b"sa.json\0fa.json\0")
     return sh(tmp_path, 'sg_run_id=20260101T000000Z-7\n' + snippet
               + '; echo "to=$sg_item_to moved=${sg_moved##*/}"')
 
 
-def _taken(tmp_path: Path) -> None:
-    """A new a.json in the inbox."""
+def _taken(tmp_path: Path, count: str = "") -> None:
+    """A new a.json in the inbox (with a failed-attempt count of its own, if given)."""
     (tmp_path / "q/inbox").mkdir(parents=True)
     (tmp_path / "q/inbox/a.json").write_text("new")
+    if count:
+        (tmp_path / "q/processing/.attempts").mkdir(parents=True)
+        (tmp_path / "q/processing/.attempts/a.json").write_text(count + "\n")
 
 
 def _counts(tmp_path: Path) -> dict[str, str]:
@@ -231,48 +232,65 @@ def _counts(tmp_path: Path) -> dict[str, str]:
     return {p.name: p.read_text().strip() for p in d.iterdir()}
 
 
-def test_an_item_back_is_counted_and_journaled_as_counted_first(tmp_path: Path) -> None:
+NEW_NAME = "a.20260101T000000Z-7.json"
+
+
+def test_an_item_back_has_its_count_written_and_journaled_before_it_moves(tmp_path: Path) -> None:
     r = _back(tmp_path, 'sg_item_back "$T/q/processing/c/a.json" a.json 2 1 "$T/q/processing/c/.journal"')
     assert r.stdout.split() == ["to=inbox", "moved=a.json"]
     assert _counts(tmp_path) == {"a.json": "2"}
     assert (tmp_path / "q/processing/c/.journal").read_bytes() == b"sa.json\0fa.json\0ca.json\0"
 
 
-@pytest.mark.parametrize("counted", ["1", "0"])
-def test_an_item_back_under_a_new_name_takes_its_count_along(tmp_path: Path, counted: str) -> None:
-    _taken(tmp_path)
-    attempt = "2" if counted == "1" else "0"
-    r = _back(tmp_path, f'sg_item_back "$T/q/processing/c/a.json" a.json {attempt} {counted}')
-    new = "a.20260101T000000Z-7.json"
-    assert r.stdout.split() == ["to=inbox", f"moved={new}"]
-    assert _counts(tmp_path) == {new: "2" if counted == "1" else "1"}   # none under a.json
+@pytest.mark.parametrize(("counted", "count"), [("1", "2"), ("0", "3")])
+def test_an_item_back_under_a_new_name_leaves_the_other_files_count_alone(
+        tmp_path: Path, counted: str, count: str) -> None:
+    _taken(tmp_path, count="1")
+    r = _back(tmp_path, f'sg_item_back "$T/q/processing/c/a.json" a.json {count} {counted}')
+    assert r.stdout.split() == ["to=inbox", f"moved={NEW_NAME}"]
+    assert _counts(tmp_path) == {"a.json": "1", NEW_NAME: count}
     assert (tmp_path / "q/inbox/a.json").read_text() == "new"
 
 
-def test_an_item_back_keeps_its_count_when_the_name_frees_up_before_the_move(tmp_path: Path) -> None:
-    # The inbox had an a.json when it looked, gone by the move: it keeps its own name.
-    _taken(tmp_path)
+def test_a_name_taken_in_the_instant_before_the_move_gets_no_count(tmp_path: Path) -> None:
+    # A producer drops a.json between sg_move's look and its mv: the count written for
+    # a.json is taken back, and the item goes under a new name with it.
     r = _back(tmp_path, """
-        eval "sg_move_real$(declare -f sg_move | sed 1s/sg_move//)"
-        sg_move() { rm -f "$T/q/inbox/a.json"; sg_move_real "$@"; }
+        mv() { [ -e "$T/dropped" ] || { : >"$T/dropped"; echo new >"$T/q/inbox/a.json"; }; command mv "$@"; }
         sg_item_back "$T/q/processing/c/a.json" a.json 2 1""")
-    assert r.stdout.split() == ["to=inbox", "moved=a.json"], r.stderr
-    assert _counts(tmp_path) == {"a.json": "2"}
-    assert (tmp_path / "q/inbox/a.json").read_text() == "mine"
+    assert r.stdout.split() == ["to=inbox", f"moved={NEW_NAME}"], r.stderr
+    assert _counts(tmp_path) == {NEW_NAME: "2"}
+    assert (tmp_path / "q/inbox/a.json").read_text() == "new\n"
 
 
-def test_an_item_that_cannot_go_back_keeps_its_count(tmp_path: Path) -> None:
-    _taken(tmp_path)
-    r = _back(tmp_path, 'sg_move() { return 1; }; sg_item_back "$T/q/processing/c/a.json" a.json 2 1 || echo stuck')
+def test_an_item_that_cannot_go_back_leaves_no_count(tmp_path: Path) -> None:
+    _taken(tmp_path, count="1")
+    r = _back(tmp_path, 'mv() { return 1; }; sg_item_back "$T/q/processing/c/a.json" a.json 2 1 || echo stuck')
     assert "stuck" in r.stdout
-    assert _counts(tmp_path) == {"a.json": "2"}
+    assert _counts(tmp_path) == {"a.json": "1"}                 # the inbox file's own
     assert (tmp_path / "q/processing/c/a.json").read_text() == "mine"
 
-def test_the_journal_reads_done_started_failed_and_counted(tmp_path: Path) -> None:
+
+def test_a_claim_takes_the_counts_of_its_items_off_the_inbox_names(tmp_path: Path) -> None:
+    # While an item is claimed, a new file of its name must not find its count.
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    for n in "abcdefgh":
+        (tmp_path / f"q/inbox/{n}.json").write_text("{}")   # 8 names: a chunk of 2
+    (tmp_path / "q/processing/.attempts").mkdir(parents=True)
+    (tmp_path / "q/processing/.attempts/a.json").write_text("2\n")
+    r = sh(tmp_path, 'sg_now; sg_claim_chunk; echo "${sg_chunk[*]}|${sg_chunk_att[*]}"; '
+                     'sg_journal_read "$sg_journal"; echo "${sg_jn[*]}"')
+    assert r.stdout.splitlines() == ["a.json b.json|2 0", "2/a.json"], r.stderr
+    assert _counts(tmp_path) == {}
+
+
+def test_the_journal_reads_done_started_failed_counts_and_count_names(tmp_path: Path) -> None:
     j = tmp_path / "j"
-    j.write_bytes(b"sa.json\0da.json\0sb b.json\0fb b.json\0cb b.json\0sc.json\0")
-    r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted|$sg_jcounted"')
-    assert r.stdout.strip() == "/a.json/|/a.json/b b.json/b b.json/c.json/|/b b.json/"
+    j.write_bytes(b"n2/c.json\0sa.json\0da.json\0sb b.json\0fb b.json\0cb b.json\0sc.json\0")
+    r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted|${{sg_jn[*]}}|${{sg_jc[*]}}"; '
+                     'sg_journal_count c.json; echo "$sg_attempt"; sg_journal_count a.json; echo "$sg_attempt"')
+    assert r.stdout.splitlines() == ["/a.json/|/a.json/b b.json/b b.json/c.json/|2/c.json|b b.json",
+                                     "2", "0"]
 
 
 def test_a_run_that_dies_as_it_forks_its_keeper_leaves_its_item_uncounted(tmp_path: Path) -> None:

@@ -255,11 +255,11 @@ def test_a_run_killed_between_counting_a_failure_and_moving_the_item_back_counts
     assert _files(q / "inbox") == ["a.json"] and _files(q / "failed") == []
 
 
-def test_a_run_killed_right_after_moving_an_item_back_under_a_new_name_leaves_no_count_on_the_old(
+def test_a_run_killed_right_after_moving_an_item_back_under_a_new_name_leaves_its_count_there(
         tmp_path: Path) -> None:
     # A producer dropped a new a.json into the inbox while the item ran and failed: the
-    # item goes back as a.<run id>.json. Killed right after that move, no count may stay
-    # under a.json, where the new file would take it for its own.
+    # item goes back as a.<run id>.json, its count written under that name before the
+    # move. Killed right after the move, the count is the item's, and a.json has none.
     q = tmp_path / "q"
     fill_inbox(q / "inbox", ["a.json"])
     _kill_at_mv(tmp_path / "shim", "*/inbox/a.?*.json", before=False)
@@ -271,8 +271,33 @@ def test_a_run_killed_right_after_moving_an_item_back_under_a_new_name_leaves_no
     assert w.run().returncode == -signal.SIGKILL
     inbox = _files(q / "inbox")
     assert len(inbox) == 2 and (q / "inbox" / "a.json").read_text() == "new\n"
-    # The moved item lost its count (more attempts, never fewer); the new file has none.
-    assert list((q / "processing" / ".attempts").iterdir()) == []
+    [moved] = [n for n in inbox if n != "a.json"]
+    counts = {p.name: p.read_text().strip() for p in (q / "processing" / ".attempts").iterdir()}
+    assert counts == {moved: "1"}
+
+
+def test_a_new_file_of_the_name_of_an_item_in_progress_starts_with_no_count(tmp_path: Path) -> None:
+    # X failed once (count 1). While X runs again, a producer drops a new a.json (Y); a
+    # second worker takes Y: Y's first attempt is its first, not X's second.
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    (q / "inbox" / "a.json").write_text("X")
+    script = ('c=$(cat "$1"); echo "$c" >>"$T/ran"; '
+              '[ "$c" != X ] || [ ! -e "$T/gate" ] || { touch "$T/in"; while [ ! -e "$T/go" ]; do sleep 0.05; done; }; '
+              'exit 1')
+    w = _queue_job(tmp_path, script, max_attempts=2)
+    assert w.run().returncode == 1                       # X: attempt 1
+    (tmp_path / "gate").touch()
+    x = w.popen()                                        # X: attempt 2, held
+    wait_for(lambda: (tmp_path / "in").exists(), what="X's second attempt")
+    (q / "inbox" / "a.json").write_text("Y")
+    assert w.run().returncode == 1                       # Y: attempt 1, fails
+    (tmp_path / "go").touch()
+    x.communicate(timeout=30)
+    claims = [(e["item"], e["attempt"]) for e in w.events("claim")]
+    assert claims == [("a.json", 1), ("a.json", 2), ("a.json", 1)], claims
+    assert (q / "failed" / "a.json").read_text() == "X"   # X after its 2 attempts; Y back
+    assert [(q / "inbox" / n).read_text() for n in _files(q / "inbox")] == ["Y"]
 
 
 def test_a_signal_during_the_claim_stops_the_run_before_the_command_and_counts_nothing(
