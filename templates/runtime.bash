@@ -1276,7 +1276,7 @@ sg_flush() {
   if [ "${#lines[@]}" -eq 0 ]; then
     : 2>/dev/null >"$sg_journal"
   else
-    printf '%s\0' "${lines[@]}" 2>/dev/null >"$sg_journal"
+    printf '%s\0' ${lines[@]+"${lines[@]}"} 2>/dev/null >"$sg_journal"
   fi
 }
 
@@ -1518,7 +1518,7 @@ sg_claim_chunk() {
           i=$((i + 1))
         done
         if [ "$#" -gt 0 ]; then
-          printf '%s\0' "${recs[@]}" 2>/dev/null >>"$sg_journal"
+          printf '%s\0' ${recs[@]+"${recs[@]}"} 2>/dev/null >>"$sg_journal"
           rm -f "$@"
         fi
         break
