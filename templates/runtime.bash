@@ -48,9 +48,11 @@ sg_init() {
   sg_item='' sg_item_name='' sg_item_path='' sg_item_to='' sg_attempt=''
   sg_started=0         # 1 once the command for the current item has been started
   sg_claim_dir='' sg_claim_new='' sg_journal=''
-  sg_chunk=() sg_chunk_att=() sg_ck=0 sg_chunk_n=0   # claimed names, their failed attempts
+  sg_chunk=() sg_chunk_att=() sg_chunk_mine=() sg_chunk_ino=() sg_ck=0 sg_chunk_n=0
+  sg_item_cnt=0 sg_item_mine=0 sg_item_ino=''   # the item's count (sg_count_of)
+  sg_cnt_mine=0 sg_cnt_ino='' sg_i=''
   sg_done=() sg_nd=0   # done items of the chunk, still to be moved to processed/ (sg_flush)
-  sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=()
+  sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=() sg_d_mine=() sg_d_ino=()
   sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
@@ -60,7 +62,7 @@ sg_init() {
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
   sg_last_id=''        # this plain run's ID, once its directory is made
   sg_lock_quick=0      # 1: the lock dir's mode check was skipped (sg_lock_seen)
-  sg_jdone=/ sg_jstarted=/ sg_jn=() sg_jc=() sg_fault=0 sg_nsig=0
+  sg_jdone=/ sg_jstarted=/ sg_jc=() sg_fault=0 sg_nsig=0
   sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
   sg_d_mtext=()
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
@@ -1045,8 +1047,10 @@ sg_queue_main() {
   while :; do
     sg_crit=1
     sg_next_item || break
+    sg_item_cnt=${sg_chunk_att[$((sg_ck - 1))]:-0}
+    sg_item_mine=${sg_chunk_mine[$((sg_ck - 1))]:-0} sg_item_ino=${sg_chunk_ino[$((sg_ck - 1))]:-}
     [ -z "$sg_signal" ] || sg_crit_end   # stopped before this item's run began
-    sg_attempt=$((${sg_chunk_att[$((sg_ck - 1))]:-0} + 1))
+    sg_attempt=$((sg_item_cnt + 1))
     sg_run $((sg_chunk_n - sg_ck + 1))
     sg_count=$((sg_count + 1))
     sg_item_name='' sg_attempt=''
@@ -1113,25 +1117,27 @@ sg_run_dir_new() {
   [ -d "$sg_run_dir" ] || sg_run_dir_make
 }
 
-# sg_move SRC DIR [COUNT [JOURNAL]]: move SRC into DIR under its own name; if that is
-# taken, as NAME.<run_id>.EXT (then -2, -3...), the stem shortened so the name stays
-# within 255 bytes. Never overwrites. Sets sg_moved to the new path. With a COUNT above 0
-# (a move to the inbox), the item's failed-attempt count is written under the name it is
-# about to get, just before the move, so that whoever sees it there sees its count
-# (journaled first in JOURNAL as "c<name>", for recovery to clear if the move never came).
+# sg_move SRC DIR [COUNT INODE JOURNAL NAME]: move SRC into DIR under its own name; if
+# that is taken, as NAME.<run_id>.EXT (then -2, -3...), the stem shortened so the name
+# stays within 255 bytes. Never overwrites. Sets sg_moved to the new path. With a COUNT
+# above 0 (a move to the inbox), the item's failed-attempt count ("COUNT INODE") is
+# written under the name it is about to get, just before the move, so that whoever sees
+# it there sees its count; journaled first in JOURNAL as "c<new name>/<NAME>", so that
+# recovery can tell a count written for a move that never came.
 sg_move() {
   local LC_ALL=C name=${1##*/} stem ext dest n=1 tag
   dest=$2/$name
   while :; do
     if [ ! -e "$dest" ] && [ ! -L "$dest" ]; then
       if [ "${3:-0}" -gt 0 ]; then
-        [ -z "${4-}" ] || printf 'c%s\0' "${dest##*/}" 2>/dev/null >>"$4"
-        printf '%s\n' "$3" 2>/dev/null >"$sg_attempts/${dest##*/}"
+        [ -z "${5-}" ] || printf 'c%s/%s\0' "${dest##*/}" "$6" 2>/dev/null >>"$5"
+        printf '%s %s\n' "$3" "$4" 2>/dev/null >"$sg_attempts/${dest##*/}"
       fi
       mv -n "$1" "$dest" 2>/dev/null
       [ -e "$1" ] || [ -L "$1" ] || { sg_moved=$dest; return 0; }
-      # Not moved (the name was taken meanwhile): the count is not that file's.
-      [ "${3:-0}" -eq 0 ] || rm -f "$sg_attempts/${dest##*/}"
+      # Not moved (the name was taken meanwhile): the count is not that file's, unless
+      # another run wrote its own there since.
+      [ "${3:-0}" -eq 0 ] || sg_count_drop "${dest##*/}" "$4"
     fi
     [ "$n" -lt 20 ] || return 1
     stem=$name ext=''
@@ -1145,21 +1151,74 @@ sg_move() {
   done
 }
 
+# sg_ino PATH: sets sg_i to PATH's inode number ('' if it cannot be told). A fork, so it
+# is only asked for an item that has a count, or gets one.
+sg_ino() {
+  sg_i=$(ls -di -- "$1" 2>/dev/null)
+  sg_i=${sg_i#"${sg_i%%[! ]*}"}
+  sg_i=${sg_i%% *}
+  case $sg_i in ''|*[!0-9]*) sg_i='' ;; esac
+}
+
+# sg_count_of PATH NAME: the failed attempts of the file at PATH (named NAME), in
+# sg_attempt. Counts are kept as processing/.attempts/NAME, "COUNT INODE": the count of
+# the file with that inode (a rename keeps it), so a count under NAME that is another
+# file's (a new file of that name, a count on its way in or left by a kill) is not
+# taken: that file starts from 0. sg_cnt_mine=1 when the count there is this file's
+# (sg_cnt_ino its inode). A count from a wrapper before inodes is taken as it is.
+sg_count_of() {
+  local c='' i=''
+  sg_attempt=0 sg_cnt_mine=0 sg_cnt_ino=''
+  [ -f "$sg_attempts/$2" ] || return 0
+  IFS=' ' read -r c i 2>/dev/null <"$sg_attempts/$2"
+  case $c in ''|*[!0-9]*) return 0 ;; esac
+  if [ -n "$i" ]; then
+    sg_ino "$1"
+    [ "$sg_i" = "$i" ] || return 0
+    sg_cnt_ino=$i
+  fi
+  sg_attempt=$c sg_cnt_mine=1
+}
+
+# sg_count_drop NAME INODE: remove the count under NAME if it is still the one of the
+# file with INODE ('': a count from before inodes); another file's is left alone.
+sg_count_drop() {
+  local c='' i=''
+  [ -f "$sg_attempts/$1" ] || return 0
+  [ -s "$sg_attempts/$1" ] || { rm -f "$sg_attempts/$1"; return 0; }   # a write cut short
+  IFS=' ' read -r c i 2>/dev/null <"$sg_attempts/$1"
+  [ "$i" != "$2" ] || rm -f "$sg_attempts/$1"
+}
+
 # sg_item_back PATH NAME COUNT COUNTED [JOURNAL]: return an item to the inbox after a
 # failed attempt (COUNTED=1, COUNT its number), or to failed/ once it has had
-# max_attempts; COUNTED=0 returns it as it was, COUNT its failed attempts so far.
-# Counts: processing/.attempts/NAME is the count of the inbox file NAME only. It is
-# written just before the item arrives there (sg_move), and taken off when a run claims
-# the file (sg_claim_chunk journals it in the claim), so a new file of the same name
-# never takes an item's count. A kill at any point gives an item more attempts, never
-# fewer: a count lost on the way is a count of 0.
+# max_attempts; COUNTED=0 returns it as it was, COUNT its failed attempts so far. The
+# caller has run sg_count_of for it (sg_cnt_mine, sg_cnt_ino). A kill at any point
+# gives an item more attempts, never fewer: a count lost on the way is a count of 0.
 sg_item_back() {
   if [ "$4" = 1 ] && [ "$3" -ge "$sg_max_attempts" ]; then
+    # The count first: killed in between, the item is still here (and counts again).
+    [ "$sg_cnt_mine" != 1 ] || sg_count_drop "$2" "$sg_cnt_ino"
     sg_move "$1" "$sg_failed" || return 1
     sg_item_to=failed
-  else
-    sg_move "$1" "$sg_inbox" "$3" "${5-}" || return 1
-    sg_item_to=inbox
+    return 0
+  fi
+  local ino=$sg_cnt_ino lk=0 rc=0
+  if [ "$3" -gt 0 ]; then
+    [ -n "$ino" ] || { sg_ino "$1"; ino=$sg_i; }
+    # Returns with a count go one at a time (a lock on the counts' folder itself): two
+    # items of one name returned at once would write their counts over each other.
+    if { exec 5<"$sg_attempts"; } 2>/dev/null; then
+      if sg_lock 5 30 2>/dev/null; then lk=1; else exec 5>&-; fi
+    fi
+  fi
+  sg_move "$1" "$sg_inbox" "$3" "$ino" "${5-}" "$2" || rc=1
+  [ "$lk" = 0 ] || exec 5>&-
+  [ "$rc" = 0 ] || return 1
+  sg_item_to=inbox
+  # Back under a new name: the count under its old one is not a count of anything now.
+  if [ "${sg_moved##*/}" != "$2" ] && [ "$sg_cnt_mine" = 1 ]; then
+    sg_count_drop "$2" "$sg_cnt_ino"
   fi
 }
 
@@ -1177,7 +1236,8 @@ sg_item_end() {
     case $sg_jdone in *"/$sg_item_name/"*) st=0 sg_status=0 sg_outcome=ok ;; esac
   fi
   if [ ! -e "$sg_item" ] && [ ! -L "$sg_item" ]; then
-    sg_item_to=gone      # the command moved or removed it itself
+    sg_item_to=gone      # the command moved or removed it itself: so goes its count
+    [ "$sg_item_mine" != 1 ] || sg_count_drop "$sg_item_name" "$sg_item_ino"
   elif [ "$sg_started" = 1 ] && [ "$st" -eq 0 ]; then
     sg_done[sg_nd]=$sg_item_name
     sg_d_run[sg_nd]=$sg_run_id
@@ -1186,12 +1246,14 @@ sg_item_end() {
     sg_d_epoch[sg_nd]=$sg_epoch
     sg_d_dur[sg_nd]=$((sg_epoch - sg_start_epoch))
     sg_d_att[sg_nd]=$sg_attempt
+    sg_d_mine[sg_nd]=$sg_item_mine sg_d_ino[sg_nd]=$sg_item_ino
     sg_nd=$((sg_nd + 1))
     rc=1
   else
     # A started item counts this attempt; one that never started goes back as it came.
-    local n=${sg_chunk_att[$((sg_ck - 1))]:-0}
+    local n=$sg_item_cnt
     [ "$sg_started" != 1 ] || n=$((n + 1))
+    sg_cnt_mine=$sg_item_mine sg_cnt_ino=$sg_item_ino
     sg_item_back "$sg_item" "$sg_item_name" "$n" "$sg_started" "$sg_journal" &&
       sg_item_path=$sg_moved
     if [ -z "$sg_item_to" ]; then
@@ -1199,7 +1261,7 @@ sg_item_end() {
       sg_stuck "$sg_item_name"
     fi
   fi
-  sg_item='' sg_started=0
+  sg_item='' sg_started=0 sg_item_cnt=0 sg_item_mine=0 sg_item_ino=''
   return "$rc"
 }
 
@@ -1225,6 +1287,13 @@ sg_flush() {
     sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir \
     sg_mtext=$sg_mtext
   stuck=() lines=()
+  # Their failed-attempt counts go first: killed in between, a done item is still
+  # journaled (recovery moves it on), and no count outlives its item.
+  while [ "$i" -lt "$sg_nd" ]; do
+    [ "${sg_d_mine[$i]:-0}" != 1 ] || sg_count_drop "${sg_done[$i]}" "${sg_d_ino[$i]-}"
+    i=$((i + 1))
+  done
+  i=0
   set --
   while [ "$i" -lt "$sg_nd" ]; do
     set -- "$@" "$sg_claim_dir/${sg_done[$i]}"
@@ -1265,18 +1334,10 @@ sg_flush() {
   if [ "$sg_record" = 1 ]; then
     for line in ${lines[@]+"${lines[@]}"}; do printf '%s\n' "$line"; done 2>/dev/null >>"$sg_events"
   fi
-  # The journal starts again: the stuck ones, and the counts of the items still to come.
-  lines=()
-  for line in ${stuck[@]+"${stuck[@]}"}; do lines[${#lines[@]}]=d$line; done
-  i=$sg_ck
-  while [ "$i" -lt "$sg_chunk_n" ]; do
-    [ "${sg_chunk_att[$i]:-0}" -eq 0 ] || lines[${#lines[@]}]=n${sg_chunk_att[$i]}/${sg_chunk[$i]}
-    i=$((i + 1))
-  done
-  if [ "${#lines[@]}" -eq 0 ]; then
+  if [ "$k" -eq 0 ]; then
     : 2>/dev/null >"$sg_journal"
   else
-    printf '%s\0' ${lines[@]+"${lines[@]}"} 2>/dev/null >"$sg_journal"
+    printf 'd%s\0' ${stuck[@]+"${stuck[@]}"} 2>/dev/null >"$sg_journal"
   fi
 }
 
@@ -1285,51 +1346,35 @@ sg_flush() {
 # was taken there meanwhile.
 # shellcheck disable=SC2317  # called by sg_on_exit; shellcheck misses that when inlined
 sg_release() {
-  local f c
+  local f
   set --
   while [ "$sg_ck" -lt "$sg_chunk_n" ]; do
     f=$sg_claim_dir/${sg_chunk[$sg_ck]}
-    c=${sg_chunk_att[$sg_ck]:-0}
     sg_ck=$((sg_ck + 1))
-    [ -e "$f" ] || [ -L "$f" ] || continue
-    if [ "$c" -eq 0 ]; then
-      set -- "$@" "$f"
-    else
-      sg_item_back "$f" "${f##*/}" "$c" 0 "$sg_journal" || sg_stuck "${f##*/}"
-    fi
+    if [ -e "$f" ] || [ -L "$f" ]; then set -- "$@" "$f"; fi
   done
   [ "$#" -gt 0 ] || return 0
-  mv -n -- "$@" "$sg_inbox/" 2>/dev/null
+  mv -n -- "$@" "$sg_inbox/" 2>/dev/null   # under their own names: their counts hold
   for f; do
     [ -e "$f" ] || [ -L "$f" ] || continue
-    sg_item_back "$f" "${f##*/}" 0 0 || sg_stuck "${f##*/}"
+    sg_count_of "$f" "${f##*/}"
+    sg_item_back "$f" "${f##*/}" "$sg_attempt" 0 "$sg_journal" || sg_stuck "${f##*/}"
   done
 }
 
 # sg_journal_read FILE: the names its records mark done (sg_jdone) and started or failed
-# (sg_jstarted), as /name/ lists; "n<count>/<name>" records (an item's failed attempts
-# before the claim) in sg_jn, and the names of counts written for a move (c) in sg_jc.
+# (sg_jstarted), as /name/ lists, and the counts written for moves (c), as
+# "<count's name>/<item's name>" in sg_jc.
 sg_journal_read() {
   local rec
-  sg_jdone=/ sg_jstarted=/ sg_jn=() sg_jc=()
+  sg_jdone=/ sg_jstarted=/ sg_jc=()
   while IFS= read -r -d '' rec; do
     case $rec in
       d*) sg_jdone=$sg_jdone${rec#d}/ ;;
       [sf]*) sg_jstarted=$sg_jstarted${rec#?}/ ;;
-      n[0-9]*/?*) sg_jn[${#sg_jn[@]}]=${rec#n} ;;
-      c?*) sg_jc[${#sg_jc[@]}]=${rec#c} ;;
+      c?*/?*) sg_jc[${#sg_jc[@]}]=${rec#c} ;;
     esac
   done 2>/dev/null <"$1"
-}
-
-# sg_journal_count NAME: sets sg_attempt to NAME's failed attempts before its claim, by
-# the journal just read (0 if it has none).
-sg_journal_count() {
-  local r
-  sg_attempt=0
-  for r in ${sg_jn[@]+"${sg_jn[@]}"}; do
-    [ "${r#*/}" != "$1" ] || sg_attempt=${r%%/*}
-  done
 }
 
 # sg_recover: move on the items of dead workers. A live worker holds its claim's .claim
@@ -1339,7 +1384,7 @@ sg_journal_count() {
 # what became of each item: done ones go to processed/, one that had started goes back to
 # the inbox as a failed attempt, the ones not started go back as they were.
 sg_recover() {
-  local d f name c_epoch moved state age legacy
+  local d f name c_epoch moved state age legacy counted
   for d in "$sg_processing"/*/; do
     d=${d%/}
     [ -d "$d" ] || continue
@@ -1363,31 +1408,31 @@ sg_recover() {
       [ "$d" = "$sg_claim_new" ] || rmdir "$d" 2>/dev/null
       continue
     fi
-    sg_jdone=/ sg_jstarted=/ sg_jn=() sg_jc=() legacy=0
+    sg_jdone=/ sg_jstarted=/ sg_jc=() legacy=0
     if [ -f "$d/.journal" ]; then
       sg_journal_read "$d/.journal"
     elif [ -f "$d/.claim" ]; then
       legacy=1           # a claim of a wrapper before journals: one item, and it had started
     fi
-    # Counts its run wrote for moves to the inbox: one whose file is not there is left
-    # from a move that never came.
+    # Counts its run wrote for moves to the inbox that never came (the item is still
+    # here): one under another name goes; one under the item's own name already holds
+    # the attempt that failed (so it is not counted again).
+    counted=/
     for f in ${sg_jc[@]+"${sg_jc[@]}"}; do
-      [ -e "$sg_inbox/$f" ] || [ -L "$sg_inbox/$f" ] || [ ! -e "$sg_attempts/$f" ] ||
-        rm -f "$sg_attempts/$f"
+      name=${f#*/} f=${f%%/*}
+      [ -e "$d/$name" ] || continue
+      sg_count_of "$d/$name" "$f"
+      if [ "$sg_cnt_mine" = 1 ]; then
+        if [ "$f" = "$name" ]; then counted=$counted$name/; else sg_count_drop "$f" "$sg_cnt_ino"; fi
+      elif [ -f "$sg_attempts/$f" ] && [ ! -s "$sg_attempts/$f" ]; then
+        rm -f "$sg_attempts/$f"   # made empty, then killed before the count was in it
+      fi
     done
     for f in "$d"/*; do
       [ -e "$f" ] || [ -L "$f" ] || continue
       name=${f##*/}
       sg_item_to=''
-      sg_journal_count "$name"
-      # A run killed before it journaled its claim's counts left them in .attempts (as did
-      # runs before this journal): the count of a name the inbox does not hold is ours.
-      if [ "$sg_attempt" = 0 ] && [ -e "$sg_attempts/$name" ] && [ ! -e "$sg_inbox/$name" ] &&
-        [ ! -L "$sg_inbox/$name" ]; then
-        read -r sg_attempt 2>/dev/null <"$sg_attempts/$name"
-        case $sg_attempt in ''|*[!0-9]*) sg_attempt=0 ;; esac
-        rm -f "$sg_attempts/$name"
-      fi
+      sg_count_of "$f" "$name"
       case $sg_jdone in
         *"/$name/"*) state='done' ;;
         *) case $sg_jstarted in
@@ -1398,11 +1443,16 @@ sg_recover() {
       [ "$legacy" = 0 ] || state=started
       if [ "$state" = 'done' ]; then
         sg_attempt=$((sg_attempt + 1))
+        # Its count first (as in sg_flush): killed in between, it is still journaled done.
+        [ "$sg_cnt_mine" != 1 ] || sg_count_drop "$name" "$sg_cnt_ino"
         if sg_move "$f" "$sg_processed"; then
           sg_item_to=processed
         fi
       elif [ "$state" = started ]; then
-        sg_attempt=$((sg_attempt + 1))
+        case $counted in
+          *"/$name/"*) [ "$sg_attempt" -gt 0 ] || sg_attempt=1 ;;
+          *) sg_attempt=$((sg_attempt + 1)) ;;
+        esac
         sg_item_back "$f" "$name" "$sg_attempt" 1 "$d/.journal"
       else
         sg_item_back "$f" "$name" "$sg_attempt" 0 "$d/.journal"
@@ -1464,8 +1514,8 @@ sg_open_claim() {
 # once; again only with batch = 0, while the last pass claimed something. Run inside a
 # critical section: a signal waits until the chunk is noted.
 sg_claim_chunk() {
-  local LC_ALL=C IFS= f max i k c recs
-  sg_chunk=() sg_chunk_att=() sg_ck=0 sg_chunk_n=0
+  local LC_ALL=C IFS= f max i k lk c
+  sg_chunk=() sg_chunk_att=() sg_chunk_mine=() sg_chunk_ino=() sg_ck=0 sg_chunk_n=0
   while :; do
     max=$(((sg_nc - sg_ci + 3) / 4))
     [ "$max" -le "$sg_chunk_max" ] || max=$sg_chunk_max
@@ -1490,6 +1540,13 @@ sg_claim_chunk() {
         sg_chunk[sg_chunk_n]=${f##*/}
         sg_chunk_n=$((sg_chunk_n + 1))
       done
+      # With counts kept, the claim and the reading of its counts hold the returns' lock
+      # (sg_item_back): a count written under a name just freed would not be read.
+      lk=0
+      c=("$sg_attempts"/* "$sg_attempts"/.[!.]*)
+      if { [ -e "${c[0]}" ] || [ -e "${c[1]}" ]; } && { exec 5<"$sg_attempts"; } 2>/dev/null; then
+        if sg_lock 5 30 2>/dev/null; then lk=1; else exec 5>&-; fi
+      fi
       mv -n -- "$@" "$sg_claim_dir/" 2>/dev/null
       i=0 k=0
       while [ "$i" -lt "$sg_chunk_n" ]; do
@@ -1502,27 +1559,17 @@ sg_claim_chunk() {
       done
       sg_chunk_n=$k
       if [ "$k" -gt 0 ]; then
-        # Their failed-attempt counts come too: journaled here, then taken off the
-        # inbox's names, where a new file of the same name would take them.
-        i=0 recs=()
-        set --
+        # Their counts, read now: while an item waits its turn its name is free in the
+        # inbox, and another item's count may come to be kept under it.
+        i=0
         while [ "$i" -lt "$k" ]; do
-          f=${sg_chunk[$i]} c=0
-          if [ -e "$sg_attempts/$f" ]; then
-            read -r c 2>/dev/null <"$sg_attempts/$f"
-            case $c in ''|*[!0-9]*) c=0 ;; esac
-            recs[${#recs[@]}]=n$c/$f
-            set -- "$@" "$sg_attempts/$f"
-          fi
-          sg_chunk_att[i]=$c
+          sg_count_of "$sg_claim_dir/${sg_chunk[$i]}" "${sg_chunk[$i]}"
+          sg_chunk_att[i]=$sg_attempt sg_chunk_mine[i]=$sg_cnt_mine sg_chunk_ino[i]=$sg_cnt_ino
           i=$((i + 1))
         done
-        if [ "$#" -gt 0 ]; then
-          printf '%s\0' ${recs[@]+"${recs[@]}"} 2>/dev/null >>"$sg_journal"
-          rm -f "$@"
-        fi
-        break
       fi
+      [ "$lk" = 0 ] || exec 5>&-
+      [ "$k" -eq 0 ] || break
       continue             # all taken by others: the next names
     fi
     if [ "$sg_batch" -ne 0 ]; then

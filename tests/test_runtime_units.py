@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from schedgen.render.artifacts import runtime_text
-from tests.wrapper_kit import BASH
+from tests.wrapper_kit import BASH, attempts_of
 
 SETTINGS = """
 set -u
@@ -207,7 +207,14 @@ def test_a_claim_takes_a_chunk_with_one_mv_and_notes_it(tmp_path: Path) -> None:
     assert _files(tmp_path / "q/inbox") == ["b.json", "c.txt", "d.json"]
 
 
-# -- an item back to the inbox ---------------------------------------------------------
+# -- failed-attempt counts ---------------------------------------------------------------
+
+def _count_file(tmp_path: Path, name: str, count: int, of: Path) -> None:
+    """A count kept for `name`: `count` failed attempts of the file `of` (by its inode)."""
+    d = tmp_path / "q/processing/.attempts"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_text(f"{count} {of.stat().st_ino}\n")
+
 
 def _back(tmp_path: Path, snippet: str) -> subprocess.CompletedProcess[str]:
     # a.json failed in claim c (its journal says so); the inbox holds what the test put.
@@ -218,38 +225,70 @@ def _back(tmp_path: Path, snippet: str) -> subprocess.CompletedProcess[str]:
               + '; echo "to=$sg_item_to moved=${sg_moved##*/}"')
 
 
-def _taken(tmp_path: Path, count: str = "") -> None:
-    """A new a.json in the inbox (with a failed-attempt count of its own, if given)."""
+def _taken(tmp_path: Path, count: int = 0) -> None:
+    """A new a.json in the inbox (with failed attempts of its own, if given)."""
     (tmp_path / "q/inbox").mkdir(parents=True)
     (tmp_path / "q/inbox/a.json").write_text("new")
     if count:
-        (tmp_path / "q/processing/.attempts").mkdir(parents=True)
-        (tmp_path / "q/processing/.attempts/a.json").write_text(count + "\n")
+        _count_file(tmp_path, "a.json", count, tmp_path / "q/inbox/a.json")
 
 
 def _counts(tmp_path: Path) -> dict[str, str]:
+    """Each kept count, checked to be the count of the inbox file of its name."""
     d = tmp_path / "q/processing/.attempts"
-    return {p.name: p.read_text().strip() for p in d.iterdir()}
+    return {p.name: attempts_of(tmp_path / "q", p.name) for p in d.iterdir()} if d.exists() else {}
 
 
 NEW_NAME = "a.20260101T000000Z-7.json"
+MINE = 'sg_count_of "$T/q/processing/c/a.json" a.json; '
 
+
+def test_a_count_is_the_files_not_the_names(tmp_path: Path) -> None:
+    # A count under a.json that is another file's (by its inode) is not this one's.
+    _taken(tmp_path, count=2)
+    (tmp_path / "q/processing/c").mkdir(parents=True)
+    (tmp_path / "q/processing/c/a.json").write_text("mine")
+    r = sh(tmp_path, 'for f in "$T/q/inbox/a.json" "$T/q/processing/c/a.json"; do '
+                     'sg_count_of "$f" a.json; echo "$sg_attempt $sg_cnt_mine"; done')
+    assert r.stdout.splitlines() == ["2 1", "0 0"]
+
+
+def test_a_claim_reads_the_counts_of_its_items_then(tmp_path: Path) -> None:
+    # Read as it claims (under the returns' lock when counts are kept): while an item
+    # waits its turn, another item's count may come to be kept under its name.
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    for n in "abcdefgh":
+        (tmp_path / f"q/inbox/{n}.json").write_text(n)     # 8 names: a chunk of 2
+    _count_file(tmp_path, "a.json", 2, tmp_path / "q/inbox/a.json")
+    _count_file(tmp_path, "b.json", 5, tmp_path / "q/inbox/c.json")   # not b's own
+    r = sh(tmp_path, 'sg_now; sg_claim_chunk; echo "${sg_chunk[*]}|${sg_chunk_att[*]}|${sg_chunk_mine[*]}"')
+    assert r.stdout.split("\n")[0] == "a.json b.json|2 0|1 0", r.stderr
 
 def test_an_item_back_has_its_count_written_and_journaled_before_it_moves(tmp_path: Path) -> None:
-    r = _back(tmp_path, 'sg_item_back "$T/q/processing/c/a.json" a.json 2 1 "$T/q/processing/c/.journal"')
+    r = _back(tmp_path, MINE + 'sg_item_back "$T/q/processing/c/a.json" a.json 2 1 "$T/q/processing/c/.journal"')
     assert r.stdout.split() == ["to=inbox", "moved=a.json"]
     assert _counts(tmp_path) == {"a.json": "2"}
-    assert (tmp_path / "q/processing/c/.journal").read_bytes() == b"sa.json\0fa.json\0ca.json\0"
+    assert (tmp_path / "q/processing/c/.journal").read_bytes() == b"sa.json\0fa.json\0ca.json/a.json\0"
 
 
 @pytest.mark.parametrize(("counted", "count"), [("1", "2"), ("0", "3")])
 def test_an_item_back_under_a_new_name_leaves_the_other_files_count_alone(
         tmp_path: Path, counted: str, count: str) -> None:
-    _taken(tmp_path, count="1")
-    r = _back(tmp_path, f'sg_item_back "$T/q/processing/c/a.json" a.json {count} {counted}')
+    _taken(tmp_path, count=1)
+    r = _back(tmp_path, MINE + f'sg_item_back "$T/q/processing/c/a.json" a.json {count} {counted}')
     assert r.stdout.split() == ["to=inbox", f"moved={NEW_NAME}"]
     assert _counts(tmp_path) == {"a.json": "1", NEW_NAME: count}
     assert (tmp_path / "q/inbox/a.json").read_text() == "new"
+
+
+def test_an_item_back_under_a_new_name_takes_its_own_count_off_the_old_one(tmp_path: Path) -> None:
+    _taken(tmp_path)
+    _back(tmp_path, "")   # the claim only
+    _count_file(tmp_path, "a.json", 1, tmp_path / "q/processing/c/a.json")   # ours, under a.json
+    r = sh(tmp_path, 'sg_run_id=20260101T000000Z-7; ' + MINE
+           + 'sg_item_back "$T/q/processing/c/a.json" a.json 2 1; echo "${sg_moved##*/}"')
+    assert r.stdout.split() == [NEW_NAME]
+    assert _counts(tmp_path) == {NEW_NAME: "2"}
 
 
 def test_a_name_taken_in_the_instant_before_the_move_gets_no_count(tmp_path: Path) -> None:
@@ -264,33 +303,29 @@ def test_a_name_taken_in_the_instant_before_the_move_gets_no_count(tmp_path: Pat
 
 
 def test_an_item_that_cannot_go_back_leaves_no_count(tmp_path: Path) -> None:
-    _taken(tmp_path, count="1")
+    _taken(tmp_path, count=1)
     r = _back(tmp_path, 'mv() { return 1; }; sg_item_back "$T/q/processing/c/a.json" a.json 2 1 || echo stuck')
     assert "stuck" in r.stdout
     assert _counts(tmp_path) == {"a.json": "1"}                 # the inbox file's own
     assert (tmp_path / "q/processing/c/a.json").read_text() == "mine"
 
 
-def test_a_claim_takes_the_counts_of_its_items_off_the_inbox_names(tmp_path: Path) -> None:
-    # While an item is claimed, a new file of its name must not find its count.
-    (tmp_path / "q/inbox").mkdir(parents=True)
-    for n in "abcdefgh":
-        (tmp_path / f"q/inbox/{n}.json").write_text("{}")   # 8 names: a chunk of 2
-    (tmp_path / "q/processing/.attempts").mkdir(parents=True)
-    (tmp_path / "q/processing/.attempts/a.json").write_text("2\n")
-    r = sh(tmp_path, 'sg_now; sg_claim_chunk; echo "${sg_chunk[*]}|${sg_chunk_att[*]}"; '
-                     'sg_journal_read "$sg_journal"; echo "${sg_jn[*]}"')
-    assert r.stdout.splitlines() == ["a.json b.json|2 0", "2/a.json"], r.stderr
-    assert _counts(tmp_path) == {}
+def test_a_count_is_dropped_only_while_it_is_still_the_items(tmp_path: Path) -> None:
+    _taken(tmp_path, count=1)
+    (tmp_path / "q/processing/c").mkdir(parents=True)
+    (tmp_path / "q/processing/c/a.json").write_text("mine")
+    r = sh(tmp_path, 'sg_count_drop a.json 999999999; ls "$T/q/processing/.attempts"')
+    assert r.stdout.split() == ["a.json"]                       # another file's: left
+    ino = (tmp_path / "q/inbox/a.json").stat().st_ino
+    r = sh(tmp_path, f'sg_count_drop a.json {ino}; ls "$T/q/processing/.attempts"')
+    assert r.stdout.split() == []
 
 
-def test_the_journal_reads_done_started_failed_counts_and_count_names(tmp_path: Path) -> None:
+def test_the_journal_reads_done_started_failed_and_counts_written(tmp_path: Path) -> None:
     j = tmp_path / "j"
-    j.write_bytes(b"n2/c.json\0sa.json\0da.json\0sb b.json\0fb b.json\0cb b.json\0sc.json\0")
-    r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted|${{sg_jn[*]}}|${{sg_jc[*]}}"; '
-                     'sg_journal_count c.json; echo "$sg_attempt"; sg_journal_count a.json; echo "$sg_attempt"')
-    assert r.stdout.splitlines() == ["/a.json/|/a.json/b b.json/b b.json/c.json/|2/c.json|b b.json",
-                                     "2", "0"]
+    j.write_bytes(b"sa.json\0da.json\0sb b.json\0fb b.json\0cb.1.json/b b.json\0sc.json\0")
+    r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted|${{sg_jc[*]}}"')
+    assert r.stdout.splitlines() == ["/a.json/|/a.json/b b.json/b b.json/c.json/|b.1.json/b b.json"]
 
 
 def test_a_run_that_dies_as_it_forks_its_keeper_leaves_its_item_uncounted(tmp_path: Path) -> None:
@@ -335,7 +370,7 @@ def test_recover_follows_the_journal_and_leaves_live_claims_alone(tmp_path: Path
         holder.wait()
     assert _files(q / "processed") == ["a.json"]
     assert _files(q / "inbox") == ["b.json", "c.json"]
-    assert (q / "processing/.attempts/b.json").read_text().strip() == "1"
+    assert attempts_of(q, "b.json") == "1"
     assert not (q / "processing/.attempts/c.json").exists()  # claimed, never started
     assert not dead.exists() and _files(live) == ["x.json"]
     events = [json.loads(x) for x in (tmp_path / "logs/job/events.jsonl").read_text().splitlines()]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tests.wrapper_kit import (
     Wrapped,
+    attempts_of,
     fill_inbox,
     finish,
     kill_group,
@@ -176,7 +177,7 @@ def test_failed_item_goes_back_then_to_failed_after_max_attempts(
     for attempt in (1, 2):
         assert w.run().returncode == 5
         assert _files(q / "inbox") == ["bad.json"]
-        assert (q / "processing" / ".attempts" / "bad.json").read_text().strip() == str(attempt)
+        assert attempts_of(q, "bad.json") == str(attempt)
     assert w.run().returncode == 5
     assert _files(q / "inbox") == [] and _files(q / "failed") == ["bad.json"]
     assert not (q / "processing" / ".attempts" / "bad.json").exists()
@@ -239,7 +240,7 @@ def test_returning_to_an_inbox_that_got_a_new_file_of_that_name_keeps_both(
     assert (q / "inbox" / "a.json").read_text() == "new\n"
     [kept] = [n for n in inbox if n != "a.json"]
     assert kept.endswith(".json")  # still matches the pattern, so it is tried again
-    assert (q / "processing" / ".attempts" / kept).read_text().strip() == "1"
+    assert attempts_of(q, kept) == "1"
     assert not (q / "processing" / ".attempts" / "a.json").exists()  # not the new file's
 
 
@@ -268,7 +269,7 @@ def test_term_to_the_wrapper_is_passed_on_and_the_item_goes_back(
     m = w.manifests()[0]
     assert (m["outcome"], m["item_path"]) == ("interrupted", str(q / "inbox" / "x.json"))
     assert [e["signal"] for e in w.events("signal")] == ["TERM"]
-    assert (q / "processing" / ".attempts" / "x.json").read_text().strip() == "1"
+    assert attempts_of(q, "x.json") == "1"
 
 
 def test_queue_folders_are_created_when_missing(tmp_path: Path, tool_path: list[str]) -> None:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from tests.wrapper_kit import (
+    attempts_of,
     fill_inbox,
     kill_group,
     make_job,
@@ -79,7 +80,7 @@ def test_timeout_with_a_queue_returns_the_item_and_frees_the_lock(
     assert p.returncode == 124
     assert wait_until_gone(p.pid) == []
     assert sorted(x.name for x in (q / "inbox").iterdir()) == ["slow.json"]
-    assert (q / "processing" / ".attempts" / "slow.json").read_text().strip() == "1"
+    assert attempts_of(q, "slow.json") == "1"
     # The lock is free at once: the watchdog closed it and nothing else holds it.
     w2 = make_job(tmp_path, command=["true"], path=tool_path, queue=queue_fields(tmp_path))
     assert w2.run().returncode == 0

@@ -155,6 +155,18 @@ def fill_inbox(inbox: Path, names: Iterable[str], age: float = 0) -> None:
             os.utime(f, (t, t))
 
 
+
+def attempts_of(queue: Path, name: str) -> str:
+    """The failed-attempt count kept for the inbox file `name` ("COUNT INODE"), checked to
+    be that file's own: its inode is the one recorded. '' when there is none."""
+    f = queue / "processing" / ".attempts" / name
+    if not f.exists():
+        return ""
+    count, ino = f.read_text().split()
+    item = queue / "inbox" / name
+    assert item.exists() and item.stat().st_ino == int(ino), (name, ino)
+    return count
+
 # -- processes ----------------------------------------------------------------------
 
 def start_together(argvs: Sequence[Sequence[str]], env: dict[str, str],
