@@ -190,16 +190,21 @@ def test_a_long_name_taken_in_processed_is_moved_under_a_shortened_name(tmp_path
     assert _files(q / "processing") == []
 
 
+def _mv_shim(shim: Path, body: str) -> Path:
+    """A stand-in mv in the folder shim: a bash script of body, which calls /bin/mv."""
+    shim.mkdir()
+    (shim / "mv").write_text("#!/bin/bash\n" + body)
+    (shim / "mv").chmod(0o755)
+    return shim
+
+
 def test_a_recovery_killed_right_after_its_move_leaves_no_attempt_count(tmp_path: Path) -> None:
     # A dead worker's item, journaled done, had one failed attempt before. The recovering
     # run is killed the moment its mv has moved the item on: no count may stay behind
     # (a later file of that name would inherit it).
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "mv").write_text('#!/bin/bash\n/bin/mv "$@"; st=$?\n'
-                             'case "$*" in *processed*) [ ! -e "$MARK" ] || '
-                             '{ rm -f "$MARK"; kill -KILL "$PPID"; } ;; esac\nexit "$st"\n')
-    (shim / "mv").chmod(0o755)
+    shim = _mv_shim(tmp_path / "shim", '/bin/mv "$@"; st=$?\n'
+                    'case "$*" in *processed*) [ ! -e "$MARK" ] || '
+                    '{ rm -f "$MARK"; kill -KILL "$PPID"; } ;; esac\nexit "$st"\n')
     q = tmp_path / "q"
     w = make_job(tmp_path, command=["true"], path=[str(shim), *SYSTEM_PATH], lock=False,
                  env={"MARK": str(tmp_path / "mark")},
@@ -223,15 +228,12 @@ def test_a_recovery_killed_right_after_its_move_leaves_no_attempt_count(tmp_path
 def _kill_at_mv(shim: Path, dest: str, before: bool) -> None:
     """A stand-in mv that KILLs the wrapper (its parent) once, when MARK exists and its
     last argument matches the case pattern dest: before the move or right after it."""
-    shim.mkdir()
     kill = '[ ! -e "$MARK" ] || { rm -f "$MARK"; kill -KILL "$PPID"; exit 1; }'
-    (shim / "mv").write_text(
-        '#!/bin/bash\nfor last; do :; done\n'
-        + (f'case $last in {dest}) {kill} ;; esac\n' if before else '')
-        + '/bin/mv "$@"; st=$?\n'
-        + ('' if before else f'case $last in {dest}) {kill} ;; esac\n')
-        + 'exit "$st"\n')
-    (shim / "mv").chmod(0o755)
+    _mv_shim(shim, 'for last; do :; done\n'
+             + (f'case $last in {dest}) {kill} ;; esac\n' if before else '')
+             + '/bin/mv "$@"; st=$?\n'
+             + ('' if before else f'case $last in {dest}) {kill} ;; esac\n')
+             + 'exit "$st"\n')
 
 
 def test_a_run_killed_between_counting_a_failure_and_moving_the_item_back_counts_it_once(
@@ -305,12 +307,9 @@ def test_a_signal_during_the_claim_stops_the_run_before_the_command_and_counts_n
         tmp_path: Path) -> None:
     # TERM lands while the claim's mv runs (inside the critical section, so it waits):
     # the run stops before the command starts, and the item goes back uncounted.
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "mv").write_text('#!/bin/bash\nfor last; do :; done\n'
-                             'case $last in */processing/*/) kill -TERM "$PPID" ;; esac\n'
-                             'exec /bin/mv "$@"\n')
-    (shim / "mv").chmod(0o755)
+    shim = _mv_shim(tmp_path / "shim", 'for last; do :; done\n'
+                    'case $last in */processing/*/) kill -TERM "$PPID" ;; esac\n'
+                    'exec /bin/mv "$@"\n')
     q = tmp_path / "q"
     fill_inbox(q / "inbox", ["a.json"])
     w = make_job(tmp_path, command='echo ran >>"$T/log"; exit 1', path=[str(shim), *SYSTEM_PATH],
