@@ -50,7 +50,7 @@ sg_init() {
   sg_claim_dir='' sg_claim_new='' sg_journal=''
   sg_chunk=() sg_chunk_att=() sg_chunk_mine=() sg_chunk_ino=() sg_ck=0 sg_chunk_n=0
   sg_item_cnt=0 sg_item_mine=0 sg_item_ino=''   # the item's count (sg_count_of)
-  sg_cnt_mine=0 sg_cnt_ino='' sg_i=''
+  sg_cnt_mine=0 sg_cnt_ino='' sg_i='' sg_lk5=0
   sg_done=() sg_nd=0   # done items of the chunk, still to be moved to processed/ (sg_flush)
   sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=() sg_d_mine=() sg_d_ino=()
   sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
@@ -1180,14 +1180,32 @@ sg_count_of() {
   sg_attempt=$c sg_cnt_mine=1
 }
 
+# sg_counts_lock / sg_counts_unlock: the lock that writers of counts take in turn, a
+# flock on the counts' folder itself (fd 5), so that two items of one name never write
+# over, or remove, each other's count. Not nested: taken only when not held (sg_lk5).
+# Without it (it cannot be had within 30 s) the write goes ahead.
+sg_counts_lock() {
+  [ "$sg_lk5" = 0 ] || return 1
+  { exec 5<"$sg_attempts"; } 2>/dev/null || return 1
+  if sg_lock 5 30 2>/dev/null; then sg_lk5=1; else exec 5>&-; return 1; fi
+}
+sg_counts_unlock() {
+  [ "$sg_lk5" = 0 ] || { exec 5>&-; sg_lk5=0; }
+}
+
 # sg_count_drop NAME INODE: remove the count under NAME if it is still the one of the
 # file with INODE ('': a count from before inodes); another file's is left alone.
 sg_count_drop() {
-  local c='' i=''
+  local c='' i='' lk=0
   [ -f "$sg_attempts/$1" ] || return 0
-  [ -s "$sg_attempts/$1" ] || { rm -f "$sg_attempts/$1"; return 0; }   # a write cut short
-  IFS=' ' read -r c i 2>/dev/null <"$sg_attempts/$1"
-  [ "$i" != "$2" ] || rm -f "$sg_attempts/$1"
+  ! sg_counts_lock || lk=1
+  if [ ! -s "$sg_attempts/$1" ]; then
+    rm -f "$sg_attempts/$1"     # a write cut short
+  else
+    IFS=' ' read -r c i 2>/dev/null <"$sg_attempts/$1"
+    [ "$i" != "$2" ] || rm -f "$sg_attempts/$1"
+  fi
+  [ "$lk" = 0 ] || sg_counts_unlock
 }
 
 # sg_item_back PATH NAME COUNT COUNTED [JOURNAL]: return an item to the inbox after a
@@ -1203,17 +1221,14 @@ sg_item_back() {
     sg_item_to=failed
     return 0
   fi
-  local ino=$sg_cnt_ino lk=0 rc=0
-  if [ "$3" -gt 0 ]; then
+  local ino=$sg_cnt_ino n=$3 lk=0 rc=0
+  if [ "$n" -gt 0 ]; then
     [ -n "$ino" ] || { sg_ino "$1"; ino=$sg_i; }
-    # Returns with a count go one at a time (a lock on the counts' folder itself): two
-    # items of one name returned at once would write their counts over each other.
-    if { exec 5<"$sg_attempts"; } 2>/dev/null; then
-      if sg_lock 5 30 2>/dev/null; then lk=1; else exec 5>&-; fi
-    fi
+    [ -n "$ino" ] || n=0        # a count no file could be told by is no count
+    ! sg_counts_lock || lk=1    # returns with a count go one at a time
   fi
-  sg_move "$1" "$sg_inbox" "$3" "$ino" "${5-}" "$2" || rc=1
-  [ "$lk" = 0 ] || exec 5>&-
+  sg_move "$1" "$sg_inbox" "$n" "$ino" "${5-}" "$2" || rc=1
+  [ "$lk" = 0 ] || sg_counts_unlock
   [ "$rc" = 0 ] || return 1
   sg_item_to=inbox
   # Back under a new name: the count under its old one is not a count of anything now.
@@ -1346,19 +1361,27 @@ sg_flush() {
 # was taken there meanwhile.
 # shellcheck disable=SC2317  # called by sg_on_exit; shellcheck misses that when inlined
 sg_release() {
-  local f
+  local f i
   set --
   while [ "$sg_ck" -lt "$sg_chunk_n" ]; do
-    f=$sg_claim_dir/${sg_chunk[$sg_ck]}
+    i=$sg_ck
+    f=$sg_claim_dir/${sg_chunk[$i]}
     sg_ck=$((sg_ck + 1))
-    if [ -e "$f" ] || [ -L "$f" ]; then set -- "$@" "$f"; fi
+    [ -e "$f" ] || [ -L "$f" ] || continue
+    if [ "${sg_chunk_att[$i]:-0}" -eq 0 ]; then
+      set -- "$@" "$f"
+    else
+      # With the count read as it was claimed: the one under its name now may be another's.
+      sg_cnt_mine=${sg_chunk_mine[$i]:-0} sg_cnt_ino=${sg_chunk_ino[$i]:-}
+      sg_item_back "$f" "${f##*/}" "${sg_chunk_att[$i]}" 0 "$sg_journal" || sg_stuck "${f##*/}"
+    fi
   done
   [ "$#" -gt 0 ] || return 0
-  mv -n -- "$@" "$sg_inbox/" 2>/dev/null   # under their own names: their counts hold
+  mv -n -- "$@" "$sg_inbox/" 2>/dev/null
+  sg_cnt_mine=0 sg_cnt_ino=''
   for f; do
     [ -e "$f" ] || [ -L "$f" ] || continue
-    sg_count_of "$f" "${f##*/}"
-    sg_item_back "$f" "${f##*/}" "$sg_attempt" 0 "$sg_journal" || sg_stuck "${f##*/}"
+    sg_item_back "$f" "${f##*/}" 0 0 || sg_stuck "${f##*/}"
   done
 }
 
@@ -1544,9 +1567,7 @@ sg_claim_chunk() {
       # (sg_item_back): a count written under a name just freed would not be read.
       lk=0
       c=("$sg_attempts"/* "$sg_attempts"/.[!.]*)
-      if { [ -e "${c[0]}" ] || [ -e "${c[1]}" ]; } && { exec 5<"$sg_attempts"; } 2>/dev/null; then
-        if sg_lock 5 30 2>/dev/null; then lk=1; else exec 5>&-; fi
-      fi
+      if [ -e "${c[0]}" ] || [ -e "${c[1]}" ]; then ! sg_counts_lock || lk=1; fi
       mv -n -- "$@" "$sg_claim_dir/" 2>/dev/null
       i=0 k=0
       while [ "$i" -lt "$sg_chunk_n" ]; do
@@ -1568,7 +1589,7 @@ sg_claim_chunk() {
           i=$((i + 1))
         done
       fi
-      [ "$lk" = 0 ] || exec 5>&-
+      [ "$lk" = 0 ] || sg_counts_unlock
       [ "$k" -eq 0 ] || break
       continue             # all taken by others: the next names
     fi

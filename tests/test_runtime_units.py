@@ -264,6 +264,22 @@ def test_a_claim_reads_the_counts_of_its_items_then(tmp_path: Path) -> None:
     r = sh(tmp_path, 'sg_now; sg_claim_chunk; echo "${sg_chunk[*]}|${sg_chunk_att[*]}|${sg_chunk_mine[*]}"')
     assert r.stdout.split("\n")[0] == "a.json b.json|2 0|1 0", r.stderr
 
+def test_release_returns_a_waiting_item_with_the_count_read_as_it_was_claimed(tmp_path: Path) -> None:
+    # a.json waits its turn in the claim; meanwhile another a.json comes back to the inbox
+    # with its own count under the name. A stopped run returns ours with ours.
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    (tmp_path / "q/inbox/a.json").write_text("mine")
+    _count_file(tmp_path, "a.json", 1, tmp_path / "q/inbox/a.json")
+    r = sh(tmp_path, """
+        sg_now; sg_claim_chunk
+        echo other >"$T/other"; mv "$T/other" "$T/q/inbox/a.json"
+        printf '2 %s\\n' "$(ls -di "$T/q/inbox/a.json" | cut -d' ' -f1)" >"$T/q/processing/.attempts/a.json"
+        sg_release; echo "${sg_chunk_att[*]}" """)
+    assert r.stdout.split() == ["1"], r.stderr
+    [back] = [n for n in _files(tmp_path / "q/inbox") if n != "a.json"]
+    assert (tmp_path / "q/inbox" / back).read_text() == "mine"
+    assert _counts(tmp_path) == {"a.json": "2", back: "1"}
+
 def test_an_item_back_has_its_count_written_and_journaled_before_it_moves(tmp_path: Path) -> None:
     r = _back(tmp_path, MINE + 'sg_item_back "$T/q/processing/c/a.json" a.json 2 1 "$T/q/processing/c/.journal"')
     assert r.stdout.split() == ["to=inbox", "moved=a.json"]
