@@ -347,12 +347,7 @@ sg_id_floor_set() {
   fi
   local LC_ALL=C       # byte order (here, not above: setting it costs a setlocale)
   set -- "$sg_runs"/*
-  # Nothing there: the pattern itself comes back (a name another run removed meanwhile,
-  # or a dangling symlink, is not "nothing").
-  if [ "$#" -eq 1 ] && [ "$1" = "$sg_runs/*" ] && [ ! -e "$1" ] && [ ! -L "$1" ]; then
-    sg_nruns=0
-    return 0
-  fi
+  if sg_runs_none "$@"; then sg_nruns=0; return 0; fi
   sg_nruns=$#
   eval "last=\${$#}"
   last=${last##*/}
@@ -398,6 +393,12 @@ sg_run_dir_one() {
   sg_run_dir_make
   sg_last_id=$sg_run_id
   [ -z "$sg_nruns" ] || sg_nruns=$((sg_nruns + 1))
+}
+
+# sg_runs_none "$sg_runs"/*: the listing found nothing: the pattern itself came back (a
+# name another run removed meanwhile, or a dangling symlink, is not "nothing").
+sg_runs_none() {
+  [ "$#" -eq 1 ] && [ "$1" = "$sg_runs/*" ] && [ ! -e "$1" ] && [ ! -L "$1" ]
 }
 
 # sg_last_run_note: as a plain run under the job's lock ends (after pruning), its ID, the
@@ -745,12 +746,7 @@ sg_prune() {
   fi
   local LC_ALL=C d n old k=0
   set -- "$sg_runs"/*      # no trailing slash: it would sort "id/" after "id-0002/"
-  # Nothing there: the pattern itself comes back (a name another run removed meanwhile,
-  # or a dangling symlink, is not "nothing").
-  if [ "$#" -eq 1 ] && [ "$1" = "$sg_runs/*" ] && [ ! -e "$1" ] && [ ! -L "$1" ]; then
-    sg_nruns=0
-    return 0
-  fi
+  if sg_runs_none "$@"; then sg_nruns=0; return 0; fi
   sg_nruns=$#
   [ "$#" -gt $((sg_keep_runs + sg_keep_runs / 8)) ] || return 0
   old=()
@@ -1563,8 +1559,8 @@ sg_claim_chunk() {
         sg_chunk[sg_chunk_n]=${f##*/}
         sg_chunk_n=$((sg_chunk_n + 1))
       done
-      # With counts kept, the claim and the reading of its counts hold the returns' lock
-      # (sg_item_back): a count written under a name just freed would not be read.
+      # With counts kept, the claim and the reading of its counts hold the counts' lock
+      # (sg_counts_lock): a count written under a name just freed would not be read.
       lk=0
       c=("$sg_attempts"/* "$sg_attempts"/.[!.]*)
       if [ -e "${c[0]}" ] || [ -e "${c[1]}" ]; then ! sg_counts_lock || lk=1; fi
@@ -1579,16 +1575,14 @@ sg_claim_chunk() {
         i=$((i + 1))
       done
       sg_chunk_n=$k
-      if [ "$k" -gt 0 ]; then
-        # Their counts, read now: while an item waits its turn its name is free in the
-        # inbox, and another item's count may come to be kept under it.
-        i=0
-        while [ "$i" -lt "$k" ]; do
-          sg_count_of "$sg_claim_dir/${sg_chunk[$i]}" "${sg_chunk[$i]}"
-          sg_chunk_att[i]=$sg_attempt sg_chunk_mine[i]=$sg_cnt_mine sg_chunk_ino[i]=$sg_cnt_ino
-          i=$((i + 1))
-        done
-      fi
+      # Their counts, read now: while an item waits its turn its name is free in the
+      # inbox, and another item's count may come to be kept under it.
+      i=0
+      while [ "$i" -lt "$k" ]; do
+        sg_count_of "$sg_claim_dir/${sg_chunk[$i]}" "${sg_chunk[$i]}"
+        sg_chunk_att[i]=$sg_attempt sg_chunk_mine[i]=$sg_cnt_mine sg_chunk_ino[i]=$sg_cnt_ino
+        i=$((i + 1))
+      done
       [ "$lk" = 0 ] || sg_counts_unlock
       [ "$k" -eq 0 ] || break
       continue             # all taken by others: the next names
