@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -292,3 +294,42 @@ def test_run_ids_are_never_reused_even_after_their_dirs_are_pruned(
     ids = [e["run_id"] for e in w.events("start")]
     assert len(ids) == 40 and len(set(ids)) == 40
     assert len(w.run_dirs()) == 1
+
+
+def test_counts_stay_exact_while_producers_reuse_names_and_workers_race(
+        tmp_path: Path, tool_path: list[str]) -> None:
+    # No kills: files of two names only, each name dropped again as soon as it is free,
+    # three workers at once. Every file must fail exactly max_attempts times, whichever
+    # other file of its name is claimed, returned or counted meanwhile.
+    q = tmp_path / "q"
+    (q / "inbox").mkdir(parents=True)
+    w = _queue_job(tmp_path, tool_path, 'printf "%s\\n" "$(cat "$1")" >>"$LOG"; exit 1',
+                   max_attempts=2, batch=0)
+    contents = [f"file-{i}" for i in range(16)]
+    produced = threading.Event()
+
+    def produce() -> None:
+        for i, c in enumerate(contents):
+            tmp = tmp_path / f"new-{i}"
+            tmp.write_text(c)
+            while True:
+                try:
+                    os.link(tmp, q / "inbox" / f"n{i % 2}.json")   # never over a file
+                    break
+                except FileExistsError:
+                    time.sleep(0.01)
+            tmp.unlink()
+        produced.set()
+
+    def work() -> None:
+        while not produced.is_set() or _files(q / "inbox") or _claim_dirs(tmp_path):
+            w.run()
+
+    threads = [threading.Thread(target=produce)] + [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=240)
+    assert collections.Counter(_log(tmp_path)) == {c: 2 for c in contents}
+    assert sorted((q / "failed" / n).read_text() for n in _files(q / "failed")) == sorted(contents)
+    assert list((q / "processing" / ".attempts").iterdir()) == []
