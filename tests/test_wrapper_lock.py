@@ -9,7 +9,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
+from tests.helpers import write_executable
 from tests.wrapper_kit import (
+    SYSTEM_PATH,
     finish,
     kill_group,
     make_job,
@@ -159,3 +163,54 @@ def test_lock_false_runs_overlap(tmp_path: Path, tool_path: list[str]) -> None:
     assert [rc for rc, _, _ in finish(procs)] == [0, 0, 0]
     assert len(_started(tmp_path)) == 3
     assert "exec 9>>" not in w.text  # no job lock stanza
+
+
+# -- the run directory made while the lock is taken ------------------------------------------
+
+def test_busy_and_refused_runs_take_back_the_directory_made_while_locking(
+        tmp_path: Path, tool_path: list[str]) -> None:
+    # Once runs/ exists, a run makes its directory in the background as it takes the
+    # lock; a run that gets no further (busy, a lock refused) must remove it again.
+    w = _holder_job(tmp_path, tool_path)
+    assert w.run(env={"HOLD": "0"}).returncode == 0
+    holder = w.popen(env={"HOLD": "30"})
+    try:
+        wait_for(lambda: len(_started(tmp_path)) == 2, what="the holder to start")
+        for _ in range(5):
+            assert w.run(env={"HOLD": "0"}).returncode == 75
+        assert len(w.run_dirs()) == 2 and len(w.events("busy")) == 5
+    finally:
+        kill_group(holder.pid)
+        holder.communicate()
+    assert wait_until_gone(holder.pid) == []
+    (tmp_path / "locks" / "job.lock").unlink()
+    (tmp_path / "locks" / "job.lock").symlink_to(tmp_path / "elsewhere")
+    r = w.run(env={"HOLD": "0"})
+    assert r.returncode == 78 and "symlink" in r.stderr
+    assert len(w.run_dirs()) == 2 and not (tmp_path / "elsewhere").exists()
+
+
+def test_the_run_directory_is_made_while_the_lock_is_taken(tmp_path: Path) -> None:
+    # A stand-in flock looks for the run's directory (its ID ends in the wrapper's pid,
+    # the stand-in's parent) before locking: the mkdir ran meanwhile, not after.
+    shim = tmp_path / "shim"
+    write_executable(shim / "flock", f"""#!/bin/sh
+i=0
+while [ "$i" -lt 100 ]; do
+  ls "{tmp_path}/logs/job/runs" | grep -q -- "-$PPID\\$" && {{ echo seen >>"{tmp_path}/seen"; break; }}
+  sleep 0.02; i=$((i + 1))
+done
+exec /usr/bin/flock "$@"
+""")
+    if not Path("/usr/bin/flock").exists():
+        pytest.skip("flock(1) is not installed here")
+    w = make_job(tmp_path, command=HOLD, path=[str(shim), *SYSTEM_PATH],
+                 env={"STARTED": str(tmp_path / "started")}, lock=True)
+    assert w.run(env={"HOLD": "0"}).returncode == 0      # runs/ is made by the first run
+    assert not (tmp_path / "seen").exists()
+    r = w.run(env={"HOLD": "0"})
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "seen").read_text() == "seen\n"
+    first, second = (e["run_id"] for e in w.events("start"))
+    assert [d.name for d in w.run_dirs()] == [first, second]
+    assert all((d / "manifest.json").exists() for d in w.run_dirs())
