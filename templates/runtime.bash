@@ -57,7 +57,6 @@ sg_init() {
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_moved='' sg_j='' sg_id_bump='' sg_exec=''
-  sg_early_pid='' sg_early_id='' sg_runs_same=0   # the run directory made while locking
   sg_lock_file=$sg_lock_dir/$sg_lock_name.lock   # used only when sg_lock_name is set
   sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
@@ -185,7 +184,6 @@ sg_event() {
 
 # sg_fail WHAT MESSAGE: a precondition failed: say so, record it, exit 78.
 sg_fail() {
-  sg_early_drop
   printf 'schedgen: %s: %s\n' "$sg_job" "$2" >&2
   sg_js "$2"
   sg_event precondition ",\"what\":\"$1\",\"message\":$sg_j,\"exit_code\":78"
@@ -315,7 +313,6 @@ sg_lock_busy_or() {
       printf 'schedgen: %s: lock %s is busy (another run holds it); exit %s\n' "$sg_job" "$sg_lock_name" "$sg_busy_exit" >&2
       sg_js "$sg_lock_name"
       sg_event busy ",\"lock\":$sg_j"
-      sg_early_drop
       exit "$sg_busy_exit" ;;
     *) sg_fail lock "cannot lock $sg_lock_file" ;;
   esac
@@ -341,12 +338,10 @@ sg_id_floor_set() {
     esac
     case $n in ''|0?*|*[!0-9]*) ok=0 ;; esac
     case $at in ''|0*|*[!0-9]*) ok=0 ;; esac
-    # (looked at before the early mkdir, which made runs/ newer, when there was one)
-    [ -n "$sg_early_id" ] || [ ! "$sg_last_run" -nt "$sg_runs" ] || sg_runs_same=1
     if [ "$ok" = 1 ]; then
       if [ "$sg_epoch" -lt "$at" ]; then
         printf '%-63s\n' - 2>/dev/null 1<>"$sg_last_run"
-      elif [ "$sg_runs_same" = 1 ]; then
+      elif [ "$sg_last_run" -nt "$sg_runs" ]; then
         sg_id_floor=${last%%-*} sg_nruns=$n
         return 0
       fi
@@ -395,55 +390,11 @@ sg_new_id() {
 # sg_run_dir_one: the run's ID and directory (sg_run_id, sg_run_dir), for a run starting
 # now; a queue's runs make theirs ahead, several with one mkdir (sg_run_dir_new).
 sg_run_dir_one() {
-  if [ -n "$sg_early_pid" ]; then
-    if sg_early_wait; then
-      if ! [[ "${sg_early_id%%-*}" < "$sg_id_floor" ]]; then
-        sg_run_id=$sg_early_id sg_id_stamp=${sg_early_id%%-*} sg_id_n=1
-        sg_run_dir=$sg_runs/$sg_run_id
-        sg_last_id=$sg_run_id
-        [ -z "$sg_nruns" ] || sg_nruns=$((sg_nruns + 1))
-        return 0
-      fi
-      rmdir "$sg_runs/$sg_early_id" 2>/dev/null   # the clock stepped back: named anew
-    fi
-  fi
   [ -d "$sg_runs" ] || mkdir -p "$sg_runs" 2>/dev/null
   sg_new_id
   sg_run_dir_make
   sg_last_id=$sg_run_id
   [ -z "$sg_nruns" ] || sg_nruns=$((sg_nruns + 1))
-}
-
-# sg_early_make: a plain run that takes the job's lock without waiting makes its run
-# directory (under the ID of its start) in the background meanwhile, so that the two
-# forks overlap; the run takes it once locked (sg_run_dir_one), unless the newest run's
-# time is after it. A run that ends before its command (busy, a refused lock, a signal)
-# takes it back (sg_early_drop). Not while the lock is waited for (the ID would be the
-# wait's start), nor for a smoke run (it writes nothing until its checks pass).
-sg_early_make() {
-  [ -z "$sg_inbox" ] && [ "$sg_lock_wait" = 0 ] && [ "$sg_smoke" != 1 ] && [ -d "$sg_runs" ] ||
-    return 0
-  sg_early_id=$sg_run_id
-  # That mkdir makes runs/ newer than .last-run: whether it was so is looked at first.
-  [ ! "$sg_last_run" -nt "$sg_runs" ] || sg_runs_same=1
-  mkdir "$sg_runs/$sg_early_id" 2>/dev/null &
-  sg_early_pid=$!
-}
-
-# sg_early_wait: wait for that mkdir to end (a trap interrupts a wait: then again); true
-# if the directory is there. Its status is not asked: bash 3.2 may no longer have it once
-# a wait got it, and a kill gives one of its own; no other process makes a name of this
-# pid and second.
-sg_early_wait() {
-  while wait "$sg_early_pid" 2>/dev/null; [ "$?" -gt 128 ] && kill -0 "$sg_early_pid" 2>/dev/null; do :; done
-  sg_early_pid=''
-  [ -d "$sg_runs/$sg_early_id" ]
-}
-
-# sg_early_drop: the run ends before it took its early directory: remove it.
-sg_early_drop() {
-  [ -n "$sg_early_pid" ] || return 0
-  ! sg_early_wait || rmdir "$sg_runs/$sg_early_id" 2>/dev/null
 }
 
 # sg_runs_none "$sg_runs"/*: the listing found nothing: the pattern itself came back (a
@@ -826,7 +777,6 @@ sg_on_exit() {
   sg_crit=2
   [ -z "$sg_wd_pid" ] || kill -TERM -- "-$sg_wd_pid" 2>/dev/null
   sg_reap TERM
-  sg_early_drop
   if [ -n "$sg_run_dir" ]; then
     [ -n "$sg_status" ] || sg_status=$st
     [ -n "$sg_signal" ] || [ "$sg_status" -eq 0 ] || sg_outcome=failed
@@ -950,7 +900,6 @@ sg_main() {
   # (A time-zone gate, when there is one, goes here: before the lock, writing nothing.)
   if [ -n "$sg_lock_name" ]; then
     sg_lock_dir_ok
-    sg_early_make
     sg_take_lock
   fi
 
