@@ -415,9 +415,12 @@ sg_last_run_note() {
 }
 
 # sg_run_dir_make: make the directory of sg_run_id, with a new ID while the name is taken.
+# The ID was free (sg_new_id) and holds our pid, so a directory of that name is ours even
+# when mkdir says otherwise: a signal to the whole process group can kill it once it made
+# the directory, and taking another name would leave that one empty.
 sg_run_dir_make() {
   local n=1
-  until mkdir "$sg_runs/$sg_run_id" 2>/dev/null; do
+  until mkdir "$sg_runs/$sg_run_id" 2>/dev/null || [ -d "$sg_runs/$sg_run_id" ]; do
     if [ ! -e "$sg_runs/$sg_run_id" ] || [ "$n" -ge 100 ]; then
       sg_fail log_dir "cannot create a run directory in $sg_runs"
     fi

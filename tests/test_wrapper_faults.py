@@ -578,3 +578,23 @@ def test_a_lock_file_linked_to_another_file_is_refused(tmp_path: Path) -> None:
     r = w.run()
     assert r.returncode == 78 and "more names than its own two" in r.stderr
     assert victim.read_text() == "config\n"
+
+
+def test_a_mkdir_killed_once_it_made_the_run_directory_leaves_no_empty_one(
+        tmp_path: Path) -> None:
+    # A signal to the whole process group (Ctrl-C in the foreground, a supervisor) can
+    # kill mkdir after it made the directory: the run must take that one, not name
+    # another (-0002) and leave it empty.
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "mkdir").write_text('#!/bin/bash\n/bin/mkdir "$@" || exit\n'
+                                'case "$*" in */runs/*) kill -INT $$ ;; esac\n')
+    (shim / "mkdir").chmod(0o755)
+    w = make_job(tmp_path, command=["true"], path=[str(shim), *SYSTEM_PATH])
+    for _ in range(2):                                   # without runs/, then with it
+        r = w.run()
+        assert r.returncode == 0, r.stderr
+    dirs = w.run_dirs()
+    assert [d.name for d in dirs] == [e["run_id"] for e in w.events("start")]
+    assert all((d / "manifest.json").exists() for d in dirs) and len(dirs) == 2
+    assert not any(d.name.endswith("-0002") for d in dirs)
