@@ -56,6 +56,7 @@ sg_init() {
   sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
+  sg_id_last=''         # the newest run directory's name (sg_id_floor_set)
   sg_moved='' sg_j='' sg_id_bump='' sg_exec=''
   sg_lock_file=$sg_lock_dir/$sg_lock_name.lock   # used only when sg_lock_name is set
   sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
@@ -342,7 +343,7 @@ sg_id_floor_set() {
       if [ "$sg_epoch" -lt "$at" ]; then
         printf '%-63s\n' - 2>/dev/null 1<>"$sg_last_run"
       elif [ "$sg_last_run" -nt "$sg_runs" ]; then
-        sg_id_floor=${last%%-*} sg_nruns=$n
+        sg_id_floor=${last%%-*} sg_id_last=$last sg_nruns=$n
         return 0
       fi
     fi
@@ -353,19 +354,23 @@ sg_id_floor_set() {
   sg_nruns=$#
   eval "last=\${$#}"
   last=${last##*/}
-  last=${last%%-*}
-  case $last in
+  case ${last%%-*} in
     [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z)
-      sg_id_floor=$last ;;
+      sg_id_floor=${last%%-*} sg_id_last=$last ;;
   esac
 }
 
 # sg_new_id: a new run ID: UTC time (see the floor above) + pid, then -0002, -0003... for
 # further runs of this process within the same second (never reused, even once pruned),
 # and past any taken. The suffix has a fixed width so that IDs sort by time as strings.
+# Runs of one second would sort by pid: a plain run under its lock whose name would sort
+# before the newest one of its own second is named a second later too (queue workers and
+# runs without the lock run side by side: their order within a second is the pids').
 sg_new_id() {
   local stamp=$sg_stamp
-  if [[ "$stamp" < "$sg_id_floor" ]]; then
+  if [[ "$stamp" < "$sg_id_floor" ]] ||
+    { [ -z "$sg_inbox" ] && [ -n "$sg_lock_name" ] && [ "$stamp" = "$sg_id_floor" ] &&
+      [[ "$stamp-$$" < "$sg_id_last" ]]; }; then
     if [ -z "$sg_id_bump" ]; then
       sg_epoch_of "$sg_id_floor"
       sg_stamp_of $((sg_e + 1))

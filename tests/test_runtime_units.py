@@ -9,6 +9,7 @@ import signal
 import subprocess
 import textwrap
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,48 @@ def test_last_run_is_not_trusted_once_the_runs_folder_changed(tmp_path: Path) ->
     os.utime(runs, ns=(same, same))                      # the same time: a change too
     r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; echo "$sg_id_floor $sg_nruns"'))
     assert r.stdout.split() == ["20270101T000000Z", "1"]
+
+
+def test_a_plain_run_in_the_second_of_a_run_whose_name_sorts_after_its_own_goes_after_it(
+        tmp_path: Path) -> None:
+    # Names of one second sort by pid as text ("-99999999" after any pid here): a run
+    # that came later must still sort later, so it is named a second after.
+    runs = tmp_path / "logs/job/runs"
+    runs.mkdir(parents=True)
+    r = sh(tmp_path, _plain("""
+        sg_now
+        mkdir "$sg_runs/$sg_stamp-99999999"
+        sg_id_floor_set; sg_new_id; echo "$sg_stamp-99999999 $sg_run_id"
+    """))
+    newest, ours = r.stdout.split()
+    assert ours > newest and _second_after(newest, ours)
+    # From .last-run the same (the folder unchanged since the note).
+    state = tmp_path / "logs/job/.last-run"
+    r = sh(tmp_path, _plain("""
+        sg_now
+        printf '%-63s\\n' "$sg_stamp-99999999 1 $sg_epoch" >"$sg_last_run"
+        touch -d @$((sg_epoch + 2)) "$sg_last_run"
+        sg_id_floor_set; sg_new_id; echo "$sg_stamp-99999999 $sg_run_id $sg_nruns"
+    """))
+    newest, ours, count = r.stdout.split()
+    assert ours > newest and _second_after(newest, ours) and count == "1" and state.exists()
+
+
+def _second_after(a: str, b: str) -> bool:
+    at = [datetime.strptime(x[:16], "%Y%m%dT%H%M%SZ") for x in (a, b)]
+    return (at[1] - at[0]).total_seconds() == 1
+
+
+def test_queue_runs_of_one_second_are_not_named_a_second_later(tmp_path: Path) -> None:
+    # Workers run side by side: their order within a second is the pids', as it may be.
+    (tmp_path / "logs/job/runs").mkdir(parents=True)
+    r = sh(tmp_path, """
+        sg_now
+        mkdir "$sg_runs/$sg_stamp-99999999"
+        sg_id_floor_set; sg_new_id; echo "$sg_stamp $sg_run_id"
+    """)
+    stamp, ours = r.stdout.split()
+    assert ours.startswith(f"{stamp}-")
 
 
 def test_a_plain_run_notes_its_id_and_the_count_after_pruning(tmp_path: Path) -> None:
