@@ -363,33 +363,55 @@ sg_id_floor_set() {
 # sg_new_id: a new run ID: UTC time (see the floor above) + pid, then -0002, -0003... for
 # further runs of this process within the same second (never reused, even once pruned),
 # and past any taken. The suffix has a fixed width so that IDs sort by time as strings.
-# Runs of one second would sort by pid: a plain run under its lock whose name would sort
-# before the newest one of its own second is named a second later too (queue workers and
-# runs without the lock run side by side: their order within a second is the pids').
+# Names of one second sort by pid, as text. A plain run under its lock goes after the
+# newest name (sg_id_last): in its second when its clock is behind it, and one second
+# later only when its own name would not sort after it, so that such steps do not add
+# up run after run. Queue workers and runs without the lock run side by side (their
+# order within a second is the pids'); their clock behind the newest name gives the
+# second after it.
 sg_new_id() {
-  local stamp=$sg_stamp
-  if [[ "$stamp" < "$sg_id_floor" ]] ||
-    { [ -z "$sg_inbox" ] && [ -n "$sg_lock_name" ] && [ "$stamp" = "$sg_id_floor" ] &&
-      [[ "$stamp-$$" < "$sg_id_last" ]]; }; then
-    if [ -z "$sg_id_bump" ]; then
-      sg_epoch_of "$sg_id_floor"
-      sg_stamp_of $((sg_e + 1))
-      sg_id_bump=$sg_s
+  local stamp=$sg_stamp locked=0
+  [ -n "$sg_inbox" ] || [ -z "$sg_lock_name" ] || locked=1
+  if [[ "$stamp" < "$sg_id_floor" ]]; then
+    if [ "$locked" = 1 ]; then
+      stamp=$sg_id_floor
+    else
+      if [ -z "$sg_id_bump" ]; then
+        sg_epoch_of "$sg_id_floor"
+        sg_stamp_of $((sg_e + 1))
+        sg_id_bump=$sg_s
+      fi
+      stamp=$sg_id_bump
     fi
-    stamp=$sg_id_bump
   fi
-  if [ "$stamp" = "$sg_id_stamp" ]; then
+  sg_id_in "$stamp"
+  if [ "$locked" = 1 ] && [ "$stamp" = "$sg_id_floor" ] && ! sg_id_after "$sg_run_id" "$sg_id_last"; then
+    sg_epoch_of "$sg_id_floor"
+    sg_stamp_of $((sg_e + 1))
+    sg_id_in "$sg_s"
+  fi
+}
+
+# sg_id_in STAMP: sg_run_id in that second: STAMP-pid, then -0002... past any name taken.
+sg_id_in() {
+  if [ "$1" = "$sg_id_stamp" ]; then
     sg_id_n=$((sg_id_n + 1))
   else
-    sg_id_stamp=$stamp
+    sg_id_stamp=$1
     sg_id_n=1
   fi
-  sg_run_id=$stamp-$$
-  [ "$sg_id_n" -eq 1 ] || printf -v sg_run_id '%s-%s-%04d' "$stamp" "$$" "$sg_id_n"
+  sg_run_id=$1-$$
+  [ "$sg_id_n" -eq 1 ] || printf -v sg_run_id '%s-%s-%04d' "$1" "$$" "$sg_id_n"
   while [ -e "$sg_runs/$sg_run_id" ] || { [ -n "$sg_inbox" ] && [ -e "$sg_processing/$sg_run_id" ]; }; do
     sg_id_n=$((sg_id_n + 1))
-    printf -v sg_run_id '%s-%s-%04d' "$stamp" "$$" "$sg_id_n"
+    printf -v sg_run_id '%s-%s-%04d' "$1" "$$" "$sg_id_n"
   done
+}
+
+# sg_id_after A B: A sorts after B, byte by byte (bash 5 compares in the locale's order).
+sg_id_after() {
+  local LC_ALL=C
+  [[ "$1" > "$2" ]]
 }
 
 # sg_run_dir_one: the run's ID and directory (sg_run_id, sg_run_dir), for a run starting
@@ -420,17 +442,23 @@ sg_last_run_note() {
 }
 
 # sg_run_dir_make: make the directory of sg_run_id, with a new ID while the name is taken.
-# The ID was free (sg_new_id) and holds our pid, so a directory of that name is ours even
-# when mkdir says otherwise: a signal to the whole process group can kill it once it made
-# the directory, and taking another name would leave that one empty.
+# A mkdir killed by a signal to the whole process group may have made the directory: the
+# name was free (sg_new_id), so it is ours; if it did not, it is tried again.
 sg_run_dir_make() {
-  local n=1
-  until mkdir "$sg_runs/$sg_run_id" 2>/dev/null || [ -d "$sg_runs/$sg_run_id" ]; do
-    if [ ! -e "$sg_runs/$sg_run_id" ] || [ "$n" -ge 100 ]; then
-      sg_fail log_dir "cannot create a run directory in $sg_runs"
-    fi
+  local n=0 st
+  while :; do
+    mkdir "$sg_runs/$sg_run_id" 2>/dev/null
+    st=$?
+    [ "$st" -ne 0 ] || break
     n=$((n + 1))
-    sg_new_id
+    if [ "$st" -gt 128 ]; then
+      [ ! -d "$sg_runs/$sg_run_id" ] || break
+    elif [ ! -e "$sg_runs/$sg_run_id" ]; then
+      n=100
+    else
+      sg_new_id
+    fi
+    [ "$n" -lt 100 ] || sg_fail log_dir "cannot create a run directory in $sg_runs"
   done
   sg_run_dir=$sg_runs/$sg_run_id
 }

@@ -98,7 +98,8 @@ def test_a_locked_plain_run_takes_the_floor_and_count_from_last_run(tmp_path: Pa
     os.utime(state, (t + 1, t + 1))                      # written after the folder changed
     r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; sg_new_id; echo "$sg_run_id $sg_nruns"'))
     run_id, count = r.stdout.split()
-    assert run_id.startswith("20990102T000000Z-") and count == "41"
+    assert run_id > "20990101T235959Z-7" and count == "41"
+    assert run_id[:16] in ("20990101T235959Z", "20990102T000000Z")
 
 
 def test_last_run_is_not_trusted_once_the_runs_folder_changed(tmp_path: Path) -> None:
@@ -145,6 +146,27 @@ def test_a_plain_run_in_the_second_of_a_run_whose_name_sorts_after_its_own_goes_
 def _second_after(a: str, b: str) -> bool:
     at = [datetime.strptime(x[:16], "%Y%m%dT%H%M%SZ") for x in (a, b)]
     return (at[1] - at[0]).total_seconds() == 1
+
+
+def test_a_plain_run_whose_clock_is_behind_stays_in_the_newest_runs_second(
+        tmp_path: Path) -> None:
+    # "-1" sorts before any other pid: the run goes in that second, not the next, so
+    # that runs while the clock is behind do not step a second further each time.
+    (tmp_path / "logs/job/runs/20990101T000000Z-1").mkdir(parents=True)
+    r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; sg_new_id; echo "$sg_run_id"'))
+    assert r.stdout.strip().startswith("20990101T000000Z-") and r.stdout.strip() > "20990101T000000Z-1"
+
+
+def test_a_pid_that_comes_back_in_the_same_second_takes_the_next_suffix(tmp_path: Path) -> None:
+    # As in containers that share a log folder, each wrapper pid 1: S-1, S-1-0002, then
+    # S-1-0003, which sorts after them (no step to the next second).
+    r = sh(tmp_path, _plain("""
+        sg_now
+        mkdir -p "$sg_runs/$sg_stamp-$$" "$sg_runs/$sg_stamp-$$-0002"
+        sg_id_floor_set; sg_new_id; echo "$sg_stamp-$$-0003 $sg_run_id"
+    """))
+    want, got = r.stdout.split()
+    assert got == want
 
 
 def test_queue_runs_of_one_second_are_not_named_a_second_later(tmp_path: Path) -> None:

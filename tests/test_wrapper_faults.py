@@ -446,7 +446,9 @@ def test_a_clock_stepped_back_never_prunes_the_run_that_just_happened(tmp_path: 
     assert w.run().returncode == 0
     [start] = w.events("start")
     assert (runs / start["run_id"]).is_dir()
-    assert start["run_id"].startswith("20990101T000002Z-")  # named after the newest
+    # Named after the newest: in its second when the name sorts after it, else the next.
+    assert start["run_id"] > "20990101T000001Z-12"
+    assert start["run_id"][:16] in ("20990101T000001Z", "20990101T000002Z")
     assert [d.name for d in w.run_dirs()] == ["20990101T000001Z-12", start["run_id"]]
     assert not w.manifests()[1]["started_at"].startswith("2099")  # the clock's own time
 
@@ -598,3 +600,38 @@ def test_a_mkdir_killed_once_it_made_the_run_directory_leaves_no_empty_one(
     assert [d.name for d in dirs] == [e["run_id"] for e in w.events("start")]
     assert all((d / "manifest.json").exists() for d in dirs) and len(dirs) == 2
     assert not any(d.name.endswith("-0002") for d in dirs)
+
+
+def test_a_mkdir_killed_before_it_made_the_run_directory_is_tried_again(tmp_path: Path) -> None:
+    # Not a precondition failure (exit 78): the name is still free, so it is made again.
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "mkdir").write_text(f'#!/bin/bash\ncase "$*" in */runs/*) [ -e "{tmp_path}/once" ] || '
+                                f'{{ touch "{tmp_path}/once"; kill -TERM $$; }} ;; esac\n'
+                                '/bin/mkdir "$@"\n')
+    (shim / "mkdir").chmod(0o755)
+    w = make_job(tmp_path, command=["true"], path=[str(shim), *SYSTEM_PATH])
+    (w.log_dir / "runs").mkdir(parents=True)
+    r = w.run()
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "once").exists()
+    [d] = w.run_dirs()
+    assert (d / "manifest.json").exists() and d.name == w.events("start")[0]["run_id"]
+
+
+def test_a_run_directory_another_process_made_first_is_not_shared(tmp_path: Path) -> None:
+    # Two runs of one pid and second (pid namespaces sharing a log folder): the one whose
+    # mkdir finds the name taken goes on under the next name, not into the other's.
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "mkdir").write_text(f'#!/bin/bash\ncase "$*" in */runs/*) [ -e "{tmp_path}/once" ] || '
+                                f'{{ touch "{tmp_path}/once"; /bin/mkdir "$@"; }} ;; esac\n'
+                                'exec /bin/mkdir "$@"\n')
+    (shim / "mkdir").chmod(0o755)
+    w = make_job(tmp_path, command=["true"], path=[str(shim), *SYSTEM_PATH])
+    (w.log_dir / "runs").mkdir(parents=True)
+    r = w.run()
+    assert r.returncode == 0, r.stderr
+    other, ours = w.run_dirs()
+    assert ours.name == f"{other.name}-0002" == w.events("start")[0]["run_id"]
+    assert not (other / "manifest.json").exists() and (ours / "manifest.json").exists()
