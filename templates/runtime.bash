@@ -1144,9 +1144,20 @@ sg_run_dir_new() {
   done
   sg_ahead_n=$n sg_ahead_i=1 sg_ahead_s=$sg_stamp   # noted first: sg_close_claim removes them
   mkdir "$@" 2>/dev/null
+  n=$?
+  if [ "$n" -ne 0 ] && [ "$n" -le 128 ]; then
+    # A name was taken meanwhile (a worker of the same pid in another pid namespace) or
+    # cannot be made: which of them are ours cannot be told, so none is used or removed
+    # (pruning takes the empty ones later); this run makes its own, one at a time.
+    sg_ahead_n=0 sg_ahead_i=0
+    sg_new_id
+    sg_run_dir_make
+    return 0
+  fi
   sg_run_id=${sg_ahead[0]}
-  # The IDs were free and hold our pid, so what exists now is ours. Not made: one at a
-  # time, with a new ID while the name is taken.
+  # The IDs were free and hold our pid, so what exists now is ours (a mkdir killed by a
+  # signal to the group made some or all of them). Not made: one at a time, with a new
+  # ID while the name is taken.
   sg_run_dir=$sg_runs/$sg_run_id
   [ -d "$sg_run_dir" ] || sg_run_dir_make
 }

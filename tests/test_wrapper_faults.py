@@ -635,3 +635,32 @@ def test_a_run_directory_another_process_made_first_is_not_shared(tmp_path: Path
     other, ours = w.run_dirs()
     assert ours.name == f"{other.name}-0002" == w.events("start")[0]["run_id"]
     assert not (other / "manifest.json").exists() and (ours / "manifest.json").exists()
+
+
+def test_a_queue_run_directory_another_process_made_first_is_not_shared(tmp_path: Path) -> None:
+    # The queue makes its run directories ahead, several with one mkdir. One of the names
+    # taken meanwhile (by a worker of the same pid in another pid namespace): none of the
+    # batch is used, and every item still gets a directory of its own.
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "mkdir").write_text(
+        f'#!/bin/bash\ncase "$#:$2" in [2-9]:*/runs/*|[1-9][0-9]:*/runs/*) ;; *) exec /bin/mkdir "$@" ;; esac\n'
+        f'if [ ! -e "{tmp_path}/once" ]; then\n'
+        f'  echo "${{2##*/}}" >"{tmp_path}/once"; /bin/mkdir "$2"\nfi\n'
+        'exec /bin/mkdir "$@"\n')
+    (shim / "mkdir").chmod(0o755)
+    names = [f"{i:02d}.json" for i in range(40)]
+    w = make_job(tmp_path, command=["true"], path=[str(shim), *SYSTEM_PATH], lock=False,
+                 queue=queue_fields(tmp_path, batch=0))
+    fill_inbox(tmp_path / "q" / "inbox", names)
+    (w.log_dir / "runs").mkdir(parents=True)
+    r = w.run()
+    assert r.returncode == 0, r.stderr
+    if not (tmp_path / "once").exists():
+        pytest.skip("no two run directories were made at once (each item in its own second)")
+    taken = (tmp_path / "once").read_text().strip()
+    ids = [e["run_id"] for e in w.events("start")]
+    assert len(ids) == 40 == len(set(ids)) and taken not in ids
+    with_manifest = {d.name for d in w.run_dirs() if (d / "manifest.json").exists()}
+    assert with_manifest == set(ids)
+    assert sorted(p.name for p in (tmp_path / "q" / "processed").iterdir()) == names
