@@ -602,19 +602,27 @@ def test_a_mkdir_killed_once_it_made_the_run_directory_leaves_no_empty_one(
     assert not any(d.name.endswith("-0002") for d in dirs)
 
 
-def test_a_mkdir_killed_before_it_made_the_run_directory_is_tried_again(tmp_path: Path) -> None:
-    # Not a precondition failure (exit 78): the name is still free, so it is made again.
+def _run_with_mkdir_once(tmp_path: Path, once: str) -> Wrapped:
+    """One run of a plain job (runs/ there) with a stand-in mkdir that, the first time it
+    is to make a run directory, first runs the bash text ($$ its own pid, "$@" its
+    arguments), then calls /bin/mkdir. The run must still exit 0."""
     shim = tmp_path / "shim"
     shim.mkdir()
     (shim / "mkdir").write_text(f'#!/bin/bash\ncase "$*" in */runs/*) [ -e "{tmp_path}/once" ] || '
-                                f'{{ touch "{tmp_path}/once"; kill -TERM $$; }} ;; esac\n'
-                                '/bin/mkdir "$@"\n')
+                                f'{{ touch "{tmp_path}/once"; {once}; }} ;; esac\n'
+                                'exec /bin/mkdir "$@"\n')
     (shim / "mkdir").chmod(0o755)
     w = make_job(tmp_path, command=["true"], path=[str(shim), *SYSTEM_PATH])
     (w.log_dir / "runs").mkdir(parents=True)
     r = w.run()
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "once").exists()
+    return w
+
+
+def test_a_mkdir_killed_before_it_made_the_run_directory_is_tried_again(tmp_path: Path) -> None:
+    # Not a precondition failure (exit 78): the name is still free, so it is made again.
+    w = _run_with_mkdir_once(tmp_path, "kill -TERM $$")
     [d] = w.run_dirs()
     assert (d / "manifest.json").exists() and d.name == w.events("start")[0]["run_id"]
 
@@ -622,16 +630,7 @@ def test_a_mkdir_killed_before_it_made_the_run_directory_is_tried_again(tmp_path
 def test_a_run_directory_another_process_made_first_is_not_shared(tmp_path: Path) -> None:
     # Two runs of one pid and second (pid namespaces sharing a log folder): the one whose
     # mkdir finds the name taken goes on under the next name, not into the other's.
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "mkdir").write_text(f'#!/bin/bash\ncase "$*" in */runs/*) [ -e "{tmp_path}/once" ] || '
-                                f'{{ touch "{tmp_path}/once"; /bin/mkdir "$@"; }} ;; esac\n'
-                                'exec /bin/mkdir "$@"\n')
-    (shim / "mkdir").chmod(0o755)
-    w = make_job(tmp_path, command=["true"], path=[str(shim), *SYSTEM_PATH])
-    (w.log_dir / "runs").mkdir(parents=True)
-    r = w.run()
-    assert r.returncode == 0, r.stderr
+    w = _run_with_mkdir_once(tmp_path, '/bin/mkdir "$@"')
     other, ours = w.run_dirs()
     assert ours.name == f"{other.name}-0002" == w.events("start")[0]["run_id"]
     assert not (other / "manifest.json").exists() and (ours / "manifest.json").exists()
