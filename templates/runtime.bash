@@ -52,6 +52,7 @@ sg_init() {
   sg_item_cnt=0 sg_item_mine=0 sg_item_ino=''   # the item's count (sg_count_of)
   sg_cnt_mine=0 sg_cnt_ino='' sg_i='' sg_lk5=0
   sg_done=() sg_nd=0   # done items of the chunk, still to be moved to processed/ (sg_flush)
+  sg_fstk=() sg_nfs=0  # failed items that stay in the claim: sg_flush keeps their records
   sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=() sg_d_mine=() sg_d_ino=()
   sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
@@ -1319,6 +1320,10 @@ sg_item_end() {
     if [ -z "$sg_item_to" ]; then
       sg_item_to=processing
       sg_stuck "$sg_item_name"
+      if [ "$sg_started" = 1 ]; then
+        sg_fstk[sg_nfs]=$sg_item_name
+        sg_nfs=$((sg_nfs + 1))
+      fi
     fi
   fi
   sg_item='' sg_started=0 sg_item_cnt=0 sg_item_mine=0 sg_item_ino=''
@@ -1394,10 +1399,15 @@ sg_flush() {
   if [ "$sg_record" = 1 ]; then
     for line in ${lines[@]+"${lines[@]}"}; do printf '%s\n' "$line"; done 2>/dev/null >>"$sg_events"
   fi
-  if [ "$k" -eq 0 ]; then
+  # The journal keeps what the items still here need: done ones that could not move, and
+  # failed ones that could not go back (their start and failure: the attempt counts).
+  set --
+  for name in ${stuck[@]+"${stuck[@]}"}; do set -- "$@" "d$name"; done
+  for name in ${sg_fstk[@]+"${sg_fstk[@]}"}; do set -- "$@" "s$name" "f$name"; done
+  if [ "$#" -eq 0 ]; then
     : 2>/dev/null >"$sg_journal"
   else
-    printf 'd%s\0' ${stuck[@]+"${stuck[@]}"} 2>/dev/null >"$sg_journal"
+    printf '%s\0' "$@" 2>/dev/null >"$sg_journal"
   fi
 }
 

@@ -175,6 +175,41 @@ def test_an_item_that_cannot_reach_processed_stays_journaled_and_a_later_run_mov
     assert len((tmp_path / "ran").read_text().splitlines()) == 1
 
 
+def test_a_failed_item_that_cannot_go_back_keeps_its_attempt_when_the_chunk_is_flushed(
+        tmp_path: Path) -> None:
+    # 00 is done and its move to processed/ waits for the chunk's flush; 01, next in the
+    # chunk, fails and cannot go back to the inbox, so the run stops (the rest go back)
+    # and flushes 00 as it ends. The flush rewrites the claim's journal: 01's start and
+    # failure must stay in it, so that the run that moves 01 on later counts that attempt.
+    # 00 is flushed before 01 starts when a second passes between them: then the scene
+    # is set again.
+    script = 'case "$1" in */01.json) exit 3 ;; esac'
+    names = [f"{i:02d}.json" for i in range(12)]
+    for k in range(5):
+        root = tmp_path / str(k)
+        root.mkdir()
+        q = root / "q"
+        fill_inbox(q / "inbox", names)
+        bad = _failing_mv(root, str(q / "inbox"))
+        w = _queue_job(root, script, path=[str(bad), *SYSTEM_PATH], batch=0)
+        r = w.run()
+        assert r.returncode == 3 and "could not move 01.json" in r.stderr
+        order = [(e["event"], e.get("item")) for e in w.events() if e["event"] in ("claim", "finish")]
+        if order.index(("finish", "00.json")) > order.index(("claim", "01.json")):
+            break                                        # 00 was still waiting as 01 failed
+    else:
+        pytest.skip("a second passed between the two items each time")
+    assert _files(q / "processed") == ["00.json"]
+    [claim] = _files(q / "processing")
+    assert (q / "processing" / claim / ".journal").read_bytes().startswith(b"s01.json\0f01.json\0")
+    good = _queue_job(root, script, batch=0, max_attempts=5)
+    good.run()
+    # The waiting items could not go back either: they come back as claimed, uncounted.
+    recovered = {e["item"]: (e["state"], e["item_to"]) for e in good.events("recover")}
+    assert recovered.pop("01.json") == ("started", "inbox")
+    assert set(recovered.values()) == {("claimed", "inbox")}
+
+
 def test_a_long_name_taken_in_processed_is_moved_under_a_shortened_name(tmp_path: Path) -> None:
     q = tmp_path / "q"
     name = "x" * 245 + ".json"
