@@ -157,6 +157,23 @@ def test_a_plain_run_whose_clock_is_behind_stays_in_the_newest_runs_second(
     assert r.stdout.strip().startswith("20990101T000000Z-") and r.stdout.strip() > "20990101T000000Z-1"
 
 
+def test_runs_of_one_second_after_a_step_do_not_step_again_one_by_one(tmp_path: Path) -> None:
+    # Five runs, one after another, all in the same second S (the clock is set), behind a
+    # name that sorts after theirs: the first steps to S+1, the next ones stay there (at
+    # most one more step, where a pid gains a digit), not S+2, S+3...
+    runs = tmp_path / "logs/job/runs"
+    (runs / "20261201T120000Z-99999999").mkdir(parents=True)
+    made = []
+    for _ in range(5):
+        r = sh(tmp_path, _plain("""
+            sg_now; sg_stamp=20261201T120000Z
+            sg_id_floor_set; sg_new_id; mkdir "$sg_runs/$sg_run_id"; echo "$sg_run_id"
+        """))
+        made.append(r.stdout.strip())
+    assert made == sorted(made) and made[0] > "20261201T120000Z-99999999"
+    assert {m[:16] for m in made} <= {"20261201T120001Z", "20261201T120002Z"}
+
+
 def test_a_pid_that_comes_back_in_the_same_second_takes_the_next_suffix(tmp_path: Path) -> None:
     # As in containers that share a log folder, each wrapper pid 1: S-1, S-1-0002, then
     # S-1-0003, which sorts after them (no step to the next second).
