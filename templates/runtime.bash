@@ -53,6 +53,8 @@ sg_init() {
   sg_cnt_mine=0 sg_cnt_ino='' sg_i='' sg_lk5=0
   sg_done=() sg_nd=0   # done items of the chunk, still to be moved to processed/ (sg_flush)
   sg_fstk=() sg_nfs=0  # failed items that stay in the claim: sg_flush keeps their records
+  sg_dstk=() sg_nds=0  # done items that stay in the claim, likewise (for the whole run)
+  sg_jbad=0            # 1: the journal could not be brought up to date: claim no more
   sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=() sg_d_mine=() sg_d_ino=()
   sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
@@ -1054,7 +1056,7 @@ sg_close_claim() {
   if [ -e "$1" ] || [ -L "$1" ]; then
     printf '0 %s %s %s\n' "$$" "$sg_host" "${sg_claim_dir##*/}" 2>/dev/null >"$sg_claim_dir/.claim"
   else
-    rm -fd "$sg_journal" "$sg_claim_dir/.claim" "$sg_claim_dir" 2>/dev/null
+    rm -fd "$sg_journal" "$sg_journal.new" "$sg_claim_dir/.claim" "$sg_claim_dir" 2>/dev/null
   fi
 }
 
@@ -1346,12 +1348,12 @@ sg_stuck() {
 sg_flush() {
   [ -n "$sg_journal" ] || return 0
   [ "$sg_nd" -gt 0 ] || return 0
-  local i=0 k=0 name lines line to stuck
+  local i=0 name lines line to
   local sg_run_id=$sg_run_id sg_started_at=$sg_started_at sg_start_epoch=$sg_start_epoch \
     sg_iso=$sg_iso sg_epoch=$sg_epoch sg_item_name=$sg_item_name sg_item_path=$sg_item_path \
     sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir \
     sg_mtext=$sg_mtext
-  stuck=() lines=()
+  lines=()
   # Their failed-attempt counts go first: killed in between, a done item is still
   # journaled (recovery moves it on), and no count outlives its item.
   while [ "$i" -lt "$sg_nd" ]; do
@@ -1376,8 +1378,8 @@ sg_flush() {
         sg_item_path=$sg_moved
       else
         sg_stuck "$name"
-        stuck[k]=$name
-        k=$((k + 1))
+        sg_dstk[sg_nds]=$name
+        sg_nds=$((sg_nds + 1))
         to=processing
         sg_item_path=$sg_claim_dir/$name
       fi
@@ -1400,15 +1402,34 @@ sg_flush() {
     for line in ${lines[@]+"${lines[@]}"}; do printf '%s\n' "$line"; done 2>/dev/null >>"$sg_events"
   fi
   # The journal keeps what the items still here need: done ones that could not move, and
-  # failed ones that could not go back (their start and failure: the attempt counts).
+  # failed ones that could not go back (their start and failure: the attempt counts), of
+  # this chunk and every earlier one. With none, it is emptied (one open: no window).
+  # With some, it is written whole beside it and renamed over it (a fork, only after a
+  # fault): truncated and then written in place, a kill or a full disk in between would
+  # lose them, and a done item would run again.
   set --
-  for name in ${stuck[@]+"${stuck[@]}"}; do set -- "$@" "d$name"; done
+  for name in ${sg_dstk[@]+"${sg_dstk[@]}"}; do set -- "$@" "d$name"; done
   for name in ${sg_fstk[@]+"${sg_fstk[@]}"}; do set -- "$@" "s$name" "f$name"; done
   if [ "$#" -eq 0 ]; then
-    : 2>/dev/null >"$sg_journal"
-  else
-    printf '%s\0' "$@" 2>/dev/null >"$sg_journal"
+    { : >"$sg_journal"; } 2>/dev/null && return 0
+  elif { printf '%s\0' "$@" >"$sg_journal.new"; } 2>/dev/null &&
+      mv -f "$sg_journal.new" "$sg_journal" 2>/dev/null; then
+    return 0
   fi
+  # Its records of items that have moved on are still in it: were an item of the same
+  # name claimed into this claim again, recovery would take it for done. So this run
+  # claims no more; the next one recovers the claim.
+  rm -f "$sg_journal.new" 2>/dev/null
+  [ "$sg_jbad" = 1 ] || sg_stuck_journal
+  sg_jbad=1
+}
+
+# sg_stuck_journal: say that the claim's journal could not be brought up to date.
+sg_stuck_journal() {
+  sg_fault=1
+  printf 'schedgen: %s: could not write %s; this run claims no more items\n' "$sg_job" "$sg_journal" >&2
+  sg_js "could not write $sg_journal; this run claims no more items"
+  sg_event error ",\"message\":$sg_j"
 }
 
 # sg_release: items claimed but not started (a run that stops early) go back to the
@@ -1545,7 +1566,7 @@ sg_recover() {
     # Only an emptied claim goes; one with an item that could not be moved stays as it was.
     set -- "$d"/*
     if [ ! -e "$1" ] && [ ! -L "$1" ]; then
-      rm -f "$d/.journal" "$d/.claim" 2>/dev/null
+      rm -f "$d/.journal" "$d/.journal.new" "$d/.claim" 2>/dev/null
       rmdir "$d" 2>/dev/null
     fi
     exec 6<&-
@@ -1668,6 +1689,7 @@ sg_next_item() {
   while :; do
     if [ "$sg_ck" -ge "$sg_chunk_n" ]; then
       sg_flush
+      [ "$sg_jbad" = 0 ] || return 1
       sg_claim_chunk || return 1
     elif [ "$sg_nd" -gt 0 ]; then
       sg_now

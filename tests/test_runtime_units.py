@@ -426,6 +426,66 @@ def test_the_journal_reads_done_started_failed_and_counts_written(tmp_path: Path
     assert r.stdout.splitlines() == ["/a.json/|/a.json/b b.json/b b.json/c.json/|b.1.json/b b.json"]
 
 
+# A claim holding done items a.json and b.json, journaled by their keepers, and a stand-in
+# mv that fails for anything moved into processed/ (and, with FAIL_ALL, for anything).
+_FLUSH_SCENE = r"""
+mkdir -p "$T/bin"
+cat >"$T/bin/mv" <<'MV'
+#!/bin/sh
+for a; do :; done
+[ -z "${FAIL_ALL-}" ] || exit 1
+case $a in "$T/q/processed"*) exit 1 ;; esac
+exec /bin/mv "$@"
+MV
+chmod +x "$T/bin/mv"
+PATH=$T/bin:$PATH
+sg_now; sg_open_claim
+: >"$sg_claim_dir/a.json"; : >"$sg_claim_dir/b.json"
+printf 'sa.json\0da.json\0sb.json\0db.json\0' >"$sg_journal"
+done_item() {   # NAME: the next done item waiting for sg_flush
+  sg_done[sg_nd]=$1 sg_d_run[sg_nd]=$sg_run_id sg_d_start[sg_nd]=$sg_iso sg_d_fin[sg_nd]=$sg_iso
+  sg_d_epoch[sg_nd]=$sg_epoch sg_d_dur[sg_nd]=0 sg_d_att[sg_nd]=1 sg_d_mine[sg_nd]=0
+  sg_nd=$((sg_nd + 1))
+}
+"""
+
+
+def test_done_items_that_cannot_move_stay_journaled_through_later_flushes(tmp_path: Path) -> None:
+    # a is stuck in one flush, b in the next: the second rewrite keeps a's record too, or
+    # the run that moves them on would take a for not started and run it again.
+    r = sh(tmp_path, _FLUSH_SCENE + """
+    done_item a.json; sg_flush
+    done_item b.json; sg_flush
+    tr '\\0' ' ' <"$sg_journal"; echo; ls -A "$sg_claim_dir"
+    """)
+    out = r.stdout.splitlines()
+    assert out[0] == "da.json db.json "
+    assert ".journal.new" not in out
+
+
+@pytest.mark.parametrize("how", ["rename fails", "cannot write"])
+def test_a_journal_that_cannot_be_rewritten_stays_whole_and_the_run_claims_no_more(
+        tmp_path: Path, how: str) -> None:
+    # Truncated in place and then written, a kill or a full disk in between would leave
+    # the stuck item unjournaled. Now the old journal stays (its records of items gone
+    # cannot mislead recovery, since this run claims no more into that claim).
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    (tmp_path / "q/inbox/c.json").write_text("{}")
+    fault = 'export FAIL_ALL=1' if how == "rename fails" else 'mkdir "$sg_journal.new"'
+    r = sh(tmp_path, _FLUSH_SCENE + fault + """
+    done_item a.json; sg_flush
+    unset FAIL_ALL; rmdir "$sg_journal.new" 2>/dev/null
+    printf '%s|' "$sg_jbad" "$sg_fault"; tr '\\0' ' ' <"$sg_journal"; echo
+    sg_ck=0 sg_chunk_n=0
+    if sg_next_item; then echo "claimed $sg_item_name"; else echo "no more"; fi
+    """)
+    out = r.stdout.splitlines()
+    assert out[0] == "1|1|sa.json da.json sb.json db.json "
+    assert out[1] == "no more"
+    assert "could not write" in r.stderr and "claims no more" in r.stderr
+    assert (tmp_path / "q/inbox/c.json").exists()
+
+
 def test_a_run_that_dies_as_it_forks_its_keeper_leaves_its_item_uncounted(tmp_path: Path) -> None:
     # Killed between the claim and the keeper's first step, the command never started:
     # recovery returns the item as claimed, not as a failed attempt.

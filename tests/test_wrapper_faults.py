@@ -175,6 +175,52 @@ def test_an_item_that_cannot_reach_processed_stays_journaled_and_a_later_run_mov
     assert len((tmp_path / "ran").read_text().splitlines()) == 1
 
 
+def test_done_items_stuck_in_several_flushes_are_all_moved_on_and_none_runs_again(
+        tmp_path: Path) -> None:
+    # Three items, one per chunk: each flush rewrites the journal, and must keep the done
+    # records of the items stuck in the flushes before it.
+    q = tmp_path / "q"
+    names = ["a.json", "b.json", "c.json"]
+    fill_inbox(q / "inbox", names)
+    bad = _failing_mv(tmp_path, str(q / "processed"))
+    w = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"', path=[str(bad), *SYSTEM_PATH], batch=0)
+    assert w.run().returncode == 74
+    [claim] = _files(q / "processing")
+    assert _files(q / "processing" / claim) == names
+    assert (q / "processing" / claim / ".journal").read_bytes() == b"da.json\0db.json\0dc.json\0"
+    good = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"', batch=0)
+    assert good.run().returncode == 0
+    assert sorted((e["item"], e["state"]) for e in good.events("recover")) == [
+        (n, "done") for n in names]
+    assert _files(q / "processed") == names
+    assert len((tmp_path / "ran").read_text().splitlines()) == 3
+
+
+def test_a_journal_that_cannot_be_rewritten_ends_the_claiming_and_nothing_runs_twice(
+        tmp_path: Path) -> None:
+    # processed/ cannot be reached and the journal's rewrite (a rename) fails: the run
+    # keeps the old journal, claims no more, returns what it has not started, exits 74.
+    q = tmp_path / "q"
+    names = [f"{i:02d}.json" for i in range(8)]
+    fill_inbox(q / "inbox", names)
+    bindir = tmp_path / "bad-bin"
+    bindir.mkdir()
+    (bindir / "mv").write_text(f'#!/bin/sh\nfor a; do :; done\ncase $a in "{q}/processed"*|*/.journal) '
+                               'exit 1 ;; esac\nexec /bin/mv "$@"\n')
+    (bindir / "mv").chmod(0o755)
+    w = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"', path=[str(bindir), *SYSTEM_PATH], batch=0)
+    r = w.run()
+    assert r.returncode == 74 and "claims no more items" in r.stderr
+    first = len((tmp_path / "ran").read_text().splitlines())
+    assert first < len(names)
+    good = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"', batch=0)
+    assert good.run().returncode == 0
+    assert _files(q / "processed") == names and _files(q / "processing") == []
+    ran = [Path(x).name for x in (tmp_path / "ran").read_text().splitlines()]
+    assert sorted(ran) == names                      # each once, the stuck ones included
+    assert not list((q / "processing").glob("*/.journal.new"))
+
+
 def test_a_failed_item_that_cannot_go_back_keeps_its_attempt_when_the_chunk_is_flushed(
         tmp_path: Path) -> None:
     # 00 is done and its move to processed/ waits for the chunk's flush; 01, next in the
