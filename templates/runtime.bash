@@ -55,6 +55,7 @@ sg_init() {
   sg_fstk=() sg_nfs=0  # failed items that stay in the claim: sg_flush keeps their records
   sg_dstk=() sg_nds=0  # done items that stay in the claim, likewise (for the whole run)
   sg_jbad=0            # 1: the journal could not be brought up to date: claim no more
+  sg_jdirty=0          # 1: records of items that have left the claim may be in the journal
   sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=() sg_d_mine=() sg_d_ino=()
   sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
@@ -548,7 +549,12 @@ sg_keeper() {
   trap : INT TERM HUP
   # Journaled here, not before the fork: a run that dies before its keeper gets this far
   # never started the command, and recovery returns the item without counting an attempt.
-  printf 's%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
+  # No record, no run (a full disk): a command that ran unrecorded would run again.
+  if ! { printf 's%s\0' "$sg_item_name" >>"$sg_journal"; } 2>/dev/null; then
+    printf 'schedgen: %s: could not journal the start of %s in %s; not run\n' \
+      "$sg_job" "$sg_item_name" "$sg_journal" >&2
+    exit 74
+  fi
   sg_exec=''
   sg_run_command
   st=$?
@@ -633,7 +639,7 @@ sg_run() {
   # A signal held since the critical section began stops the run before the command
   # starts: it never ran, so an item goes back without counting an attempt.
   [ -z "$sg_signal" ] || sg_crit_end
-  [ -z "$sg_item_name" ] || sg_started=1   # its keeper journals the start
+  [ -z "$sg_item_name" ] || sg_started=1 sg_jdirty=1   # its keeper journals the start
   # The command runs in the background, in a process group of its own, so that a signal
   # to this script can be passed on to all of it while we wait; stdin is /dev/null, its
   # output goes to the run directory. Inside the critical section a signal waits until
@@ -1294,9 +1300,18 @@ sg_item_end() {
   local rc=0
   local st=$1
   if [ "$sg_started" = 1 ] && [ "$st" -ne 0 ] && [ -n "$sg_journal" ]; then
-    # Its keeper's journal is what counts: a command it saw finish fine is done.
+    # Its keeper's journal is what counts: a command it saw finish fine is done, and one
+    # whose start it did not journal never started (the keeper was stopped first, or
+    # could not write the journal and did not run it): that is not an attempt.
     sg_journal_read "$sg_journal"
-    case $sg_jdone in *"/$sg_item_name/"*) st=0 sg_status=0 sg_outcome=ok ;; esac
+    case $sg_jdone in
+      *"/$sg_item_name/"*) st=0 sg_status=0 sg_outcome=ok ;;
+      *) case $sg_jstarted in
+           *"/$sg_item_name/"*) ;;
+           *) sg_started=0
+              [ "$st" != 74 ] || [ "$sg_jbad" = 1 ] || { sg_jbad=1; sg_stuck_journal; } ;;
+         esac ;;
+    esac
   fi
   if [ ! -e "$sg_item" ] && [ ! -L "$sg_item" ]; then
     sg_item_to=gone      # the command moved or removed it itself: so goes its count
@@ -1347,7 +1362,13 @@ sg_stuck() {
 # that could not be moved stays journaled as done, for a later run to move.
 sg_flush() {
   [ -n "$sg_journal" ] || return 0
-  [ "$sg_nd" -gt 0 ] || return 0
+  if [ "$sg_nd" -eq 0 ]; then
+    # Nothing to move, but the records of items gone since (back to the inbox, or taken
+    # by their own command) go: an item of the same name claimed later into this claim
+    # would be taken for them.
+    [ "$sg_jdirty" = 0 ] || sg_journal_keep
+    return 0
+  fi
   local i=0 name lines line to
   local sg_run_id=$sg_run_id sg_started_at=$sg_started_at sg_start_epoch=$sg_start_epoch \
     sg_iso=$sg_iso sg_epoch=$sg_epoch sg_item_name=$sg_item_name sg_item_path=$sg_item_path \
@@ -1401,19 +1422,25 @@ sg_flush() {
   if [ "$sg_record" = 1 ]; then
     for line in ${lines[@]+"${lines[@]}"}; do printf '%s\n' "$line"; done 2>/dev/null >>"$sg_events"
   fi
-  # The journal keeps what the items still here need: done ones that could not move, and
-  # failed ones that could not go back (their start and failure: the attempt counts), of
-  # this chunk and every earlier one. With none, it is emptied (one open: no window).
-  # With some, it is written whole beside it and renamed over it (a fork, only after a
-  # fault): truncated and then written in place, a kill or a full disk in between would
-  # lose them, and a done item would run again.
+  sg_journal_keep
+}
+
+# sg_journal_keep: rewrite the claim's journal with only what the items still in the claim
+# need: done ones that could not move, and failed ones that could not go back (their
+# start and failure: the attempt counts), of this chunk and every earlier one. With none,
+# it is emptied (one open: no window). With some, it is written whole beside it and
+# renamed over it (a fork, only after a fault): truncated and then written in place, a
+# kill or a full disk in between would lose them, and a done item would run again.
+sg_journal_keep() {
+  local name
   set --
   for name in ${sg_dstk[@]+"${sg_dstk[@]}"}; do set -- "$@" "d$name"; done
   for name in ${sg_fstk[@]+"${sg_fstk[@]}"}; do set -- "$@" "s$name" "f$name"; done
   if [ "$#" -eq 0 ]; then
-    { : >"$sg_journal"; } 2>/dev/null && return 0
+    { : >"$sg_journal"; } 2>/dev/null && { sg_jdirty=0; return 0; }
   elif { printf '%s\0' "$@" >"$sg_journal.new"; } 2>/dev/null &&
       mv -f "$sg_journal.new" "$sg_journal" 2>/dev/null; then
+    sg_jdirty=0
     return 0
   fi
   # Its records of items that have moved on are still in it: were an item of the same
@@ -1599,7 +1626,7 @@ sg_open_claim() {
     { : >"$sg_claim_new/.journal"; } 2>/dev/null || sg_fail queue "cannot write in $sg_claim_new"
     break
   done
-  printf '%s %s %s %s\n' "$sg_epoch" "$$" "$sg_host" "$sg_run_id" >&8
+  printf '%s %s %s %s\n' "$sg_epoch" "$$" "$sg_host" "$sg_run_id" 2>/dev/null >&8
   sg_claim_dir=$sg_claim_new
   sg_journal=$sg_claim_dir/.journal
   sg_id_free=$sg_run_id
@@ -1697,6 +1724,8 @@ sg_next_item() {
         sg_flush
       fi
     fi
+    # The journal is out of date: the rest of the chunk goes back (sg_release), unstarted.
+    [ "$sg_jbad" = 0 ] || return 1
     sg_started=0 sg_item_name=${sg_chunk[$sg_ck]}
     sg_ck=$((sg_ck + 1))
     sg_item=$sg_claim_dir/$sg_item_name

@@ -221,6 +221,52 @@ def test_a_journal_that_cannot_be_rewritten_ends_the_claiming_and_nothing_runs_t
     assert not list((q / "processing").glob("*/.journal.new"))
 
 
+def test_an_item_taken_by_its_own_command_leaves_no_record_for_a_new_one_of_its_name(
+        tmp_path: Path) -> None:
+    # The command consumes a.json and a producer drops a new a.json, which fails: the
+    # first one's records must be gone from the claim's journal by the time the new one
+    # is claimed into it, or the new one is taken for done (exit 0, into processed/).
+    q = tmp_path / "q"
+    script = ('case $(cat "$1") in consume) rm -f "$1"; echo fail >"$T/q/inbox/a.json" ;; '
+              'fail) exit 1 ;; esac')
+    fill_inbox(q / "inbox", ["a.json"])
+    (q / "inbox" / "a.json").write_text("consume\n")
+    w = _queue_job(tmp_path, script, batch=0)
+    assert w.run().returncode == 1
+    assert [(e["item"], e["item_to"], e["outcome"]) for e in w.events("finish")] == [
+        ("a.json", "gone", "ok"), ("a.json", "inbox", "failed")]
+    assert _files(q / "inbox") == ["a.json"] and _files(q / "processed") == []
+    assert attempts_of(q, "a.json") == "1"
+
+
+def test_a_keeper_that_cannot_journal_the_start_does_not_run_the_command(tmp_path: Path) -> None:
+    # A full disk, say: the start record cannot be written. A command that ran without it
+    # would run again, uncounted; so it is not run, the item goes back as it came, and the
+    # run stops (74) with the rest of its chunk returned.
+    q = tmp_path / "q"
+    names = ["a.json", "b.json"]
+    fill_inbox(q / "inbox", names)
+    bindir = tmp_path / "bad-bin"
+    bindir.mkdir()
+    # The claim's mv, then its journal made unwritable (a directory in its place).
+    (bindir / "mv").write_text('#!/bin/sh\nfor a; do :; done\n/bin/mv "$@" || exit\n'
+                               f'case $a in "{q}/processing/"*) rm -f "$a.journal"; mkdir "$a.journal" ;; esac\n')
+    (bindir / "mv").chmod(0o755)
+    w = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"', path=[str(bindir), *SYSTEM_PATH], batch=0)
+    r = w.run()
+    assert r.returncode == 74 and "claims no more items" in r.stderr
+    assert not (tmp_path / "ran").exists()
+    assert _files(q / "inbox") == names and _files(q / "processing") == []
+    assert attempts_of(q, "a.json") == ""
+    [run] = w.run_dirs()
+    assert "could not journal the start of a.json" in (run / "stderr.log").read_text()
+    [fin] = w.events("finish")
+    assert (fin["item"], fin["item_to"], fin["attempt"]) == ("a.json", "inbox", 1)
+    good = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"', batch=0)
+    assert good.run().returncode == 0
+    assert len((tmp_path / "ran").read_text().splitlines()) == 2
+
+
 def test_a_failed_item_that_cannot_go_back_keeps_its_attempt_when_the_chunk_is_flushed(
         tmp_path: Path) -> None:
     # 00 is done and its move to processed/ waits for the chunk's flush; 01, next in the
