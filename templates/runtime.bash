@@ -61,7 +61,7 @@ sg_init() {
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_id_last=''         # the newest run directory's name (sg_id_floor_set)
-  sg_moved='' sg_j='' sg_id_bump='' sg_exec=''
+  sg_moved='' sg_tn='' sg_j='' sg_id_bump='' sg_exec=''
   sg_lock_file=$sg_lock_dir/$sg_lock_name.lock   # used only when sg_lock_name is set
   sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
@@ -1172,14 +1172,15 @@ sg_run_dir_new() {
 }
 
 # sg_move SRC DIR [COUNT INODE JOURNAL NAME]: move SRC into DIR under its own name; if
-# that is taken, as NAME.<run_id>.EXT (then -2, -3...), the stem shortened so the name
-# stays within 255 bytes. Never overwrites. Sets sg_moved to the new path. With a COUNT
-# above 0 (a move to the inbox), the item's failed-attempt count ("COUNT INODE") is
-# written under the name it is about to get, just before the move, so that whoever sees
-# it there sees its count; journaled first in JOURNAL as "c<new name>/<NAME>", so that
-# recovery can tell a count written for a move that never came.
+# that is taken, as NAME.<run_id>.EXT (then -2, -3...; see sg_tagged). Never overwrites.
+# Sets sg_moved to the new path. With a COUNT above 0 (a move to the inbox), the item's
+# failed-attempt count ("COUNT INODE") is written under the name it is about to get, just
+# before the move, so that whoever sees it there sees its count; journaled first in
+# JOURNAL as "c<new name>/<NAME>", so that recovery can tell a count written for a move
+# that never came.
 sg_move() {
-  local LC_ALL=C name=${1##*/} stem ext dest n=1 tag
+  local LC_ALL=C name=${1##*/} dest n=1 k=0 tag inb=0
+  [ "$2" != "$sg_inbox" ] || inb=1
   dest=$2/$name
   while :; do
     if [ ! -e "$dest" ] && [ ! -L "$dest" ]; then
@@ -1194,14 +1195,37 @@ sg_move() {
       [ "${3:-0}" -eq 0 ] || sg_count_drop "${dest##*/}" "$4"
     fi
     [ "$n" -lt 20 ] || return 1
-    stem=$name ext=''
-    case $name in ?*.*) stem=${name%.*} ext=.${name##*.} ;; esac
-    tag=.$sg_run_id
-    [ "$n" -eq 1 ] || tag=.$sg_run_id-$n
-    [ "${#ext}" -le 32 ] || ext=''
-    [ $((${#stem} + ${#tag} + ${#ext})) -le 255 ] || stem=${stem:0:$((255 - ${#tag} - ${#ext}))}
-    dest=$2/$stem$tag$ext
     n=$((n + 1))
+    # Not moved though the name is free (mv killed by a signal to the group, or failing):
+    # the same name again, not a new one it does not need.
+    [ -e "$dest" ] || [ -L "$dest" ] || continue
+    k=$((k + 1))
+    tag=.$sg_run_id
+    [ "$k" -eq 1 ] || tag=.$sg_run_id-$k
+    sg_tagged "$name" "$tag" "$inb" || return 1
+    dest=$2/$sg_tn
+  done
+}
+
+# sg_tagged NAME TAG INBOX: sets sg_tn to NAME with TAG put in before its extension (the
+# stem shortened to keep it within 255 bytes). Into the inbox (INBOX=1) the name must
+# still match the pattern, or no run would claim it again: when that form does not
+# (`*.tar.gz`, `*-ready`), TAG goes before the shortest ending that keeps it matching;
+# 1 when none does (the item stays where it is, for a later run).
+sg_tagged() {
+  local LC_ALL=C name=$1 tag=$2 stem ext k=0 len=${#1}
+  stem=$name ext=''
+  case $name in ?*.*) stem=${name%.*} ext=.${name##*.} ;; esac
+  [ "${#ext}" -le 32 ] || stem=$name ext=''
+  while :; do
+    [ $((${#stem} + ${#tag} + ${#ext})) -le 255 ] || stem=${stem:0:$((255 - ${#tag} - ${#ext}))}
+    sg_tn=$stem$tag$ext
+    [ "$3" = 1 ] || return 0
+    # shellcheck disable=SC2254  # the pattern is a glob, matched on purpose
+    case $sg_tn in $sg_pattern) return 0 ;; esac
+    [ "$k" -lt "$len" ] || return 1
+    stem=${name:0:$((len - k))} ext=${name:$((len - k))}
+    k=$((k + 1))
   done
 }
 

@@ -426,6 +426,41 @@ def test_the_journal_reads_done_started_failed_and_counts_written(tmp_path: Path
     assert r.stdout.splitlines() == ["/a.json/|/a.json/b b.json/b b.json/c.json/|b.1.json/b b.json"]
 
 
+@pytest.mark.parametrize(("pattern", "name", "inbox", "want"), [
+    ("*.json", "a.json", 1, "a.T.json"),
+    ("*.tar.gz", "a.tar.gz", 1, "a.T.tar.gz"),        # the last extension alone would not match
+    ("*.tar.gz", "a.tar.gz", 0, "a.tar.T.gz"),        # processed/ and failed/: no pattern to keep
+    ("*-ready", "a-ready", 1, "a.T-ready"),
+    ("*.done.json", "x.done.json", 1, "x.T.done.json"),
+    ("job-*", "job-1.json", 1, "job-1.T.json"),
+    ("a.json", "a.json", 1, ""),                      # no tagged name matches: not moved
+])
+def test_a_name_taken_in_the_inbox_is_tagged_so_that_it_still_matches_the_pattern(
+        tmp_path: Path, pattern: str, name: str, inbox: int, want: str) -> None:
+    r = sh(tmp_path, f"sg_pattern='{pattern}'\n"
+                     f"if sg_tagged '{name}' .T {inbox}; then echo \"$sg_tn\"; else echo; fi")
+    assert r.stdout.splitlines() == [want]
+
+
+def test_a_tagged_long_name_stays_within_255_bytes_and_matches(tmp_path: Path) -> None:
+    name = "x" * 248 + ".tar.gz"
+    r = sh(tmp_path, f"sg_pattern='*.tar.gz'\nsg_tagged {name} .20261201T120000Z-99999 1; echo \"$sg_tn\"")
+    [got] = r.stdout.splitlines()
+    assert len(got) == 255 and got.endswith(".20261201T120000Z-99999.tar.gz")
+
+
+def test_an_item_whose_move_was_cut_short_tries_its_own_name_again(tmp_path: Path) -> None:
+    # mv killed before the rename (a signal to the group): the name is still free, so the
+    # item is not given a tagged name it does not need.
+    r = sh(tmp_path, """
+    : >"$T/a.json"; mkdir -p "$T/to"
+    mkdir -p "$T/bin"; printf '#!/bin/sh\\n[ -e "$T/once" ] && exec /bin/mv "$@"; : >"$T/once"; kill -9 $$\\n' >"$T/bin/mv"
+    chmod +x "$T/bin/mv"; PATH=$T/bin:$PATH
+    sg_run_id=R; sg_move "$T/a.json" "$T/to" && echo "$sg_moved"
+    """)
+    assert r.stdout.splitlines() == [f"{tmp_path}/to/a.json"]
+
+
 # A claim holding done items a.json and b.json, journaled by their keepers, and a stand-in
 # mv that fails for anything moved into processed/ (and, with FAIL_ALL, for anything).
 _FLUSH_SCENE = r"""
