@@ -1085,6 +1085,7 @@ sg_queue_main() {
   esac
   sg_crit=1
   sg_recover
+  sg_counts_sweep
   sg_crit_end
   # Each item is a run of its own (run ID, run dir, manifest, events).
   while :; do
@@ -1251,11 +1252,35 @@ sg_count_of() {
   IFS=' ' read -r c i 2>/dev/null <"$sg_attempts/$2"
   case $c in ''|*[!0-9]*) return 0 ;; esac
   if [ -n "$i" ]; then
+    # A file written after its count was is a new file, whose inode may be the one the
+    # file counted had (file systems hand freed inodes out again at once).
+    [ ! "$1" -nt "$sg_attempts/$2" ] || return 0
     sg_ino "$1"
     [ "$sg_i" = "$i" ] || return 0
     sg_cnt_ino=$i
   fi
   sg_attempt=$c sg_cnt_mine=1
+}
+
+# sg_counts_sweep: remove the counts of files that are gone (withdrawn from the inbox by
+# their producer), whose names are neither in the inbox nor in a claim. Under the counts'
+# lock, so that no count is on its way in meanwhile; claims are looked at before the
+# inbox, so an item moving from one to the other is seen in one of them.
+sg_counts_sweep() {
+  local c name d
+  set -- "$sg_attempts"/* "$sg_attempts"/.[!.]*
+  [ -e "$1" ] || [ -e "$2" ] || [ "$#" -gt 2 ] || return 0
+  sg_counts_lock || return 0
+  for c; do
+    [ -f "$c" ] || continue
+    name=${c##*/}
+    for d in "$sg_processing"/*/; do
+      if [ -e "$d$name" ] || [ -L "$d$name" ]; then continue 2; fi
+    done
+    if [ -e "$sg_inbox/$name" ] || [ -L "$sg_inbox/$name" ]; then continue; fi
+    rm -f "$c" 2>/dev/null
+  done
+  sg_counts_unlock
 }
 
 # sg_counts_lock / sg_counts_unlock: the lock that writers of counts take in turn, a

@@ -335,6 +335,34 @@ def test_a_count_is_the_files_not_the_names(tmp_path: Path) -> None:
     assert r.stdout.splitlines() == ["2 1", "0 0"]
 
 
+def test_a_file_written_after_its_count_is_not_the_file_counted(tmp_path: Path) -> None:
+    # Same inode (a file system hands a freed inode out again at once), written later:
+    # a new file, which starts from 0.
+    _taken(tmp_path, count=2)
+    count = tmp_path / "q/processing/.attempts/a.json"
+    past = time.time() - 10
+    os.utime(count, (past, past))
+    r = sh(tmp_path, 'sg_count_of "$T/q/inbox/a.json" a.json; echo "$sg_attempt $sg_cnt_mine"')
+    assert r.stdout.splitlines() == ["0 0"]
+    os.utime(tmp_path / "q/inbox/a.json", (past - 5, past - 5))   # older than its count
+    r = sh(tmp_path, 'sg_count_of "$T/q/inbox/a.json" a.json; echo "$sg_attempt $sg_cnt_mine"')
+    assert r.stdout.splitlines() == ["2 1"]
+
+
+def test_counts_of_files_that_are_gone_are_swept_and_the_others_kept(tmp_path: Path) -> None:
+    for d in ("inbox", "processing/c"):
+        (tmp_path / "q" / d).mkdir(parents=True)
+    (tmp_path / "q/inbox/a.json").write_text("a")
+    (tmp_path / "q/processing/c/b.json").write_text("b")
+    _count_file(tmp_path, "a.json", 1, tmp_path / "q/inbox/a.json")
+    _count_file(tmp_path, "b.json", 2, tmp_path / "q/processing/c/b.json")
+    _count_file(tmp_path, "gone.json", 2, tmp_path / "q/inbox/a.json")   # withdrawn
+    _count_file(tmp_path, ".hidden.json", 1, tmp_path / "q/inbox/a.json")
+    sh(tmp_path, "sg_counts_sweep")
+    assert sorted(p.name for p in (tmp_path / "q/processing/.attempts").iterdir()) == [
+        "a.json", "b.json"]
+
+
 def test_a_claim_reads_the_counts_of_its_items_then(tmp_path: Path) -> None:
     # Read as it claims (under the returns' lock when counts are kept): while an item
     # waits its turn, another item's count may come to be kept under its name.
