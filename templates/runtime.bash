@@ -172,8 +172,10 @@ sg_js() {
 #   claim        item, attempt                 a claimed item's run begins (its run dir is made)
 #   recover      item, claim, attempt, item_to, state
 #                                              a dead worker's item was moved on: state done
-#                                              (to processed), started (a failed attempt) or
-#                                              claimed (back to the inbox, not counted)
+#                                              (to processed), started (a failed attempt),
+#                                              claimed (back to the inbox, not counted) or
+#                                              foreign (a file its command left beside it:
+#                                              to failed)
 #   timeout      after                         the command ran past the timeout: killed, exit 124
 #   signal       signal                        the wrapper got INT/TERM/HUP and passed it on
 #   precondition what, message, exit_code      env file/working dir/command/log dir/lock: exit 78
@@ -1559,7 +1561,7 @@ sg_journal_read() {
 # what became of each item: done ones go to processed/, one that had started goes back to
 # the inbox as a failed attempt, the ones not started go back as they were.
 sg_recover() {
-  local d f name c_epoch moved state age legacy counted
+  local d f name c_epoch state age legacy counted
   for d in "$sg_processing"/*/; do
     d=${d%/}
     [ -d "$d" ] || continue
@@ -1607,6 +1609,16 @@ sg_recover() {
       [ -e "$f" ] || [ -L "$f" ] || continue
       name=${f##*/}
       sg_item_to=''
+      # shellcheck disable=SC2254  # the pattern is a glob, matched on purpose
+      case $name in
+        $sg_pattern) ;;
+        *) # No claim takes such a name: a file its command left beside its item. Not an
+           # item (the inbox would never claim it): it goes to failed/, to be looked at.
+           sg_attempt=0 state=foreign
+           ! sg_move "$f" "$sg_failed" || sg_item_to=failed
+           sg_recovered "$name" "$d" "$state"
+           continue ;;
+      esac
       sg_count_of "$f" "$name"
       case $sg_jdone in
         *"/$name/"*) state='done' ;;
@@ -1632,12 +1644,7 @@ sg_recover() {
       else
         sg_item_back "$f" "$name" "$sg_attempt" 0 "$d/.journal"
       fi
-      if [ -n "$sg_item_to" ]; then
-        sg_js "$name"
-        moved=$sg_j
-        sg_js "${d##*/}"
-        sg_event recover ",\"item\":$moved,\"claim\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\",\"state\":\"$state\""
-      fi
+      sg_recovered "$name" "$d" "$state"
     done
     # Only an emptied claim goes; one with an item that could not be moved stays as it was.
     set -- "$d"/*
@@ -1648,6 +1655,17 @@ sg_recover() {
     exec 6<&-
   done
   sg_item_to='' sg_attempt=''
+}
+
+# sg_recovered NAME CLAIM STATE: the recover event of an item moved on (sg_item_to,
+# sg_attempt), if it moved.
+sg_recovered() {
+  local moved
+  [ -n "$sg_item_to" ] || return 0
+  sg_js "$1"
+  moved=$sg_j
+  sg_js "${2##*/}"
+  sg_event recover ",\"item\":$moved,\"claim\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\",\"state\":\"$3\""
 }
 
 # sg_open_claim: this run's claim directory processing/<id>/ (mkdir: never shared; <id> is

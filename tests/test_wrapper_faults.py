@@ -267,6 +267,25 @@ def test_a_keeper_that_cannot_journal_the_start_does_not_run_the_command(tmp_pat
     assert len((tmp_path / "ran").read_text().splitlines()) == 2
 
 
+def test_a_file_the_command_left_beside_its_item_goes_to_failed_not_the_inbox(
+        tmp_path: Path) -> None:
+    # It keeps the claim; the run that recovers it must not return it as an item to an
+    # inbox whose pattern it does not match (nobody would claim it, ever).
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    w = _queue_job(tmp_path, 'echo log >"$1.log"', stale_after="1s")
+    assert w.run().returncode == 0
+    [claim] = _files(q / "processing")
+    assert _files(q / "processing" / claim) == ["a.json.log"]
+    time.sleep(1.1)
+    assert w.run().returncode == 0
+    [rec] = w.events("recover")
+    assert (rec["item"], rec["state"], rec["item_to"], rec["attempt"]) == (
+        "a.json.log", "foreign", "failed", 0)
+    assert _files(q / "failed") == ["a.json.log"] and _files(q / "inbox") == []
+    assert _files(q / "processing") == [] and _files(q / "processed") == ["a.json"]
+
+
 def test_a_failed_item_that_cannot_go_back_keeps_its_attempt_when_the_chunk_is_flushed(
         tmp_path: Path) -> None:
     # 00 is done and its move to processed/ waits for the chunk's flush; 01, next in the
