@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 pytest_plugins = ("tests.plugin",)
+
+# Bytecode is cached (in the checkout's __pycache__ folders, ignored by git) even where
+# PYTHONDONTWRITEBYTECODE is set: the test workers, which start after this, and the many
+# interpreters the tests start (the CLI, the fake tools) would otherwise compile every
+# module and rewrite every test's asserts from source each time, a quarter of the run.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 REAL_HOME = Path(os.path.expanduser("~"))
 # What schedgen would write under a real home; none of it may change during tests.

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from schedgen.schedule.expressions import parse_cron
 from schedgen.schedule.to_calendar import NotExpressible, calendar_dicts
+from tests.budget import examples
 from tests.oracles import END, START, cronsim_minutes, launchd_minutes
 
 
@@ -130,7 +131,7 @@ MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", 
 DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(minute=small_minutes, hour=small_hours, dom=_field(1, 31), month=_field(1, 12, MONTHS),
        dow=_field(0, 7, DAYS))
 def test_generated_expressions_fire_like_cronsim(minute, hour, dom, month, dow) -> None:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from schedgen.schedule.expressions import parse_cron
 from schedgen.schedule.from_calendar import boxes_of, field, to_cron
 from schedgen.schedule.to_calendar import NotExpressible, calendar_dicts, union_dicts
+from tests.budget import examples
 from tests.oracles import END, START, cronsim_minutes, launchd_minutes
 
 WINDOW = (datetime(2028, 2, 1), datetime(2028, 4, 1))
@@ -142,7 +143,7 @@ _dict = st.fixed_dictionaries(
               "Weekday": st.integers(0, 7), "Month": st.integers(1, 12)})
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_dict, min_size=1, max_size=6))
 def test_any_dicts_become_expressions_with_the_same_minutes(dicts) -> None:
     exprs = to_cron(dicts)
@@ -174,7 +175,7 @@ def _atoms(lo: int, hi: int, names: list[str] | None = None):
 # Derandomized: a fixed set of 150 examples, so CI is repeatable. Random search still
 # finds shapes that come back as two equivalent lines (e.g. `0 3 1-30 1,2,4 0`, where
 # the Sundays of February and April are covered by days 1-30): same minutes, not one line.
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow],
           derandomize=True, database=None)
 @given(minute=st.sampled_from(["0", "5,35", "*/20"]), hour=st.sampled_from(["3", "9,17", "*/8"]),
        dom=_atoms(1, 31), month=_atoms(1, 12), dow=_atoms(0, 7))

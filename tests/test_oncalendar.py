@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from schedgen.schedule.expressions import Cron, parse_entry
 from schedgen.schedule.oncalendar import on_calendar, specs
+from tests.budget import examples
 from tests.oracles import END, START, systemd_instants, systemd_normalized
 from tests.test_calendar import CASES, DAYS, MONTHS, _field
 
@@ -136,7 +137,7 @@ def test_zone_is_the_last_word_and_systemd_reads_the_time_there() -> None:
 
 # --- generated expressions --------------------------------------------------------
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(minute=_field(0, 59), hour=_field(0, 23), dom=_field(1, 31),
        month=_field(1, 12, MONTHS), dow=_field(0, 7, DAYS))
 def test_generated_expressions_fire_like_cronsim(minute, hour, dom, month, dow) -> None:
@@ -152,7 +153,7 @@ def test_generated_expressions_fire_like_cronsim(minute, hour, dom, month, dow) 
     assert len(lines) == (len(specs(cron)) if both else 1) <= 2
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(_field(0, 59, max_items=2), _field(0, 23, max_items=2),
                           _field(1, 31, max_items=2), _field(0, 7, DAYS, max_items=2)),
                 min_size=2, max_size=3))

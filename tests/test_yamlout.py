@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedgen.render import yamlout
+from tests.budget import examples
 
 # What YAML 1.1 would read as something other than a string, if written plain.
 TRICKY = ["yes", "No", "ON", "off", "y", "n", "null", "~", "true", "1", "0o17", "0x1f", "1e3",
@@ -24,7 +25,7 @@ trees = st.recursive(
     max_leaves=20)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.dictionaries(st.one_of(st.text(), st.sampled_from(TRICKY)), trees, max_size=5))
 def test_what_is_written_is_read_back_unchanged(data: dict) -> None:
     assert yaml.safe_load(yamlout.dump(data)) == (data or None)
