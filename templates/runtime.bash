@@ -67,7 +67,7 @@ sg_init() {
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
   sg_last_id=''        # this plain run's ID, once its directory is made
   sg_lock_quick=0      # 1: the lock dir's mode check was skipped (sg_lock_seen)
-  sg_jdone=/ sg_jstarted=/ sg_jc=() sg_fault=0 sg_nsig=0
+  sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/ sg_fault=0 sg_nsig=0
   sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
   sg_d_mtext=()
   sg_attempts=${sg_processing:+$sg_processing/.attempts}
@@ -1060,9 +1060,8 @@ sg_close_claim() {
     [ -z "$sg_claim_new" ] || rmdir "$sg_claim_new" 2>/dev/null
     return 0
   fi
-  set -- "$sg_claim_dir"/*
-  if [ -e "$1" ] || [ -L "$1" ]; then
-    printf '0 %s %s %s\n' "$$" "$sg_host" "${sg_claim_dir##*/}" 2>/dev/null >"$sg_claim_dir/.claim"
+  if ! sg_claim_empty "$sg_claim_dir"; then
+    printf '0 %s %s %s k\n' "$$" "$sg_host" "${sg_claim_dir##*/}" 2>/dev/null >"$sg_claim_dir/.claim"
   else
     rm -fd "$sg_journal" "$sg_journal.new" "$sg_claim_dir/.claim" "$sg_claim_dir" 2>/dev/null
   fi
@@ -1190,6 +1189,8 @@ sg_move() {
       if [ "${3:-0}" -gt 0 ]; then
         [ -z "${5-}" ] || printf 'c%s/%s\0' "${dest##*/}" "$6" 2>/dev/null >>"$5"
         printf '%s %s\n' "$3" "$4" 2>/dev/null >"$sg_attempts/${dest##*/}"
+        # The count takes the file's modification time: see sg_count_of.
+        touch -r "$1" "$sg_attempts/${dest##*/}" 2>/dev/null
       fi
       mv -n "$1" "$dest" 2>/dev/null
       [ -e "$1" ] || [ -L "$1" ] || { sg_moved=$dest; return 0; }
@@ -1254,9 +1255,10 @@ sg_count_of() {
   IFS=' ' read -r c i 2>/dev/null <"$sg_attempts/$2"
   case $c in ''|*[!0-9]*) return 0 ;; esac
   if [ -n "$i" ]; then
-    # A file written after its count was is a new file, whose inode may be the one the
-    # file counted had (file systems hand freed inodes out again at once).
-    [ ! "$1" -nt "$sg_attempts/$2" ] || return 0
+    # The count was given the file's modification time: a file with another one is a
+    # new file, whose inode may be the one the file counted had (file systems hand freed
+    # inodes out again at once), unless it was copied from the same one, times and all.
+    [ ! "$1" -nt "$sg_attempts/$2" ] && [ ! "$1" -ot "$sg_attempts/$2" ] || return 0
     sg_ino "$1"
     [ "$sg_i" = "$i" ] || return 0
     sg_cnt_ino=$i
@@ -1413,13 +1415,7 @@ sg_stuck() {
 # that could not be moved stays journaled as done, for a later run to move.
 sg_flush() {
   [ -n "$sg_journal" ] || return 0
-  if [ "$sg_nd" -eq 0 ]; then
-    # Nothing to move, but the records of items gone since (back to the inbox, or taken
-    # by their own command) go: an item of the same name claimed later into this claim
-    # would be taken for them.
-    [ "$sg_jdirty" = 0 ] || sg_journal_keep
-    return 0
-  fi
+  [ "$sg_nd" -gt 0 ] || return 0
   local i=0 name lines line to
   local sg_run_id=$sg_run_id sg_started_at=$sg_started_at sg_start_epoch=$sg_start_epoch \
     sg_iso=$sg_iso sg_epoch=$sg_epoch sg_item_name=$sg_item_name sg_item_path=$sg_item_path \
@@ -1473,20 +1469,24 @@ sg_flush() {
   if [ "$sg_record" = 1 ]; then
     for line in ${lines[@]+"${lines[@]}"}; do printf '%s\n' "$line"; done 2>/dev/null >>"$sg_events"
   fi
-  sg_journal_keep
 }
 
-# sg_journal_keep: rewrite the claim's journal with only what the items still in the claim
-# need: done ones that could not move, and failed ones that could not go back (their
-# start and failure: the attempt counts), of this chunk and every earlier one. With none,
-# it is emptied (one open: no window). With some, it is written whole beside it and
-# renamed over it (a fork, only after a fault): truncated and then written in place, a
-# kill or a full disk in between would lose them, and a done item would run again.
+# sg_journal_keep: before the next chunk is claimed, rewrite the claim's journal with only
+# what the items still in the claim need, so that no record of an item gone (moved on, or
+# taken by its own command) is taken for a new file of its name claimed into it: done
+# ones that could not move, and failed ones that could not go back (their start and
+# failure: the attempt counts), of this chunk and every earlier one. With none, it is
+# emptied (one open: no window). With some, it is written whole beside it and renamed
+# over it (a fork, only after a fault): truncated and then written in place, a kill or a
+# full disk in between would lose them, and a done item would run again. Until then (and
+# as the run ends) the journal only grows: what it says of names no longer here misleads
+# nobody, since nothing is claimed into it meanwhile.
 sg_journal_keep() {
   local name
+  [ -n "$sg_journal" ] && [ "$sg_jdirty" = 1 ] || return 0
   set --
-  for name in ${sg_dstk[@]+"${sg_dstk[@]}"}; do set -- "$@" "d$name"; done
-  for name in ${sg_fstk[@]+"${sg_fstk[@]}"}; do set -- "$@" "s$name" "f$name"; done
+  for name in ${sg_dstk[@]+"${sg_dstk[@]}"}; do set -- "$@" "k$name" "d$name"; done
+  for name in ${sg_fstk[@]+"${sg_fstk[@]}"}; do set -- "$@" "k$name" "s$name" "f$name"; done
   if [ "$#" -eq 0 ]; then
     { : >"$sg_journal"; } 2>/dev/null && { sg_jdirty=0; return 0; }
   elif { printf '%s\0' "$@" >"$sg_journal.new"; } 2>/dev/null &&
@@ -1539,19 +1539,31 @@ sg_release() {
   done
 }
 
-# sg_journal_read FILE: the names its records mark done (sg_jdone) and started or failed
-# (sg_jstarted), as /name/ lists, and the counts written for moves (c), as
+# sg_journal_read FILE: the names its records mark claimed (sg_jclaimed), done (sg_jdone)
+# and started or failed (sg_jstarted), as /name/ lists, and the counts written for moves (c), as
 # "<count's name>/<item's name>" in sg_jc.
 sg_journal_read() {
   local rec
-  sg_jdone=/ sg_jstarted=/ sg_jc=()
+  sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/
   while IFS= read -r -d '' rec; do
     case $rec in
+      k*) sg_jclaimed=$sg_jclaimed${rec#k}/ ;;
       d*) sg_jdone=$sg_jdone${rec#d}/ ;;
       [sf]*) sg_jstarted=$sg_jstarted${rec#?}/ ;;
       c?*/?*) sg_jc[${#sg_jc[@]}]=${rec#c} ;;
     esac
   done 2>/dev/null <"$1"
+}
+
+# sg_claim_empty DIR: 0 when the claim DIR holds nothing but its own .claim and journal
+# (a file a command left beside its item, hidden ones included, is something).
+sg_claim_empty() {
+  local f
+  for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    case ${f##*/} in .claim|.journal|.journal.new) continue ;; esac
+    if [ -e "$f" ] || [ -L "$f" ]; then return 1; fi
+  done
+  return 0
 }
 
 # sg_recover: move on the items of dead workers. A live worker holds its claim's .claim
@@ -1561,12 +1573,12 @@ sg_journal_read() {
 # what became of each item: done ones go to processed/, one that had started goes back to
 # the inbox as a failed attempt, the ones not started go back as they were.
 sg_recover() {
-  local d f name c_epoch state age legacy counted
+  local d f name c_epoch c_kind state age legacy counted
   for d in "$sg_processing"/*/; do
     d=${d%/}
     [ -d "$d" ] || continue
-    c_epoch=''
-    [ ! -f "$d/.claim" ] || { read -r c_epoch _ <"$d/.claim"; } 2>/dev/null
+    c_epoch='' c_kind=''
+    [ ! -f "$d/.claim" ] || { read -r c_epoch _ _ _ c_kind <"$d/.claim"; } 2>/dev/null
     case $c_epoch in
       ''|*[!0-9]*) ;;
       *) age=$((sg_epoch - c_epoch))
@@ -1585,7 +1597,7 @@ sg_recover() {
       [ "$d" = "$sg_claim_new" ] || rmdir "$d" 2>/dev/null
       continue
     fi
-    sg_jdone=/ sg_jstarted=/ sg_jc=() legacy=0
+    sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/ legacy=0
     if [ -f "$d/.journal" ]; then
       sg_journal_read "$d/.journal"
     elif [ -f "$d/.claim" ]; then
@@ -1605,19 +1617,23 @@ sg_recover() {
         rm -f "$sg_attempts/$f"   # made empty, then killed before the count was in it
       fi
     done
-    for f in "$d"/*; do
+    for f in "$d"/* "$d"/.[!.]* "$d"/..?*; do
       [ -e "$f" ] || [ -L "$f" ] || continue
       name=${f##*/}
       sg_item_to=''
-      # shellcheck disable=SC2254  # the pattern is a glob, matched on purpose
-      case $name in
-        $sg_pattern) ;;
-        *) # No claim takes such a name: a file its command left beside its item. Not an
-           # item (the inbox would never claim it): it goes to failed/, to be looked at.
-           sg_attempt=0 state=foreign
-           ! sg_move "$f" "$sg_failed" || sg_item_to=failed
-           sg_recovered "$name" "$d" "$state"
-           continue ;;
+      case $name in .claim|.journal|.journal.new) continue ;; esac
+      # An item is a name its run journaled as claimed (a claim of a wrapper from before
+      # such records, "k" missing in .claim: any name the inbox's glob could give). Anything
+      # else its command left beside its item: not an item (the inbox would never claim
+      # it, or would take it for a new one); it goes to failed/, to be looked at.
+      case $c_kind/$name in
+        */.*|k/*) case $c_kind/$sg_jclaimed in
+                    */*"/$name/"*) ;;
+                    *) sg_attempt=0 state=foreign
+                       ! sg_move "$f" "$sg_failed" || sg_item_to=failed
+                       sg_recovered "$name" "$d" "$state"
+                       continue ;;
+                  esac ;;
       esac
       sg_count_of "$f" "$name"
       case $sg_jdone in
@@ -1647,8 +1663,7 @@ sg_recover() {
       sg_recovered "$name" "$d" "$state"
     done
     # Only an emptied claim goes; one with an item that could not be moved stays as it was.
-    set -- "$d"/*
-    if [ ! -e "$1" ] && [ ! -L "$1" ]; then
+    if sg_claim_empty "$d"; then
       rm -f "$d/.journal" "$d/.journal.new" "$d/.claim" 2>/dev/null
       rmdir "$d" 2>/dev/null
     fi
@@ -1693,7 +1708,7 @@ sg_open_claim() {
     { : >"$sg_claim_new/.journal"; } 2>/dev/null || sg_fail queue "cannot write in $sg_claim_new"
     break
   done
-  printf '%s %s %s %s\n' "$sg_epoch" "$$" "$sg_host" "$sg_run_id" 2>/dev/null >&8
+  printf '%s %s %s %s k\n' "$sg_epoch" "$$" "$sg_host" "$sg_run_id" 2>/dev/null >&8
   sg_claim_dir=$sg_claim_new
   sg_journal=$sg_claim_dir/.journal
   sg_id_free=$sg_run_id
@@ -1733,6 +1748,15 @@ sg_claim_chunk() {
         sg_chunk[sg_chunk_n]=${f##*/}
         sg_chunk_n=$((sg_chunk_n + 1))
       done
+      # Journaled first too ("k"): what a recovering run finds in the claim and not
+      # there, its command left beside its item. No record, no claim (a full disk).
+      sg_jdirty=1
+      if ! { printf 'k%s\0' ${sg_chunk[@]+"${sg_chunk[@]}"} >>"$sg_journal"; } 2>/dev/null; then
+        sg_chunk=() sg_chunk_n=0
+        [ "$sg_jbad" = 1 ] || sg_stuck_journal
+        sg_jbad=1
+        return 1
+      fi
       # With counts kept, the claim and the reading of its counts hold the counts' lock
       # (sg_counts_lock): a count written under a name just freed would not be read.
       lk=0
@@ -1783,6 +1807,7 @@ sg_next_item() {
   while :; do
     if [ "$sg_ck" -ge "$sg_chunk_n" ]; then
       sg_flush
+      sg_journal_keep
       [ "$sg_jbad" = 0 ] || return 1
       sg_claim_chunk || return 1
     elif [ "$sg_nd" -gt 0 ]; then

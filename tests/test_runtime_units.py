@@ -283,9 +283,12 @@ def test_a_claim_takes_a_chunk_with_one_mv_and_notes_it(tmp_path: Path) -> None:
     """)
     lines = r.stdout.splitlines()
     assert lines[0] == "1 a.json"  # a quarter of the 3 candidates, in byte order
-    epoch, pid, _host, claim_id = lines[1].split()
+    epoch, pid, _host, claim_id, kind = lines[1].split()
     assert int(epoch) > 0 and claim_id.endswith(pid) or f"-{pid}-" in claim_id
+    assert kind == "k"                              # its journal names what it claims
     assert sorted(lines[2:]) == [".claim", ".journal", "a.json"]
+    claim = tmp_path / "q/processing" / claim_id
+    assert (claim / ".journal").read_bytes() == b"ka.json\0"
     assert _files(tmp_path / "q/inbox") == ["b.json", "c.txt", "d.json"]
 
 
@@ -296,6 +299,8 @@ def _count_file(tmp_path: Path, name: str, count: int, of: Path) -> None:
     d = tmp_path / "q/processing/.attempts"
     d.mkdir(parents=True, exist_ok=True)
     (d / name).write_text(f"{count} {of.stat().st_ino}\n")
+    st = of.stat()
+    os.utime(d / name, ns=(st.st_atime_ns, st.st_mtime_ns))   # as sg_move writes it
 
 
 def _back(tmp_path: Path, snippet: str) -> subprocess.CompletedProcess[str]:
@@ -335,18 +340,30 @@ def test_a_count_is_the_files_not_the_names(tmp_path: Path) -> None:
     assert r.stdout.splitlines() == ["2 1", "0 0"]
 
 
-def test_a_file_written_after_its_count_is_not_the_file_counted(tmp_path: Path) -> None:
-    # Same inode (a file system hands a freed inode out again at once), written later:
-    # a new file, which starts from 0.
+@pytest.mark.parametrize(("shift", "mine"), [(0, "2 1"), (5, "0 0"), (-5, "0 0"), (3600, "0 0")])
+def test_a_count_is_of_the_file_with_its_inode_and_modification_time(
+        tmp_path: Path, shift: int, mine: str) -> None:
+    # Same inode (a file system hands a freed inode out again at once) but another
+    # modification time, later, earlier (copied with its times from an older file) or in
+    # the future: a new file, which starts from 0. Its own count goes with it.
     _taken(tmp_path, count=2)
-    count = tmp_path / "q/processing/.attempts/a.json"
-    past = time.time() - 10
-    os.utime(count, (past, past))
+    item = tmp_path / "q/inbox/a.json"
+    t = item.stat().st_mtime_ns + shift * 10**9
+    os.utime(item, ns=(t, t))
     r = sh(tmp_path, 'sg_count_of "$T/q/inbox/a.json" a.json; echo "$sg_attempt $sg_cnt_mine"')
-    assert r.stdout.splitlines() == ["0 0"]
-    os.utime(tmp_path / "q/inbox/a.json", (past - 5, past - 5))   # older than its count
-    r = sh(tmp_path, 'sg_count_of "$T/q/inbox/a.json" a.json; echo "$sg_attempt $sg_cnt_mine"')
-    assert r.stdout.splitlines() == ["2 1"]
+    assert r.stdout.splitlines() == [mine]
+
+
+def test_an_item_back_with_a_future_time_keeps_its_count(tmp_path: Path) -> None:
+    # Its count takes the item's time, so a clock ahead does not restart it every run.
+    (tmp_path / "q/processing/c").mkdir(parents=True)
+    item = tmp_path / "q/processing/c/a.json"
+    item.write_text("{}")
+    t = time.time() + 3600
+    os.utime(item, (t, t))
+    r = sh(tmp_path, 'sg_item_back "$T/q/processing/c/a.json" a.json 1 1; '
+                     'sg_count_of "$T/q/inbox/a.json" a.json; echo "$sg_attempt $sg_cnt_mine"')
+    assert r.stdout.splitlines() == ["1 1"]
 
 
 def test_counts_of_files_that_are_gone_are_swept_and_the_others_kept(tmp_path: Path) -> None:
@@ -517,12 +534,12 @@ def test_done_items_that_cannot_move_stay_journaled_through_later_flushes(tmp_pa
     # a is stuck in one flush, b in the next: the second rewrite keeps a's record too, or
     # the run that moves them on would take a for not started and run it again.
     r = sh(tmp_path, _FLUSH_SCENE + """
-    done_item a.json; sg_flush
-    done_item b.json; sg_flush
+    sg_jdirty=1; done_item a.json; sg_flush; sg_journal_keep
+    sg_jdirty=1; done_item b.json; sg_flush; sg_journal_keep
     tr '\\0' ' ' <"$sg_journal"; echo; ls -A "$sg_claim_dir"
     """)
     out = r.stdout.splitlines()
-    assert out[0] == "da.json db.json "
+    assert out[0] == "ka.json da.json kb.json db.json "
     assert ".journal.new" not in out
 
 
@@ -536,7 +553,7 @@ def test_a_journal_that_cannot_be_rewritten_stays_whole_and_the_run_claims_no_mo
     (tmp_path / "q/inbox/c.json").write_text("{}")
     fault = 'export FAIL_ALL=1' if how == "rename fails" else 'mkdir "$sg_journal.new"'
     r = sh(tmp_path, _FLUSH_SCENE + fault + """
-    done_item a.json; sg_flush
+    sg_jdirty=1; done_item a.json; sg_flush; sg_journal_keep
     unset FAIL_ALL; rmdir "$sg_journal.new" 2>/dev/null
     printf '%s|' "$sg_jbad" "$sg_fault"; tr '\\0' ' ' <"$sg_journal"; echo
     sg_ck=0 sg_chunk_n=0
@@ -598,6 +615,46 @@ def test_recover_follows_the_journal_and_leaves_live_claims_alone(tmp_path: Path
     assert {e["item"]: e["state"] for e in events} == {
         "a.json": "done", "b.json": "started", "c.json": "claimed"}
     assert r.returncode == 0
+
+
+@pytest.mark.parametrize("kind", ["k", ""])
+def test_recover_takes_for_items_only_what_the_claim_journaled_as_claimed(
+        tmp_path: Path, kind: str) -> None:
+    # A claim journals its names ("k" in .claim says so): what else is in it, its command
+    # left beside its item (hidden files too). Those go to failed/, recorded as foreign;
+    # the items keep their journal's word, whatever the pattern is now. A claim of an
+    # older wrapper (no "k") takes every name the inbox's glob could give for an item.
+    q = tmp_path / "q"
+    dead = q / "processing" / "20000101T000000Z-1"
+    dead.mkdir(parents=True)
+    (dead / ".claim").write_text(f"946684800 1 h 20000101T000000Z-1 {kind}\n")
+    journal = b"sa.json\0da.json\0" + (b"ka.json\0kb.json\0" if kind else b"")
+    (dead / ".journal").write_bytes(journal)
+    for n in ("a.json", "b.json", "a.json.log", ".a.json.tmp"):
+        (dead / n).write_text("{}")
+    r = sh(tmp_path, "sg_pattern='*.dat'; sg_now; sg_recover")
+    assert r.returncode == 0
+    events = [json.loads(x) for x in (tmp_path / "logs/job/events.jsonl").read_text().splitlines()]
+    states = {e["item"]: (e["state"], e["item_to"]) for e in events}
+    assert states.pop("a.json") == ("done", "processed")
+    assert states.pop("b.json") == ("claimed", "inbox")
+    assert states.pop(".a.json.tmp") == ("foreign", "failed")
+    assert states.pop("a.json.log") == (("foreign", "failed") if kind else ("claimed", "inbox"))
+    assert not dead.exists()
+
+
+def test_a_claim_with_a_hidden_file_left_is_kept_for_recovery(tmp_path: Path) -> None:
+    # Emptied of items but not of what a command left: kept (dated 0), not half removed.
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    r = sh(tmp_path, """
+    sg_now; sg_open_claim
+    : >"$sg_claim_dir/.a.json.tmp"
+    sg_close_claim
+    cat "$sg_claim_dir/.claim"; ls -A "$sg_claim_dir"
+    """)
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("0 ") and lines[0].endswith(" k")
+    assert sorted(lines[1:]) == [".a.json.tmp", ".claim", ".journal"]
 
 
 def test_release_returns_the_items_not_started_uncounted(tmp_path: Path) -> None:
