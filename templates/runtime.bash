@@ -1227,7 +1227,8 @@ sg_tagged() {
     [ "$3" = 1 ] || return 0
     # shellcheck disable=SC2254  # the pattern is a glob, matched on purpose
     case $sg_tn in $sg_pattern) return 0 ;; esac
-    [ "$k" -lt "$len" ] || return 1
+    # The next ending, while a stem of at least a byte still fits beside it.
+    [ "$k" -lt "$len" ] && [ $((${#tag} + k)) -lt 255 ] || return 1
     stem=${name:0:$((len - k))} ext=${name:$((len - k))}
     k=$((k + 1))
   done

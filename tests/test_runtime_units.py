@@ -494,6 +494,14 @@ def test_a_tagged_long_name_stays_within_255_bytes_and_matches(tmp_path: Path) -
     assert len(got) == 255 and got.endswith(".20261201T120000Z-99999.tar.gz")
 
 
+def test_an_ending_too_long_to_keep_beside_a_tag_gives_no_name(tmp_path: Path) -> None:
+    name = "a" + "x" * 249 + ".json"
+    pattern = "*" + "x" * 240 + ".json"
+    r = sh(tmp_path, f"sg_pattern='{pattern}'\n"
+                     f"if sg_tagged {name} .20261201T120000Z-99999 1; then echo \"$sg_tn\"; else echo none; fi")
+    assert r.stdout.splitlines() == ["none"] and r.stderr == ""
+
+
 def test_an_item_whose_move_was_cut_short_tries_its_own_name_again(tmp_path: Path) -> None:
     # mv killed before the rename (a signal to the group): the name is still free, so the
     # item is not given a tagged name it does not need.
