@@ -810,7 +810,10 @@ sg_prune() {
     n=$((n - 1))
   done
   sg_nruns=$((sg_nruns - k))
-  [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"}   # one rm for all of them
+  # One rm for all of them; quietly: a finished run of another worker may write its
+  # manifest again (once its item has moved) as its directory goes, and rm then finds it
+  # not empty. What is left goes next time.
+  [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"} 2>/dev/null
 }
 
 # --- exit and signals ------------------------------------------------------------
