@@ -47,7 +47,7 @@ sg_init() {
   sg_started_at='' sg_start_epoch=0
   sg_item='' sg_item_name='' sg_item_path='' sg_item_to='' sg_attempt=''
   sg_started=0         # 1 once the command for the current item has been started
-  sg_claim_dir='' sg_claim_new='' sg_journal=''
+  sg_claim_dir='' sg_claim_new='' sg_journal='' sg_claim_ep=0
   sg_chunk=() sg_chunk_att=() sg_chunk_mine=() sg_chunk_ino=() sg_ck=0 sg_chunk_n=0
   sg_item_cnt=0 sg_item_mine=0 sg_item_ino=''   # the item's count (sg_count_of)
   sg_cnt_mine=0 sg_cnt_ino='' sg_i='' sg_lk5=0
@@ -552,7 +552,7 @@ sg_keeper() {
   # Journaled here, not before the fork: a run that dies before its keeper gets this far
   # never started the command, and recovery returns the item without counting an attempt.
   # No record, no run (a full disk): a command that ran unrecorded would run again.
-  if ! { printf 's%s\0' "$sg_item_name" >>"$sg_journal"; } 2>/dev/null; then
+  if ! { printf '\0s%s/\0' "$sg_item_name" >>"$sg_journal"; } 2>/dev/null; then
     printf 'schedgen: %s: could not journal the start of %s in %s; not run\n' \
       "$sg_job" "$sg_item_name" "$sg_journal" >&2
     exit 74
@@ -561,9 +561,9 @@ sg_keeper() {
   sg_run_command
   st=$?
   if [ "$st" -eq 0 ]; then
-    printf 'd%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
+    printf '\0d%s/\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
   else
-    printf 'f%s\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
+    printf '\0f%s/\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
   fi
   exit "$st"
 }
@@ -1064,7 +1064,10 @@ sg_close_claim() {
     return 0
   fi
   if ! sg_claim_empty "$sg_claim_dir"; then
-    printf '0 %s %s %s k\n' "$$" "$sg_host" "${sg_claim_dir##*/}" 2>/dev/null >"$sg_claim_dir/.claim"
+    # Dated 0 over the old line, in place and at its length: cut first and written again,
+    # a full disk in between would leave it empty, and its "k" with it.
+    printf '0%*s %s %s %s k\n' $((${#sg_claim_ep} - 1)) '' "$$" "$sg_host" "${sg_claim_dir##*/}" \
+      2>/dev/null 1<>"$sg_claim_dir/.claim"
   else
     rm -fd "$sg_journal" "$sg_journal.new" "$sg_claim_dir/.claim" "$sg_claim_dir" 2>/dev/null
   fi
@@ -1190,7 +1193,7 @@ sg_move() {
   while :; do
     if [ ! -e "$dest" ] && [ ! -L "$dest" ]; then
       if [ "${3:-0}" -gt 0 ]; then
-        [ -z "${5-}" ] || printf 'c%s/%s\0' "${dest##*/}" "$6" 2>/dev/null >>"$5"
+        [ -z "${5-}" ] || printf '\0c%s/%s/\0' "${dest##*/}" "$6" 2>/dev/null >>"$5"
         printf '%s %s\n' "$3" "$4" 2>/dev/null >"$sg_attempts/${dest##*/}"
         # The count takes the file's modification time: see sg_count_of.
         touch -r "$1" "$sg_attempts/${dest##*/}" 2>/dev/null
@@ -1493,7 +1496,7 @@ sg_journal_keep() {
   for name in ${sg_fstk[@]+"${sg_fstk[@]}"}; do set -- "$@" "k$name" "s$name" "f$name"; done
   if [ "$#" -eq 0 ]; then
     { : >"$sg_journal"; } 2>/dev/null && { sg_jdirty=0; return 0; }
-  elif { printf '%s\0' "$@" >"$sg_journal.new"; } 2>/dev/null &&
+  elif { printf '%s/\0' "$@" >"$sg_journal.new"; } 2>/dev/null &&
       mv -f "$sg_journal.new" "$sg_journal" 2>/dev/null; then
     sg_jdirty=0
     return 0
@@ -1543,13 +1546,21 @@ sg_release() {
   done
 }
 
-# sg_journal_read FILE: the names its records mark claimed (sg_jclaimed), done (sg_jdone)
-# and started or failed (sg_jstarted), as /name/ lists, and the counts written for moves (c), as
-# "<count's name>/<item's name>" in sg_jc.
+# sg_journal_read FILE [KIND]: the names its records mark claimed (sg_jclaimed), done
+# (sg_jdone) and started or failed (sg_jstarted), as /name/ lists, and the counts written
+# for moves (c), as "<count's name>/<item's name>" in sg_jc. A record is "\0<r>/\0": the
+# NUL before it parts it from one cut short before it (a full disk), and one cut short
+# itself has no "/" at its end, so it is not taken for a record of a shorter name. KIND
+# is the claim's .claim kind: without "k" (a wrapper before these records) records have
+# no "/" and are taken as they are.
 sg_journal_read() {
   local rec
   sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/
   while IFS= read -r -d '' rec; do
+    case $rec in
+      */) rec=${rec%/} ;;
+      *) [ "${2-k}" != k ] || continue ;;   # empty, or cut short
+    esac
     case $rec in
       k*) sg_jclaimed=$sg_jclaimed${rec#k}/ ;;
       d*) sg_jdone=$sg_jdone${rec#d}/ ;;
@@ -1603,7 +1614,7 @@ sg_recover() {
     fi
     sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/ legacy=0
     if [ -f "$d/.journal" ]; then
-      sg_journal_read "$d/.journal"
+      sg_journal_read "$d/.journal" "$c_kind"
     elif [ -f "$d/.claim" ]; then
       legacy=1           # a claim of a wrapper before journals: one item, and it had started
     fi
@@ -1627,18 +1638,15 @@ sg_recover() {
       sg_item_to=''
       case $name in .claim|.journal|.journal.new) continue ;; esac
       # An item is a name its run journaled as claimed (a claim of a wrapper from before
-      # such records, "k" missing in .claim: any name the inbox's glob could give). Anything
+      # such records, "k" missing in .claim: a name the inbox's pattern matches). Anything
       # else its command left beside its item: not an item (the inbox would never claim
       # it, or would take it for a new one); it goes to failed/, to be looked at.
-      case $c_kind/$name in
-        */.*|k/*) case $c_kind/$sg_jclaimed in
-                    */*"/$name/"*) ;;
-                    *) sg_attempt=0 state=foreign
-                       ! sg_move "$f" "$sg_failed" || sg_item_to=failed
-                       sg_recovered "$name" "$d" "$state"
-                       continue ;;
-                  esac ;;
-      esac
+      if ! sg_claimed "$name" "$c_kind"; then
+        sg_attempt=0 state=foreign
+        ! sg_move "$f" "$sg_failed" || sg_item_to=failed
+        sg_recovered "$name" "$d" "$state"
+        continue
+      fi
       sg_count_of "$f" "$name"
       case $sg_jdone in
         *"/$name/"*) state='done' ;;
@@ -1674,6 +1682,21 @@ sg_recover() {
     exec 6<&-
   done
   sg_item_to='' sg_attempt=''
+}
+
+# sg_claimed NAME KIND: 0 if NAME, found in a dead claim of that .claim KIND, is an item
+# (sg_jclaimed read from its journal): by the journal, or without "k" by the pattern
+# (byte by byte, as the inbox is listed). Hidden names never are.
+sg_claimed() {
+  local LC_ALL=C
+  case $1 in .*) return 1 ;; esac
+  if [ "$2" = k ]; then
+    case $sg_jclaimed in *"/$1/"*) return 0 ;; esac
+    return 1
+  fi
+  # shellcheck disable=SC2254  # the pattern is a glob, matched on purpose
+  case $1 in $sg_pattern) return 0 ;; esac
+  return 1
 }
 
 # sg_recovered NAME CLAIM STATE: the recover event of an item moved on (sg_item_to,
@@ -1713,6 +1736,7 @@ sg_open_claim() {
     break
   done
   printf '%s %s %s %s k\n' "$sg_epoch" "$$" "$sg_host" "$sg_run_id" 2>/dev/null >&8
+  sg_claim_ep=$sg_epoch
   sg_claim_dir=$sg_claim_new
   sg_journal=$sg_claim_dir/.journal
   sg_id_free=$sg_run_id
@@ -1755,7 +1779,7 @@ sg_claim_chunk() {
       # Journaled first too ("k"): what a recovering run finds in the claim and not
       # there, its command left beside its item. No record, no claim (a full disk).
       sg_jdirty=1
-      if ! { printf 'k%s\0' ${sg_chunk[@]+"${sg_chunk[@]}"} >>"$sg_journal"; } 2>/dev/null; then
+      if ! { printf '\0'; printf 'k%s/\0' ${sg_chunk[@]+"${sg_chunk[@]}"}; } 2>/dev/null >>"$sg_journal"; then
         sg_chunk=() sg_chunk_n=0
         [ "$sg_jbad" = 1 ] || sg_stuck_journal
         sg_jbad=1

@@ -288,7 +288,7 @@ def test_a_claim_takes_a_chunk_with_one_mv_and_notes_it(tmp_path: Path) -> None:
     assert kind == "k"                              # its journal names what it claims
     assert sorted(lines[2:]) == [".claim", ".journal", "a.json"]
     claim = tmp_path / "q/processing" / claim_id
-    assert (claim / ".journal").read_bytes() == b"ka.json\0"
+    assert (claim / ".journal").read_bytes() == b"\0ka.json/\0"
     assert _files(tmp_path / "q/inbox") == ["b.json", "c.txt", "d.json"]
 
 
@@ -411,7 +411,7 @@ def test_an_item_back_has_its_count_written_and_journaled_before_it_moves(tmp_pa
     r = _back(tmp_path, MINE + 'sg_item_back "$T/q/processing/c/a.json" a.json 2 1 "$T/q/processing/c/.journal"')
     assert r.stdout.split() == ["to=inbox", "moved=a.json"]
     assert _counts(tmp_path) == {"a.json": "2"}
-    assert (tmp_path / "q/processing/c/.journal").read_bytes() == b"sa.json\0fa.json\0ca.json/a.json\0"
+    assert (tmp_path / "q/processing/c/.journal").read_bytes() == b"sa.json\0fa.json\0\0ca.json/a.json/\0"
 
 
 @pytest.mark.parametrize(("counted", "count"), [("1", "2"), ("0", "3")])
@@ -466,9 +466,17 @@ def test_a_count_is_dropped_only_while_it_is_still_the_items(tmp_path: Path) -> 
 
 def test_the_journal_reads_done_started_failed_and_counts_written(tmp_path: Path) -> None:
     j = tmp_path / "j"
-    j.write_bytes(b"sa.json\0da.json\0sb b.json\0fb b.json\0cb.1.json/b b.json\0sc.json\0")
-    r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted|${{sg_jc[*]}}"')
-    assert r.stdout.splitlines() == ["/a.json/|/a.json/b b.json/b b.json/c.json/|b.1.json/b b.json"]
+    # Each record "\0<r>/\0"; one cut short by a full disk ("da.jso", no "/") is none, and
+    # does not swallow the next one.
+    j.write_bytes(b"\0sa.json/\0\0da.json/\0\0sb b.json/\0\0fb b.json/\0\0cb.1.json/b b.json/\0"
+                  b"\0sc.json/\0\0dc.jso\0sd.json/\0\0kd.json/\0")
+    r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted|${{sg_jc[*]}}|$sg_jclaimed"')
+    assert r.stdout.splitlines() == [
+        "/a.json/|/a.json/b b.json/b b.json/c.json/d.json/|b.1.json/b b.json|/d.json/"]
+    # A journal of a wrapper from before these records (its .claim has no "k"): as it is.
+    j.write_bytes(b"sa.json\0da.json\0cb.1.json/b.json\0\0cc.1.json/c.json/\0")
+    r = sh(tmp_path, f'sg_journal_read {j} ""; echo "$sg_jdone|$sg_jstarted|${{sg_jc[*]}}"')
+    assert r.stdout.splitlines() == ["/a.json/|/a.json/|b.1.json/b.json c.1.json/c.json"]
 
 
 @pytest.mark.parametrize(("pattern", "name", "inbox", "want"), [
@@ -529,7 +537,7 @@ chmod +x "$T/bin/mv"
 PATH=$T/bin:$PATH
 sg_now; sg_open_claim
 : >"$sg_claim_dir/a.json"; : >"$sg_claim_dir/b.json"
-printf 'sa.json\0da.json\0sb.json\0db.json\0' >"$sg_journal"
+printf '\0sa.json/\0\0da.json/\0\0sb.json/\0\0db.json/\0' >"$sg_journal"
 done_item() {   # NAME: the next done item waiting for sg_flush
   sg_done[sg_nd]=$1 sg_d_run[sg_nd]=$sg_run_id sg_d_start[sg_nd]=$sg_iso sg_d_fin[sg_nd]=$sg_iso
   sg_d_epoch[sg_nd]=$sg_epoch sg_d_dur[sg_nd]=0 sg_d_att[sg_nd]=1 sg_d_mine[sg_nd]=0
@@ -547,7 +555,7 @@ def test_done_items_that_cannot_move_stay_journaled_through_later_flushes(tmp_pa
     tr '\\0' ' ' <"$sg_journal"; echo; ls -A "$sg_claim_dir"
     """)
     out = r.stdout.splitlines()
-    assert out[0] == "ka.json da.json kb.json db.json "
+    assert out[0].split() == ["ka.json/", "da.json/", "kb.json/", "db.json/"]
     assert ".journal.new" not in out
 
 
@@ -568,7 +576,8 @@ def test_a_journal_that_cannot_be_rewritten_stays_whole_and_the_run_claims_no_mo
     if sg_next_item; then echo "claimed $sg_item_name"; else echo "no more"; fi
     """)
     out = r.stdout.splitlines()
-    assert out[0] == "1|1|sa.json da.json sb.json db.json "
+    assert out[0].split("|")[:2] == ["1", "1"]
+    assert out[0].split("|")[2].split() == ["sa.json/", "da.json/", "sb.json/", "db.json/"]
     assert out[1] == "no more"
     assert "could not write" in r.stderr and "claims no more" in r.stderr
     assert (tmp_path / "q/inbox/c.json").exists()
@@ -625,29 +634,30 @@ def test_recover_follows_the_journal_and_leaves_live_claims_alone(tmp_path: Path
     assert r.returncode == 0
 
 
-@pytest.mark.parametrize("kind", ["k", ""])
+@pytest.mark.parametrize(("kind", "pattern"), [("k", "*.dat"), ("", "*.json")])
 def test_recover_takes_for_items_only_what_the_claim_journaled_as_claimed(
-        tmp_path: Path, kind: str) -> None:
+        tmp_path: Path, kind: str, pattern: str) -> None:
     # A claim journals its names ("k" in .claim says so): what else is in it, its command
     # left beside its item (hidden files too). Those go to failed/, recorded as foreign;
     # the items keep their journal's word, whatever the pattern is now. A claim of an
-    # older wrapper (no "k") takes every name the inbox's glob could give for an item.
+    # older wrapper (no "k") takes the names its pattern matches for items.
     q = tmp_path / "q"
     dead = q / "processing" / "20000101T000000Z-1"
     dead.mkdir(parents=True)
     (dead / ".claim").write_text(f"946684800 1 h 20000101T000000Z-1 {kind}\n")
-    journal = b"sa.json\0da.json\0" + (b"ka.json\0kb.json\0" if kind else b"")
+    journal = (b"\0ka.json/\0kb.json/\0\0sa.json/\0\0da.json/\0" if kind
+               else b"sa.json\0da.json\0")
     (dead / ".journal").write_bytes(journal)
     for n in ("a.json", "b.json", "a.json.log", ".a.json.tmp"):
         (dead / n).write_text("{}")
-    r = sh(tmp_path, "sg_pattern='*.dat'; sg_now; sg_recover")
+    r = sh(tmp_path, f"sg_pattern='{pattern}'; sg_now; sg_recover")
     assert r.returncode == 0
     events = [json.loads(x) for x in (tmp_path / "logs/job/events.jsonl").read_text().splitlines()]
     states = {e["item"]: (e["state"], e["item_to"]) for e in events}
     assert states.pop("a.json") == ("done", "processed")
     assert states.pop("b.json") == ("claimed", "inbox")
     assert states.pop(".a.json.tmp") == ("foreign", "failed")
-    assert states.pop("a.json.log") == (("foreign", "failed") if kind else ("claimed", "inbox"))
+    assert states.pop("a.json.log") == ("foreign", "failed")
     assert not dead.exists()
 
 
@@ -657,11 +667,14 @@ def test_a_claim_with_a_hidden_file_left_is_kept_for_recovery(tmp_path: Path) ->
     r = sh(tmp_path, """
     sg_now; sg_open_claim
     : >"$sg_claim_dir/.a.json.tmp"
+    cat "$sg_claim_dir/.claim"
     sg_close_claim
     cat "$sg_claim_dir/.claim"; ls -A "$sg_claim_dir"
     """)
-    lines = r.stdout.splitlines()
+    before, *lines = r.stdout.splitlines()
     assert lines[0].startswith("0 ") and lines[0].endswith(" k")
+    assert len(lines[0]) == len(before)       # written over in place: never cut, never empty
+    assert lines[0].split() == ["0", *before.split()[1:]]
     assert sorted(lines[1:]) == [".a.json.tmp", ".claim", ".journal"]
 
 

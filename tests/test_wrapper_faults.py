@@ -164,7 +164,7 @@ def test_an_item_that_cannot_reach_processed_stays_journaled_and_a_later_run_mov
     [m] = w.manifests()
     [claim] = _files(q / "processing")
     assert m["item_path"] == str(q / "processing" / claim / "a.json")
-    assert b"da.json\0" in (q / "processing" / claim / ".journal").read_bytes()
+    assert b"\0da.json/\0" in (q / "processing" / claim / ".journal").read_bytes()
     assert _files(q / "processed") == []
     # The fault is fixed: the next run moves it on (as done: it is not run again).
     good = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"')
@@ -188,7 +188,7 @@ def test_done_items_stuck_in_several_flushes_are_all_moved_on_and_none_runs_agai
     [claim] = _files(q / "processing")
     assert _files(q / "processing" / claim) == names
     journal = (q / "processing" / claim / ".journal").read_bytes().split(b"\0")
-    assert {b"da.json", b"db.json", b"dc.json"} <= set(journal)
+    assert {b"da.json/", b"db.json/", b"dc.json/"} <= set(journal)
     good = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"', batch=0)
     assert good.run().returncode == 0
     assert sorted((e["item"], e["state"]) for e in good.events("recover")) == [
@@ -313,7 +313,7 @@ def test_a_failed_item_that_cannot_go_back_keeps_its_attempt_when_the_chunk_is_f
         pytest.skip("a second passed between the two items each time")
     assert _files(q / "processed") == ["00.json"]
     [claim] = _files(q / "processing")
-    assert {b"s01.json", b"f01.json"} <= set((q / "processing" / claim / ".journal").read_bytes().split(b"\0"))
+    assert {b"s01.json/", b"f01.json/"} <= set((q / "processing" / claim / ".journal").read_bytes().split(b"\0"))
     good = _queue_job(root, script, batch=0, max_attempts=5)
     good.run()
     # The waiting items could not go back either: they come back as claimed, uncounted.
