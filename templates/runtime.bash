@@ -1060,13 +1060,15 @@ sg_close_claim() {
   done
   [ "$#" -eq 0 ] || rmdir "$@" 2>/dev/null
   if [ -z "$sg_claim_dir" ]; then
-    [ -z "$sg_claim_new" ] || rmdir "$sg_claim_new" 2>/dev/null
+    # Ours and still without items (they come only once it is sg_claim_dir).
+    [ -z "$sg_claim_new" ] ||
+      rm -fd "$sg_claim_new/.journal" "$sg_claim_new/.claim" "$sg_claim_new" 2>/dev/null
     return 0
   fi
   if ! sg_claim_empty "$sg_claim_dir"; then
     # Dated 0 over the old line, in place and at its length: cut first and written again,
     # a full disk in between would leave it empty, and its "k" with it.
-    printf '0%*s %s %s %s k\n' $((${#sg_claim_ep} - 1)) '' "$$" "$sg_host" "${sg_claim_dir##*/}" \
+    printf '0%*s %s %s %s 2\n' $((${#sg_claim_ep} - 1)) '' "$$" "$sg_host" "${sg_claim_dir##*/}" \
       2>/dev/null 1<>"$sg_claim_dir/.claim"
   else
     rm -fd "$sg_journal" "$sg_journal.new" "$sg_claim_dir/.claim" "$sg_claim_dir" 2>/dev/null
@@ -1551,15 +1553,15 @@ sg_release() {
 # for moves (c), as "<count's name>/<item's name>" in sg_jc. A record is "\0<r>/\0": the
 # NUL before it parts it from one cut short before it (a full disk), and one cut short
 # itself has no "/" at its end, so it is not taken for a record of a shorter name. KIND
-# is the claim's .claim kind: without "k" (a wrapper before these records) records have
-# no "/" and are taken as they are.
+# is the claim's .claim kind (default 2, ours): of another kind (a wrapper before these
+# records) records may have no "/" and are taken as they are.
 sg_journal_read() {
   local rec
   sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/
   while IFS= read -r -d '' rec; do
     case $rec in
       */) rec=${rec%/} ;;
-      *) [ "${2-k}" != k ] || continue ;;   # empty, or cut short
+      *) [ "${2-2}" != 2 ] || continue ;;   # empty, or cut short
     esac
     case $rec in
       k*) sg_jclaimed=$sg_jclaimed${rec#k}/ ;;
@@ -1593,7 +1595,9 @@ sg_recover() {
     d=${d%/}
     [ -d "$d" ] || continue
     c_epoch='' c_kind=''
-    [ ! -f "$d/.claim" ] || { read -r c_epoch _ _ _ c_kind <"$d/.claim"; } 2>/dev/null
+    # "epoch pid host id kind": the kind is the last word (a host name may have a space).
+    [ ! -f "$d/.claim" ] || { read -r c_epoch c_kind <"$d/.claim"; } 2>/dev/null
+    c_kind=${c_kind##* }
     case $c_epoch in
       ''|*[!0-9]*) ;;
       *) age=$((sg_epoch - c_epoch))
@@ -1685,12 +1689,13 @@ sg_recover() {
 }
 
 # sg_claimed NAME KIND: 0 if NAME, found in a dead claim of that .claim KIND, is an item
-# (sg_jclaimed read from its journal): by the journal, or without "k" by the pattern
-# (byte by byte, as the inbox is listed). Hidden names never are.
+# (sg_jclaimed read from its journal): by the journal for claims that name what they
+# claim (2; k: the same, records without "/"), by the pattern for older ones (byte by
+# byte, as the inbox is listed). Hidden names never are.
 sg_claimed() {
   local LC_ALL=C
   case $1 in .*) return 1 ;; esac
-  if [ "$2" = k ]; then
+  if [ "$2" = 2 ] || [ "$2" = k ]; then
     case $sg_jclaimed in *"/$1/"*) return 0 ;; esac
     return 1
   fi
@@ -1735,7 +1740,9 @@ sg_open_claim() {
     { : >"$sg_claim_new/.journal"; } 2>/dev/null || sg_fail queue "cannot write in $sg_claim_new"
     break
   done
-  printf '%s %s %s %s k\n' "$sg_epoch" "$$" "$sg_host" "$sg_run_id" 2>/dev/null >&8
+  # Its kind last, "2": its journal names what it claims, in records "\0<r>/\0".
+  { printf '%s %s %s %s 2\n' "$sg_epoch" "$$" "$sg_host" "$sg_run_id" >&8; } 2>/dev/null ||
+    sg_fail queue "cannot write in $sg_claim_new"
   sg_claim_ep=$sg_epoch
   sg_claim_dir=$sg_claim_new
   sg_journal=$sg_claim_dir/.journal

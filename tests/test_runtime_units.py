@@ -285,7 +285,7 @@ def test_a_claim_takes_a_chunk_with_one_mv_and_notes_it(tmp_path: Path) -> None:
     assert lines[0] == "1 a.json"  # a quarter of the 3 candidates, in byte order
     epoch, pid, _host, claim_id, kind = lines[1].split()
     assert int(epoch) > 0 and claim_id.endswith(pid) or f"-{pid}-" in claim_id
-    assert kind == "k"                              # its journal names what it claims
+    assert kind == "2"                              # its journal names what it claims
     assert sorted(lines[2:]) == [".claim", ".journal", "a.json"]
     claim = tmp_path / "q/processing" / claim_id
     assert (claim / ".journal").read_bytes() == b"\0ka.json/\0"
@@ -473,7 +473,7 @@ def test_the_journal_reads_done_started_failed_and_counts_written(tmp_path: Path
     r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted|${{sg_jc[*]}}|$sg_jclaimed"')
     assert r.stdout.splitlines() == [
         "/a.json/|/a.json/b b.json/b b.json/c.json/d.json/|b.1.json/b b.json|/d.json/"]
-    # A journal of a wrapper from before these records (its .claim has no "k"): as it is.
+    # A journal of a wrapper from before these records (its .claim is not of kind 2): as it is.
     j.write_bytes(b"sa.json\0da.json\0cb.1.json/b.json\0\0cc.1.json/c.json/\0")
     r = sh(tmp_path, f'sg_journal_read {j} ""; echo "$sg_jdone|$sg_jstarted|${{sg_jc[*]}}"')
     assert r.stdout.splitlines() == ["/a.json/|/a.json/|b.1.json/b.json c.1.json/c.json"]
@@ -634,19 +634,21 @@ def test_recover_follows_the_journal_and_leaves_live_claims_alone(tmp_path: Path
     assert r.returncode == 0
 
 
-@pytest.mark.parametrize(("kind", "pattern"), [("k", "*.dat"), ("", "*.json")])
+@pytest.mark.parametrize(("kind", "pattern", "host"), [
+    ("2", "*.dat", "h"), ("2", "*.dat", "my host"), ("k", "*.dat", "h"), ("", "*.json", "h")])
 def test_recover_takes_for_items_only_what_the_claim_journaled_as_claimed(
-        tmp_path: Path, kind: str, pattern: str) -> None:
-    # A claim journals its names ("k" in .claim says so): what else is in it, its command
+        tmp_path: Path, kind: str, pattern: str, host: str) -> None:
+    # A claim journals its names (kind 2 in .claim says so; k: the same, records without
+    # their "/", of a wrapper between the two): what else is in it, its command
     # left beside its item (hidden files too). Those go to failed/, recorded as foreign;
     # the items keep their journal's word, whatever the pattern is now. A claim of an
-    # older wrapper (no "k") takes the names its pattern matches for items.
+    # older wrapper (no kind) takes the names its pattern matches for items.
     q = tmp_path / "q"
     dead = q / "processing" / "20000101T000000Z-1"
     dead.mkdir(parents=True)
-    (dead / ".claim").write_text(f"946684800 1 h 20000101T000000Z-1 {kind}\n")
-    journal = (b"\0ka.json/\0kb.json/\0\0sa.json/\0\0da.json/\0" if kind
-               else b"sa.json\0da.json\0")
+    (dead / ".claim").write_text(f"946684800 1 {host} 20000101T000000Z-1 {kind}\n")
+    journal = {"2": b"\0ka.json/\0kb.json/\0\0sa.json/\0\0da.json/\0",
+               "k": b"ka.json\0kb.json\0sa.json\0da.json\0", "": b"sa.json\0da.json\0"}[kind]
     (dead / ".journal").write_bytes(journal)
     for n in ("a.json", "b.json", "a.json.log", ".a.json.tmp"):
         (dead / n).write_text("{}")
@@ -672,7 +674,7 @@ def test_a_claim_with_a_hidden_file_left_is_kept_for_recovery(tmp_path: Path) ->
     cat "$sg_claim_dir/.claim"; ls -A "$sg_claim_dir"
     """)
     before, *lines = r.stdout.splitlines()
-    assert lines[0].startswith("0 ") and lines[0].endswith(" k")
+    assert lines[0].startswith("0 ") and lines[0].endswith(" 2")
     assert len(lines[0]) == len(before)       # written over in place: never cut, never empty
     assert lines[0].split() == ["0", *before.split()[1:]]
     assert sorted(lines[1:]) == [".a.json.tmp", ".claim", ".journal"]
