@@ -55,7 +55,6 @@ sg_init() {
   sg_fstk=() sg_nfs=0  # failed items that stay in the claim: sg_flush keeps their records
   sg_dstk=() sg_nds=0  # done items that stay in the claim, likewise (for the whole run)
   sg_jbad=0            # 1: the journal could not be brought up to date: claim no more
-  sg_jdirty=0          # 1: records of items that have left the claim may be in the journal
   sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=() sg_d_mine=() sg_d_ino=()
   sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
@@ -641,7 +640,7 @@ sg_run() {
   # A signal held since the critical section began stops the run before the command
   # starts: it never ran, so an item goes back without counting an attempt.
   [ -z "$sg_signal" ] || sg_crit_end
-  [ -z "$sg_item_name" ] || sg_started=1 sg_jdirty=1   # its keeper journals the start
+  [ -z "$sg_item_name" ] || sg_started=1   # its keeper journals the start
   # The command runs in the background, in a process group of its own, so that a signal
   # to this script can be passed on to all of it while we wait; stdin is /dev/null, its
   # output goes to the run directory. Inside the critical section a signal waits until
@@ -1371,7 +1370,7 @@ sg_item_end() {
       *) case $sg_jstarted in
            *"/$sg_item_name/"*) ;;
            *) sg_started=0
-              [ "$st" != 74 ] || [ "$sg_jbad" = 1 ] || { sg_jbad=1; sg_stuck_journal; } ;;
+              [ "$st" != 74 ] || sg_stuck_journal ;;
          esac ;;
     esac
   fi
@@ -1412,9 +1411,15 @@ sg_item_end() {
 # sg_stuck NAME: say that an item could not be moved out of the claim directory; it stays
 # there, journaled, for a later run to move on (sg_close_claim keeps the claim).
 sg_stuck() {
+  sg_fault_say "could not move $1 out of $sg_claim_dir; a later run moves it on"
+}
+
+# sg_fault_say MESSAGE: the wrapper could not do its own work (it exits 74): say so, on
+# stderr and as an error event.
+sg_fault_say() {
   sg_fault=1
-  printf 'schedgen: %s: could not move %s out of %s; a later run moves it on\n' "$sg_job" "$1" "$sg_claim_dir" >&2
-  sg_js "could not move $1 out of $sg_claim_dir"
+  printf 'schedgen: %s: %s\n' "$sg_job" "$1" >&2
+  sg_js "$1"
   sg_event error ",\"message\":$sg_j"
 }
 
@@ -1492,31 +1497,29 @@ sg_flush() {
 # nobody, since nothing is claimed into it meanwhile.
 sg_journal_keep() {
   local name
-  [ -n "$sg_journal" ] && [ "$sg_jdirty" = 1 ] || return 0
+  [ -n "$sg_journal" ] || return 0
   set --
   for name in ${sg_dstk[@]+"${sg_dstk[@]}"}; do set -- "$@" "k$name" "d$name"; done
   for name in ${sg_fstk[@]+"${sg_fstk[@]}"}; do set -- "$@" "k$name" "s$name" "f$name"; done
   if [ "$#" -eq 0 ]; then
-    { : >"$sg_journal"; } 2>/dev/null && { sg_jdirty=0; return 0; }
+    { : >"$sg_journal"; } 2>/dev/null && return 0
   elif { printf '%s/\0' "$@" >"$sg_journal.new"; } 2>/dev/null &&
       mv -f "$sg_journal.new" "$sg_journal" 2>/dev/null; then
-    sg_jdirty=0
     return 0
   fi
   # Its records of items that have moved on are still in it: were an item of the same
   # name claimed into this claim again, recovery would take it for done. So this run
   # claims no more; the next one recovers the claim.
   rm -f "$sg_journal.new" 2>/dev/null
-  [ "$sg_jbad" = 1 ] || sg_stuck_journal
-  sg_jbad=1
+  sg_stuck_journal
 }
 
-# sg_stuck_journal: say that the claim's journal could not be brought up to date.
+# sg_stuck_journal: the claim's journal could not be brought up to date: this run claims
+# no more (sg_jbad), said once.
 sg_stuck_journal() {
-  sg_fault=1
-  printf 'schedgen: %s: could not write %s; this run claims no more items\n' "$sg_job" "$sg_journal" >&2
-  sg_js "could not write $sg_journal; this run claims no more items"
-  sg_event error ",\"message\":$sg_j"
+  [ "$sg_jbad" = 0 ] || return 0
+  sg_jbad=1
+  sg_fault_say "could not write $sg_journal; this run claims no more items"
 }
 
 # sg_release: items claimed but not started (a run that stops early) go back to the
@@ -1690,12 +1693,12 @@ sg_recover() {
 
 # sg_claimed NAME KIND: 0 if NAME, found in a dead claim of that .claim KIND, is an item
 # (sg_jclaimed read from its journal): by the journal for claims that name what they
-# claim (2; k: the same, records without "/"), by the pattern for older ones (byte by
-# byte, as the inbox is listed). Hidden names never are.
+# claim (2), by the pattern for older ones (byte by byte, as the inbox is listed).
+# Hidden names never are.
 sg_claimed() {
   local LC_ALL=C
   case $1 in .*) return 1 ;; esac
-  if [ "$2" = 2 ] || [ "$2" = k ]; then
+  if [ "$2" = 2 ]; then
     case $sg_jclaimed in *"/$1/"*) return 0 ;; esac
     return 1
   fi
@@ -1785,11 +1788,9 @@ sg_claim_chunk() {
       done
       # Journaled first too ("k"): what a recovering run finds in the claim and not
       # there, its command left beside its item. No record, no claim (a full disk).
-      sg_jdirty=1
       if ! { printf '\0'; printf 'k%s/\0' ${sg_chunk[@]+"${sg_chunk[@]}"}; } 2>/dev/null >>"$sg_journal"; then
         sg_chunk=() sg_chunk_n=0
-        [ "$sg_jbad" = 1 ] || sg_stuck_journal
-        sg_jbad=1
+        sg_stuck_journal
         return 1
       fi
       # With counts kept, the claim and the reading of its counts hold the counts' lock

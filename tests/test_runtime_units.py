@@ -550,8 +550,8 @@ def test_done_items_that_cannot_move_stay_journaled_through_later_flushes(tmp_pa
     # a is stuck in one flush, b in the next: the second rewrite keeps a's record too, or
     # the run that moves them on would take a for not started and run it again.
     r = sh(tmp_path, _FLUSH_SCENE + """
-    sg_jdirty=1; done_item a.json; sg_flush; sg_journal_keep
-    sg_jdirty=1; done_item b.json; sg_flush; sg_journal_keep
+    done_item a.json; sg_flush; sg_journal_keep
+    done_item b.json; sg_flush; sg_journal_keep
     tr '\\0' ' ' <"$sg_journal"; echo; ls -A "$sg_claim_dir"
     """)
     out = r.stdout.splitlines()
@@ -569,7 +569,7 @@ def test_a_journal_that_cannot_be_rewritten_stays_whole_and_the_run_claims_no_mo
     (tmp_path / "q/inbox/c.json").write_text("{}")
     fault = 'export FAIL_ALL=1' if how == "rename fails" else 'mkdir "$sg_journal.new"'
     r = sh(tmp_path, _FLUSH_SCENE + fault + """
-    sg_jdirty=1; done_item a.json; sg_flush; sg_journal_keep
+    done_item a.json; sg_flush; sg_journal_keep
     unset FAIL_ALL; rmdir "$sg_journal.new" 2>/dev/null
     printf '%s|' "$sg_jbad" "$sg_fault"; tr '\\0' ' ' <"$sg_journal"; echo
     sg_ck=0 sg_chunk_n=0
@@ -635,11 +635,10 @@ def test_recover_follows_the_journal_and_leaves_live_claims_alone(tmp_path: Path
 
 
 @pytest.mark.parametrize(("kind", "pattern", "host"), [
-    ("2", "*.dat", "h"), ("2", "*.dat", "my host"), ("k", "*.dat", "h"), ("", "*.json", "h")])
+    ("2", "*.dat", "h"), ("2", "*.dat", "my host"), ("", "*.json", "h")])
 def test_recover_takes_for_items_only_what_the_claim_journaled_as_claimed(
         tmp_path: Path, kind: str, pattern: str, host: str) -> None:
-    # A claim journals its names (kind 2 in .claim says so; k: the same, records without
-    # their "/", of a wrapper between the two): what else is in it, its command
+    # A claim journals its names (kind 2 in .claim says so): what else is in it, its command
     # left beside its item (hidden files too). Those go to failed/, recorded as foreign;
     # the items keep their journal's word, whatever the pattern is now. A claim of an
     # older wrapper (no kind) takes the names its pattern matches for items.
@@ -647,8 +646,7 @@ def test_recover_takes_for_items_only_what_the_claim_journaled_as_claimed(
     dead = q / "processing" / "20000101T000000Z-1"
     dead.mkdir(parents=True)
     (dead / ".claim").write_text(f"946684800 1 {host} 20000101T000000Z-1 {kind}\n")
-    journal = {"2": b"\0ka.json/\0kb.json/\0\0sa.json/\0\0da.json/\0",
-               "k": b"ka.json\0kb.json\0sa.json\0da.json\0", "": b"sa.json\0da.json\0"}[kind]
+    journal = {"2": b"\0ka.json/\0kb.json/\0\0sa.json/\0\0da.json/\0", "": b"sa.json\0da.json\0"}[kind]
     (dead / ".journal").write_bytes(journal)
     for n in ("a.json", "b.json", "a.json.log", ".a.json.tmp"):
         (dead / n).write_text("{}")
