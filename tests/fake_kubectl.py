@@ -31,8 +31,7 @@ from tests.helpers import write_executable
 KUBECTL = r'''#!__PYTHON__
 import sys
 sys.path.insert(0, __YAML_DIR__)
-import datetime, difflib, json, os, zoneinfo
-import yaml
+import datetime, json, os  # yaml, difflib, zoneinfo where needed: each call is a process
 
 path = os.environ["FAKE_KUBECTL_STATE"]
 state = json.load(open(path)) if os.path.exists(path) else {}
@@ -205,6 +204,7 @@ def check(doc):
     tz = spec.get("timeZone")
     if tz is not None:
         try:
+            import zoneinfo
             zoneinfo.ZoneInfo(tz)
         except Exception:
             bad.append(f'spec.timeZone: Invalid value: "{tz}": unknown time zone {tz}')
@@ -262,6 +262,7 @@ def ssa(doc, manager, force):
     return rec, None
 
 def docs():
+    import yaml
     text = sys.stdin.read() if flags.get("f") == "-" else open(flags["f"]).read()
     return [d for d in yaml.safe_load_all(text) if d]
 
@@ -312,6 +313,7 @@ elif verb == "diff":
         rec, err = ssa(doc, flags.get("field-manager", "kubectl"), bool(flags.get("force-conflicts")))
         if err:
             done(2, err=err + "\n")
+        import difflib, yaml
         def text(r):
             if r is None:
                 return []

@@ -51,7 +51,7 @@ else:
 
 LAUNCHCTL = r'''#!__PYTHON__
 """Fake launchctl: state in $FAKE_LAUNCHCTL_STATE, behaving like macOS's for the verbs used."""
-import json, os, plistlib, sys
+import json, os, sys  # plistlib where needed: each call is a process
 path = os.environ["FAKE_LAUNCHCTL_STATE"]
 state = json.load(open(path)) if os.path.exists(path) else {}
 state.setdefault("services", {})
@@ -84,6 +84,7 @@ if verb == "bootstrap":
     if args[1] != f"gui/{uid}":
         done(125, "Bootstrap failed: 125: Domain does not support specified action")
     try:
+        import plistlib
         label = plistlib.load(open(args[2], "rb"))["Label"]
     except Exception as exc:
         done(5, "Bootstrap failed: 5: Input/output error")
@@ -137,7 +138,7 @@ SYSTEMCTL = r'''#!__PYTHON__
 Like the real one: a changed unit file is used only after daemon-reload (start warns),
 daemon-reload re-arms active timers with their new definition, enable makes the
 timers.target.wants symlink, a unit without a file is not-found, no bus is exit 1."""
-import json, os, subprocess, sys, time
+import json, os, sys, time  # subprocess where needed: each call is a process
 path = os.environ["FAKE_SYSTEMCTL_STATE"]
 state = json.load(open(path)) if os.path.exists(path) else {}
 for k, v in (("bus", True), ("units", {}), ("loaded", {}), ("fail_next", []), ("calls", [])):
@@ -189,6 +190,7 @@ def next_elapse(text):
     lines = [l.split("=", 1)[1] for l in (text or "").splitlines() if l.startswith("OnCalendar=")]
     if not lines:
         return None
+    import subprocess
     r = subprocess.run(["systemd-analyze", "calendar", "--iterations=1", *lines],
                        capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
     found = [l.split(": ", 1)[1] for l in r.stdout.splitlines() if "Next elapse:" in l]
