@@ -1551,7 +1551,8 @@ sg_release() {
   done
 }
 
-# sg_journal_read FILE [KIND]: the names its records mark claimed (sg_jclaimed), done
+# sg_journal_read FILE [KIND]: the names its records mark claimed (sg_jclaimed: k, less
+# those struck out since by x), done
 # (sg_jdone) and started or failed (sg_jstarted), as /name/ lists, and the counts written
 # for moves (c), as "<count's name>/<item's name>" in sg_jc. A record is "\0<r>/\0": the
 # NUL before it parts it from one cut short before it (a full disk), and one cut short
@@ -1568,6 +1569,9 @@ sg_journal_read() {
     esac
     case $rec in
       k*) sg_jclaimed=$sg_jclaimed${rec#k}/ ;;
+      x*)                                   # struck out: another worker took it
+        rec=/${rec#x}/
+        case $sg_jclaimed in *"$rec"*) sg_jclaimed=${sg_jclaimed%%"$rec"*}/${sg_jclaimed#*"$rec"} ;; esac ;;
       d*) sg_jdone=$sg_jdone${rec#d}/ ;;
       [sf]*) sg_jstarted=$sg_jstarted${rec#?}/ ;;
       c?*/?*) sg_jc[${#sg_jc[@]}]=${rec#c} ;;
@@ -1782,13 +1786,14 @@ sg_claim_chunk() {
     done
     if [ "$#" -gt 0 ]; then
       # Noted first: if the run stops during the mv, sg_release returns what came.
+      sg_chunk=()          # none left of a round that others took whole
       for f; do
         sg_chunk[sg_chunk_n]=${f##*/}
         sg_chunk_n=$((sg_chunk_n + 1))
       done
       # Journaled first too ("k"): what a recovering run finds in the claim and not
       # there, its command left beside its item. No record, no claim (a full disk).
-      if ! { printf '\0'; printf 'k%s/\0' ${sg_chunk[@]+"${sg_chunk[@]}"}; } 2>/dev/null >>"$sg_journal"; then
+      if ! sg_jot k ${sg_chunk[@]+"${sg_chunk[@]}"}; then
         sg_chunk=() sg_chunk_n=0
         sg_stuck_journal
         return 1
@@ -1800,15 +1805,29 @@ sg_claim_chunk() {
       if [ -e "${c[0]}" ] || [ -e "${c[1]}" ]; then ! sg_counts_lock || lk=1; fi
       mv -n -- "$@" "$sg_claim_dir/" 2>/dev/null
       i=0 k=0
+      set --
       while [ "$i" -lt "$sg_chunk_n" ]; do
         f=${sg_chunk[$i]}
         if [ -e "$sg_claim_dir/$f" ] || [ -L "$sg_claim_dir/$f" ]; then
           sg_chunk[k]=$f
           k=$((k + 1))
+        else
+          set -- "$@" "$f"
         fi
         i=$((i + 1))
       done
       sg_chunk_n=$k
+      # Names another worker took are struck out ("x") before any command runs, so that a
+      # file a command leaves under such a name is not taken for an item. No record, no
+      # run: what came goes back.
+      if [ "$#" -gt 0 ] && ! sg_jot x "$@"; then
+        sg_ck=0
+        sg_release
+        sg_chunk=() sg_chunk_n=0 sg_ck=0
+        [ "$lk" = 0 ] || sg_counts_unlock
+        sg_stuck_journal
+        return 1
+      fi
       # Their counts, read now: while an item waits its turn its name is free in the
       # inbox, and another item's count may come to be kept under it.
       i=0
@@ -1833,6 +1852,16 @@ sg_claim_chunk() {
     sg_nc=${#sg_cands[@]}
   done
   sg_pass_claimed=1
+}
+
+# sg_jot KIND NAME...: one journal record per NAME, after a NUL, in one open. The
+# redirection is inside the function: `! { ...; } >>file` is true when the file cannot be
+# opened (bash applies no `!` to a compound command whose redirection failed).
+sg_jot() {
+  local kind=$1
+  shift
+  # shellcheck disable=SC2059  # the kind is one letter of ours
+  { printf '\0' && printf "$kind%s/\\0" "$@"; } 2>/dev/null >>"$sg_journal"
 }
 
 # sg_next_item: the next claimed item (sg_item, sg_item_name); when the chunk is used up,

@@ -292,6 +292,103 @@ def test_a_claim_takes_a_chunk_with_one_mv_and_notes_it(tmp_path: Path) -> None:
     assert _files(tmp_path / "q/inbox") == ["b.json", "c.txt", "d.json"]
 
 
+# mv as another worker racing for the first name: it takes a.json first.
+_RIVAL = '''
+mv() { case $* in *"$sg_inbox/a.json"*) command mv "$sg_inbox/a.json" "$T/rival.json" ;; esac; command mv "$@"; }
+'''
+
+
+def test_a_name_another_worker_took_is_struck_out_and_a_file_left_under_it_is_not_an_item(
+        tmp_path: Path) -> None:
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    for n in ("a.json", "b.json", "c.json", "d.json", "e.json"):
+        (tmp_path / "q/inbox" / n).write_text("{}")
+    r = sh(tmp_path, _RIVAL + """
+        sg_cands=( "$sg_inbox"/*.json ); sg_nc=${#sg_cands[@]}; sg_ci=0
+        sg_claim_chunk
+        echo "$sg_chunk_n ${sg_chunk[0]}"
+        echo "$sg_claim_dir"
+        : >"$sg_claim_dir/a.json"      # b's command writes a file named like the other item
+    """)
+    count, claim_dir = r.stdout.splitlines()
+    assert count == "1 b.json"
+    claim = Path(claim_dir)
+    assert (claim / ".journal").read_bytes() == b"\0ka.json/\0kb.json/\0\0xa.json/\0"
+    # The run dies; a later one recovers its claim by the journal.
+    (claim / ".claim").write_text("0" + (claim / ".claim").read_text()[10:])
+    r = sh(tmp_path, "sg_now; sg_recover")
+    assert r.returncode == 0, r.stderr
+    events = [json.loads(x) for x in (tmp_path / "logs/job/events.jsonl").read_text().splitlines()]
+    assert {e["item"]: (e["state"], e["item_to"]) for e in events} == {
+        "a.json": ("foreign", "failed"), "b.json": ("claimed", "inbox")}
+    assert _files(tmp_path / "q/failed") == ["a.json"]
+    assert _files(tmp_path / "q/inbox") == ["b.json", "c.json", "d.json", "e.json"]
+
+
+def test_a_journal_that_cannot_be_opened_stops_the_claim_before_anything_moves(
+        tmp_path: Path) -> None:
+    # Not only a full disk: a journal that cannot be opened at all (here a folder in its
+    # place; root writes through modes). `! { ...; } >>journal` would have passed it.
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    for n in ("a.json", "b.json"):
+        (tmp_path / "q/inbox" / n).write_text("{}")
+    r = sh(tmp_path, """
+        sg_now; sg_open_claim; rm "$sg_journal"; mkdir "$sg_journal"
+        sg_cands=( "$sg_inbox"/*.json ); sg_nc=${#sg_cands[@]}; sg_ci=0
+        sg_claim_chunk; echo "rc=$? n=$sg_chunk_n bad=$sg_jbad"
+    """)
+    assert r.stdout.split() == ["rc=1", "n=0", "bad=1"]
+    assert _files(tmp_path / "q/inbox") == ["a.json", "b.json"]
+
+
+def test_a_round_that_others_took_whole_leaves_no_name_in_the_next_rounds_records(
+        tmp_path: Path) -> None:
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    for n in ("a.json", "b.json", "c.json", "d.json", "e.json"):
+        (tmp_path / "q/inbox" / n).write_text("{}")
+    # The rival takes the whole first round (a, b); the second round is c alone.
+    r = sh(tmp_path, """
+        mv() { if [ ! -e "$T/took" ]; then : >"$T/took"; command mv "$sg_inbox/a.json" "$sg_inbox/b.json" "$T/"; fi; command mv "$@"; }
+        sg_cands=( "$sg_inbox"/*.json ); sg_nc=${#sg_cands[@]}; sg_ci=0
+        sg_claim_chunk
+        echo "$sg_chunk_n ${sg_chunk[0]}"
+        echo "$sg_journal"
+    """)
+    count, journal = r.stdout.splitlines()
+    assert count == "1 c.json"
+    assert Path(journal).read_bytes() == b"\0ka.json/\0kb.json/\0\0xa.json/\0xb.json/\0\0kc.json/\0"
+
+
+def test_names_struck_out_then_claimed_again_are_items(tmp_path: Path) -> None:
+    # k, x, k: the name came back to the inbox and this claim took it the second time.
+    dead = tmp_path / "q/processing/20000101T000000Z-1"
+    dead.mkdir(parents=True)
+    (dead / ".claim").write_text("0 1 h 20000101T000000Z-1 2\n")
+    (dead / ".journal").write_bytes(b"\0ka.json/\0kb.json/\0\0xa.json/\0\0kab.json/\0ka.json/\0")
+    for n in ("a.json", "b.json", "ab.json"):
+        (dead / n).write_text("{}")
+    r = sh(tmp_path, "sg_now; sg_recover")
+    assert r.returncode == 0, r.stderr
+    assert _files(tmp_path / "q/inbox") == ["a.json", "ab.json", "b.json"]
+    assert _files(tmp_path / "q/failed") == []
+
+
+def test_a_claim_that_cannot_strike_out_a_name_sends_its_chunk_back_and_claims_no_more(
+        tmp_path: Path) -> None:
+    (tmp_path / "q/inbox").mkdir(parents=True)
+    for n in ("a.json", "b.json", "c.json", "d.json", "e.json"):
+        (tmp_path / "q/inbox" / n).write_text("{}")
+    # The journal can take the k records but not the x (in place of a full disk: root
+    # writes through modes, so the journal becomes a folder as the move begins).
+    r = sh(tmp_path, _RIVAL.replace('command mv "$@"; }',
+                                    'command mv "$sg_journal" "$T/j"; mkdir "$sg_journal"; command mv "$@"; }') + """
+        sg_cands=( "$sg_inbox"/*.json ); sg_nc=${#sg_cands[@]}; sg_ci=0
+        sg_claim_chunk; echo "rc=$? n=$sg_chunk_n bad=$sg_jbad"
+    """)
+    assert r.stdout.split() == ["rc=1", "n=0", "bad=1"]
+    assert "could not write" in r.stderr
+    assert _files(tmp_path / "q/inbox") == ["b.json", "c.json", "d.json", "e.json"]
+
 # -- failed-attempt counts ---------------------------------------------------------------
 
 def _count_file(tmp_path: Path, name: str, count: int, of: Path) -> None:
