@@ -1377,6 +1377,7 @@ sg_item_end() {
   if [ ! -e "$sg_item" ] && [ ! -L "$sg_item" ]; then
     sg_item_to=gone      # the command moved or removed it itself: so goes its count
     [ "$sg_item_mine" != 1 ] || sg_count_drop "$sg_item_name" "$sg_item_ino"
+    sg_gone "$sg_item_name"
   elif [ "$sg_started" = 1 ] && [ "$st" -eq 0 ]; then
     sg_done[sg_nd]=$sg_item_name
     sg_d_run[sg_nd]=$sg_run_id
@@ -1402,10 +1403,21 @@ sg_item_end() {
         sg_fstk[sg_nfs]=$sg_item_name
         sg_nfs=$((sg_nfs + 1))
       fi
+    else
+      sg_gone "$sg_item_name"
     fi
   fi
   sg_item='' sg_started=0 sg_item_cnt=0 sg_item_mine=0 sg_item_ino=''
   return "$rc"
+}
+
+# sg_gone NAME...: items that left the claim (moved on, or taken by their own command) are
+# struck out of its journal ("x") before the next command runs: a file that command
+# leaves under such a name is not taken for the item by a run that recovers the claim.
+# Not written, the run claims no more (its records are not what the claim holds).
+sg_gone() {
+  [ "$#" -gt 0 ] && [ -n "$sg_journal" ] || return 0
+  sg_jot x "$@" || sg_stuck_journal
 }
 
 # sg_stuck NAME: say that an item could not be moved out of the claim directory; it stays
@@ -1430,12 +1442,12 @@ sg_fault_say() {
 sg_flush() {
   [ -n "$sg_journal" ] || return 0
   [ "$sg_nd" -gt 0 ] || return 0
-  local i=0 name lines line to
+  local i=0 name lines line to gone
   local sg_run_id=$sg_run_id sg_started_at=$sg_started_at sg_start_epoch=$sg_start_epoch \
     sg_iso=$sg_iso sg_epoch=$sg_epoch sg_item_name=$sg_item_name sg_item_path=$sg_item_path \
     sg_attempt=$sg_attempt sg_outcome=ok sg_status=0 sg_run_dir=$sg_run_dir \
     sg_mtext=$sg_mtext
-  lines=()
+  lines=() gone=()
   # Their failed-attempt counts go first: killed in between, a done item is still
   # journaled (recovery moves it on), and no count outlives its item.
   while [ "$i" -lt "$sg_nd" ]; do
@@ -1466,6 +1478,7 @@ sg_flush() {
         sg_item_path=$sg_claim_dir/$name
       fi
     fi
+    [ "$to" = processing ] || gone[${#gone[@]}]=$name
     sg_item_name=$name sg_attempt=${sg_d_att[$i]} sg_started_at=${sg_d_start[$i]}
     sg_iso=${sg_d_fin[$i]} sg_epoch=${sg_d_epoch[$i]} sg_start_epoch=$((sg_epoch - sg_d_dur[i]))
     sg_run_dir=$sg_runs/$sg_run_id
@@ -1478,6 +1491,7 @@ sg_flush() {
     i=$((i + 1))
   done
   sg_nd=0
+  sg_gone ${gone[@]+"${gone[@]}"}
   # One printf, so one write(2), per line: other workers append to the same file, and
   # O_APPEND keeps whole writes whole, not a chunk that stdio splits at 4 KB.
   if [ "$sg_record" = 1 ]; then
@@ -1493,8 +1507,8 @@ sg_flush() {
 # emptied (one open: no window). With some, it is written whole beside it and renamed
 # over it (a fork, only after a fault): truncated and then written in place, a kill or a
 # full disk in between would lose them, and a done item would run again. Until then (and
-# as the run ends) the journal only grows: what it says of names no longer here misleads
-# nobody, since nothing is claimed into it meanwhile.
+# as the run ends) the journal only grows: names no longer here are struck out (sg_gone),
+# and nothing is claimed into it meanwhile.
 sg_journal_keep() {
   local name
   [ -n "$sg_journal" ] || return 0

@@ -287,6 +287,35 @@ def test_a_file_the_command_left_beside_its_item_goes_to_failed_not_the_inbox(
     assert _files(q / "processing") == [] and _files(q / "processed") == ["a.json"]
 
 
+@pytest.mark.parametrize("first", ["done", "gone"])
+def test_a_file_left_under_the_name_of_an_item_gone_from_the_claim_is_not_that_item(
+        tmp_path: Path, first: str) -> None:
+    # a and c share a chunk. a leaves the claim first: done and moved on by a flush before
+    # c starts (a second passed), or taken away by its own command. c's command then writes
+    # a file named a.json beside its own item, and the wrapper alone is killed. The run
+    # that recovers the claim must take that file for what it is (foreign, to failed/),
+    # not for a done a (a second a in processed/).
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json", "c.json", "e.json", "f.json", "g.json"])
+    a = "sleep 1.2" if first == "done" else 'rm "$1"'
+    script = ('case "$1" in */a.json) ' + a + ' ;; */c.json) d=${1%/*}; echo side >"$d/a.json"; '
+              ': >"$T/side"; sleep 1; : >"$T/c-done" ;; esac')
+    w = _queue_job(tmp_path, script, stale_after="1s", max_attempts=1, batch=0)
+    p = w.popen()
+    wait_for(lambda: (tmp_path / "side").exists(), what="the side file")
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    wait_for(lambda: (tmp_path / "c-done").exists(), what="c's command to end")
+    time.sleep(1.1)
+    assert w.run().returncode == 0
+    rec = {e["item"]: (e["state"], e["item_to"]) for e in w.events("recover")}
+    assert rec["a.json"] == ("foreign", "failed"), rec
+    assert (q / "failed" / "a.json").read_text() == "side\n"
+    for d in ("processed", "inbox"):
+        assert all(f.read_text() != "side\n" for f in (q / d).iterdir()), d
+    assert _files(q / "processing") == []
+
+
 def test_a_failed_item_that_cannot_go_back_keeps_its_attempt_when_the_chunk_is_flushed(
         tmp_path: Path) -> None:
     # 00 is done and its move to processed/ waits for the chunk's flush; 01, next in the
