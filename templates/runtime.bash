@@ -1583,7 +1583,7 @@ sg_journal_read() {
     esac
     case $rec in
       k*) sg_jclaimed=$sg_jclaimed${rec#k}/ ;;
-      x*)                                   # struck out: another worker took it
+      x*)                                   # struck out: taken by another, or gone
         rec=/${rec#x}/
         case $sg_jclaimed in *"$rec"*) sg_jclaimed=${sg_jclaimed%%"$rec"*}/${sg_jclaimed#*"$rec"} ;; esac ;;
       d*) sg_jdone=$sg_jdone${rec#d}/ ;;
