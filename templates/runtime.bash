@@ -551,7 +551,7 @@ sg_keeper() {
   # Journaled here, not before the fork: a run that dies before its keeper gets this far
   # never started the command, and recovery returns the item without counting an attempt.
   # No record, no run (a full disk): a command that ran unrecorded would run again.
-  if ! { printf '\0s%s/\0' "$sg_item_name" >>"$sg_journal"; } 2>/dev/null; then
+  if ! sg_jot s "$sg_item_name"; then
     printf 'schedgen: %s: could not journal the start of %s in %s; not run\n' \
       "$sg_job" "$sg_item_name" "$sg_journal" >&2
     exit 74
@@ -559,11 +559,7 @@ sg_keeper() {
   sg_exec=''
   sg_run_command
   st=$?
-  if [ "$st" -eq 0 ]; then
-    printf '\0d%s/\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
-  else
-    printf '\0f%s/\0' "$sg_item_name" 2>/dev/null >>"$sg_journal"
-  fi
+  if [ "$st" -eq 0 ]; then sg_jot d "$sg_item_name"; else sg_jot f "$sg_item_name"; fi
   exit "$st"
 }
 
@@ -1868,14 +1864,16 @@ sg_claim_chunk() {
   sg_pass_claimed=1
 }
 
-# sg_jot KIND NAME...: one journal record per NAME, after a NUL, in one open. The
-# redirection is inside the function: `! { ...; } >>file` is true when the file cannot be
-# opened (bash applies no `!` to a compound command whose redirection failed).
+# sg_jot KIND NAME...: one journal record "\0<KIND><NAME>/\0" per NAME, with one write.
+# A run appends its claim's records here (but c, which sg_move writes to the journal it is
+# given, a dead claim's too). A caller tests this function's status, since bash applies
+# no `!` to a compound command whose redirection failed (`! { ...; } >>file` is true when
+# the file cannot be opened).
 sg_jot() {
   local kind=$1
   shift
   # shellcheck disable=SC2059  # the kind is one letter of ours
-  { printf '\0' && printf "$kind%s/\\0" "$@"; } 2>/dev/null >>"$sg_journal"
+  printf "\\0$kind%s/\\0" "$@" 2>/dev/null >>"$sg_journal"
 }
 
 # sg_next_item: the next claimed item (sg_item, sg_item_name); when the chunk is used up,

@@ -313,7 +313,7 @@ def test_a_name_another_worker_took_is_struck_out_and_a_file_left_under_it_is_no
     count, claim_dir = r.stdout.splitlines()
     assert count == "1 b.json"
     claim = Path(claim_dir)
-    assert (claim / ".journal").read_bytes() == b"\0ka.json/\0kb.json/\0\0xa.json/\0"
+    assert (claim / ".journal").read_bytes() == b"\0ka.json/\0\0kb.json/\0\0xa.json/\0"
     # The run dies; a later one recovers its claim by the journal.
     (claim / ".claim").write_text("0" + (claim / ".claim").read_text()[10:])
     r = sh(tmp_path, "sg_now; sg_recover")
@@ -356,7 +356,7 @@ def test_a_round_that_others_took_whole_leaves_no_name_in_the_next_rounds_record
     """)
     count, journal = r.stdout.splitlines()
     assert count == "1 c.json"
-    assert Path(journal).read_bytes() == b"\0ka.json/\0kb.json/\0\0xa.json/\0xb.json/\0\0kc.json/\0"
+    assert Path(journal).read_bytes() == b"\0ka.json/\0\0kb.json/\0\0xa.json/\0\0xb.json/\0\0kc.json/\0"
 
 
 def test_names_struck_out_then_claimed_again_are_items(tmp_path: Path) -> None:
