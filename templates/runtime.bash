@@ -1410,9 +1410,11 @@ sg_item_end() {
 # sg_gone NAME...: items that left the claim (moved on, or taken by their own command) are
 # struck out of its journal ("x") before the next command runs: a file that command
 # leaves under such a name is not taken for the item by a run that recovers the claim.
+# Only while items of the chunk are still to run: after the last one nothing else runs
+# in the claim before its journal is emptied for the next chunk (sg_journal_keep).
 # Not written, the run claims no more (its records are not what the claim holds).
 sg_gone() {
-  [ "$#" -gt 0 ] && [ -n "$sg_journal" ] || return 0
+  [ "$#" -gt 0 ] && [ -n "$sg_journal" ] && [ "$sg_ck" -lt "$sg_chunk_n" ] || return 0
   sg_jot x "$@" || sg_stuck_journal
 }
 
