@@ -7,7 +7,8 @@ or launchd. Each call is logged, so tests can assert what was (not) called.
 
 from __future__ import annotations
 
-import json
+import ast
+import marshal
 import sys
 from pathlib import Path
 
@@ -15,13 +16,19 @@ from tests.helpers import write_executable
 
 CRONTAB = r'''#!__PYTHON__
 """Fake crontab: the table lives in $FAKE_CRONTAB_FILE (absent = no crontab)."""
-import getpass, json, os, sys, time
+import os, sys  # no json, getpass: each call is a process, and they triple its start-up
 table = os.environ["FAKE_CRONTAB_FILE"]
 with open(os.environ["FAKE_CRONTAB_LOG"], "a") as log:
-    log.write(json.dumps(sys.argv[1:]) + "\n")
-time.sleep(float(os.environ.get("FAKE_CRONTAB_DELAY", "0")))  # widens race windows
+    log.write(repr(sys.argv[1:]) + "\n")   # one line per call, read by FakeCrontab.calls
+if os.environ.get("FAKE_CRONTAB_DELAY"):   # widens race windows
+    import time
+    time.sleep(float(os.environ["FAKE_CRONTAB_DELAY"]))
 args = sys.argv[1:]
-user = getpass.getuser()
+# As getpass.getuser() finds it.
+user = next((os.environ[k] for k in ("LOGNAME", "USER", "LNAME", "USERNAME") if os.environ.get(k)), "")
+if not user:
+    import pwd
+    user = pwd.getpwuid(os.getuid()).pw_name
 fail = table + ".fail"
 if os.path.exists(fail) and args != ["-l"]:
     os.unlink(fail)
@@ -51,9 +58,9 @@ else:
 
 LAUNCHCTL = r'''#!__PYTHON__
 """Fake launchctl: state in $FAKE_LAUNCHCTL_STATE, behaving like macOS's for the verbs used."""
-import json, os, sys  # plistlib where needed: each call is a process
+import marshal, os, sys  # plistlib where needed: each call is a process (json would double it)
 path = os.environ["FAKE_LAUNCHCTL_STATE"]
-state = json.load(open(path)) if os.path.exists(path) else {}
+state = marshal.load(open(path, "rb")) if os.path.exists(path) else {}
 state.setdefault("services", {})
 state.setdefault("disabled", [])
 state.setdefault("fail_next", [])
@@ -64,7 +71,7 @@ state["calls"].append(args)
 uid = str(os.getuid())
 
 def done(code=0, err=""):
-    json.dump(state, open(path, "w"), indent=1)
+    marshal.dump(state, open(path, "wb"))
     if err:
         sys.stderr.write(err + "\n")
     sys.exit(code)
@@ -138,9 +145,9 @@ SYSTEMCTL = r'''#!__PYTHON__
 Like the real one: a changed unit file is used only after daemon-reload (start warns),
 daemon-reload re-arms active timers with their new definition, enable makes the
 timers.target.wants symlink, a unit without a file is not-found, no bus is exit 1."""
-import json, os, sys, time  # subprocess where needed: each call is a process
+import marshal, os, sys, time  # subprocess where needed: each call is a process (json would double it)
 path = os.environ["FAKE_SYSTEMCTL_STATE"]
-state = json.load(open(path)) if os.path.exists(path) else {}
+state = marshal.load(open(path, "rb")) if os.path.exists(path) else {}
 for k, v in (("bus", True), ("units", {}), ("loaded", {}), ("fail_next", []), ("calls", [])):
     state.setdefault(k, v)
 args = sys.argv[1:]
@@ -149,7 +156,7 @@ cfg = os.environ.get("XDG_CONFIG_HOME", "")
 udir = os.path.join(cfg if cfg.startswith("/") else os.path.expanduser("~/.config"), "systemd", "user")
 
 def done(code=0, err="", out=""):
-    json.dump(state, open(path, "w"), indent=1)
+    marshal.dump(state, open(path, "wb"))
     if out:
         sys.stdout.write(out)
     if err:
@@ -293,9 +300,9 @@ else:
 
 LOGINCTL = r'''#!__PYTHON__
 """Fake loginctl: `show-user UID --property=Linger --value`, from $FAKE_SYSTEMCTL_STATE."""
-import json, os, sys
+import marshal, os, sys
 path = os.environ["FAKE_SYSTEMCTL_STATE"]
-state = json.load(open(path)) if os.path.exists(path) else {}
+state = marshal.load(open(path, "rb")) if os.path.exists(path) else {}
 args = sys.argv[1:]
 if not state.get("bus", True):
     sys.stderr.write("Failed to connect to bus: No medium found\\n")
@@ -334,7 +341,7 @@ class FakeCrontab:
             self.file.write_bytes(content.encode() if isinstance(content, str) else content)
 
     def calls(self) -> list[list[str]]:
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
+        return [ast.literal_eval(line) for line in self.log.read_text().splitlines()]
 
     def writes(self) -> list[list[str]]:
         return [c for c in self.calls() if c != ["-l"]]
@@ -345,19 +352,19 @@ class FakeCrontab:
 
 class FakeLaunchctl:
     def __init__(self, bin_dir: Path, root: Path):
-        self.state_file = root / "launchctl.json"
+        self.state_file = root / "launchctl.state"   # marshal: no json import per call
         write_executable(bin_dir / "launchctl", _script(LAUNCHCTL))
         self.env = {"FAKE_LAUNCHCTL_STATE": str(self.state_file)}
 
     def state(self) -> dict:
         if not self.state_file.exists():
             return {"services": {}, "disabled": [], "fail_next": [], "calls": []}
-        return json.loads(self.state_file.read_text())
+        return marshal.loads(self.state_file.read_bytes())
 
     def _update(self, **changes: object) -> None:
         s = self.state()
         s.update(changes)
-        self.state_file.write_text(json.dumps(s))
+        self.state_file.write_bytes(marshal.dumps(s))
 
     def loaded(self) -> dict[str, dict]:
         return self.state()["services"]
@@ -403,7 +410,7 @@ class FakeSystemctl:
     """`systemctl --user` and `loginctl`, sharing one state file."""
 
     def __init__(self, bin_dir: Path, root: Path):
-        self.state_file = root / "systemctl.json"
+        self.state_file = root / "systemctl.state"   # marshal: no json import per call
         write_executable(bin_dir / "systemctl", _script(SYSTEMCTL))
         write_executable(bin_dir / "loginctl", _script(LOGINCTL))
         self.env = {"FAKE_SYSTEMCTL_STATE": str(self.state_file)}
@@ -411,12 +418,12 @@ class FakeSystemctl:
     def state(self) -> dict:
         if not self.state_file.exists():
             return {"bus": True, "units": {}, "loaded": {}, "fail_next": [], "calls": []}
-        return json.loads(self.state_file.read_text())
+        return marshal.loads(self.state_file.read_bytes())
 
     def _update(self, **changes: object) -> None:
         s = self.state()
         s.update(changes)
-        self.state_file.write_text(json.dumps(s))
+        self.state_file.write_bytes(marshal.dumps(s))
 
     def calls(self) -> list[list[str]]:
         return self.state()["calls"]
