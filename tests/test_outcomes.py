@@ -77,12 +77,13 @@ class Scene:
     config: Path
     calls: Path
     slow: subprocess.Popen[str]
+    env: dict[str, str]   # the environment it was made in (its HOME, fakes and PATH)
 
     def at(self, when: str, *args: str) -> subprocess.CompletedProcess[str]:
         """`schedgen ARGS` with the clock stopped at ``when`` (UTC), so ages come out exact."""
         return subprocess.run(["faketime", "-f", when, sys.executable, "-m", "schedgen",
                                *args, "-c", str(self.config)], capture_output=True, text=True,
-                              env={**os.environ, "TZ": "UTC"}, timeout=120)
+                              env={**self.env, "TZ": "UTC"}, timeout=120)
 
     def alerts(self) -> list[str]:
         return self.calls.read_text().splitlines() if self.calls.exists() else []
@@ -107,11 +108,8 @@ def run_at(root: Path, job: str, when: str, **env: str) -> int:
     return code
 
 
-@pytest.fixture
-def scene(tmp_path: Path, fake_crontab: FakeCrontab,
-          fake_launchctl: FakeLaunchctl, monkeypatch: pytest.MonkeyPatch) -> Iterator[Scene]:
-    monkeypatch.setenv("TZ", "UTC")
-    root = tmp_path
+def _make_scene(root: Path) -> Iterator[Scene]:
+    """The scene, made in ``root`` with the environment as the caller set it up."""
     calls = root / "alerts.txt"
     # check --notify sets SCHEDGEN_PROBLEM; a run's own notifications (the wrapper's) do not
     # and go to a file of their own: job|event|exit code|outcome.
@@ -173,12 +171,46 @@ def scene(tmp_path: Path, fake_crontab: FakeCrontab,
     wait_for(lambda: runs.exists() and len(runs.read_text().splitlines()) >= len(want),
              what="the runs' notifications")
     assert sorted(runs.read_text().splitlines()) == sorted(want)
-    yield Scene(root, config, calls, slow)
+    yield Scene(root, config, calls, slow, dict(os.environ))
     kill_group(slow.pid)
     slow.wait()
 
 
-def test_history_shows_every_outcome_and_the_missed_firings_as_rows(scene: Scene) -> None:
+
+
+@pytest.fixture
+def scene(tmp_path: Path, fake_crontab: FakeCrontab,
+          fake_launchctl: FakeLaunchctl, monkeypatch: pytest.MonkeyPatch) -> Iterator[Scene]:
+    """A scene of its own, for a test that changes it."""
+    monkeypatch.setenv("TZ", "UTC")
+    yield from _make_scene(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_scene(tmp_path_factory: pytest.TempPathFactory, _guard_bin: Path) -> Iterator[Scene]:
+    """One scene for the tests that only read it: made once per worker that runs them (it
+    takes some 20 real runs under faketime), in a home and with fakes of its own."""
+    root = tmp_path_factory.mktemp("scene")
+    with pytest.MonkeyPatch.context() as mp:
+        home = root / "home"
+        home.mkdir()
+        mp.setenv("HOME", str(home))
+        mp.setenv("SCHEDGEN_TEST_APPLY_LOCK", str(root / "apply-lock" / "apply.lock"))
+        for var in ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "SCHEDGEN_CONFIG",
+                    "SCHEDGEN_SMOKE", "NO_COLOR"):
+            mp.delenv(var, raising=False)
+        bin_dir = root / "bin"
+        bin_dir.mkdir()
+        mp.setenv("PATH", f"{bin_dir}{os.pathsep}{_guard_bin}{os.pathsep}{os.environ['PATH']}")
+        for fake in (FakeCrontab(bin_dir, root), FakeLaunchctl(bin_dir, root)):
+            for k, v in fake.env.items():
+                mp.setenv(k, v)
+        mp.setenv("TZ", "UTC")
+        yield from _make_scene(root)
+
+
+def test_history_shows_every_outcome_and_the_missed_firings_as_rows(shared_scene: Scene) -> None:
+    scene = shared_scene
     r = scene.at(NOW, "history", "pub")
     assert r.returncode == 0, r.stderr
     rows = [line.split() for line in r.stdout.splitlines()[2:] if line.startswith("  ")]
@@ -205,7 +237,8 @@ def test_history_shows_every_outcome_and_the_missed_firings_as_rows(scene: Scene
     assert [x["outcome"] for x in day["runs"]] == ["ok", "busy"]
 
 
-def test_launchd_firings_coalesced_on_wake_are_late_not_missed(scene: Scene) -> None:
+def test_launchd_firings_coalesced_on_wake_are_late_not_missed(shared_scene: Scene) -> None:
+    scene = shared_scene
     data = json.loads(scene.at(NOW, "status", "--json").stdout)
     agent = next(j for j in data["jobs"] if j["job"] == "agent")
     assert agent["missed"]["count"] == 0 and agent["missed"]["late"] == 3
@@ -216,7 +249,8 @@ def test_launchd_firings_coalesced_on_wake_are_late_not_missed(scene: Scene) -> 
             "last 2026-01-08 16:40") in text
 
 
-def test_logs_prints_a_runs_output(scene: Scene) -> None:
+def test_logs_prints_a_runs_output(shared_scene: Scene) -> None:
+    scene = shared_scene
     r = scene.at(NOW, "logs", "pub")
     assert (r.returncode, r.stdout) == (0, "fine\n")
     failed = json.loads(scene.at(NOW, "history", "pub", "--json").stdout)["jobs"][0]["runs"][4]
@@ -227,7 +261,8 @@ def test_logs_prints_a_runs_output(scene: Scene) -> None:
     assert scene.at(NOW, "logs", "nosuch").returncode == 2
 
 
-def test_check_lists_one_line_per_problem_and_exits_1(scene: Scene) -> None:
+def test_check_lists_one_line_per_problem_and_exits_1(shared_scene: Scene) -> None:
+    scene = shared_scene
     r = scene.at(NOW, "check")
     assert r.returncode == 1, r.stderr
     lines = r.stdout.splitlines()
