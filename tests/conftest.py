@@ -17,6 +17,8 @@ pytest_plugins = ("tests.plugin",)
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+from tests.helpers import isolate_home  # noqa: E402  (after the bytecode switch above)
+
 REAL_HOME = Path(os.path.expanduser("~"))
 # What schedgen would write under a real home; none of it may change during tests.
 _WATCHED = [".local/share/schedgen", ".local/state/schedgen", "Library/LaunchAgents",
@@ -80,15 +82,7 @@ def _real_home_untouched():
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh HOME for each test, with XDG and schedgen variables cleared."""
-    h = tmp_path / "home"
-    h.mkdir()
-    monkeypatch.setenv("HOME", str(h))
-    # the apply lock is per user (outside HOME): each test's fake crontab gets its own
-    monkeypatch.setenv("SCHEDGEN_TEST_APPLY_LOCK", str(tmp_path / "apply-lock" / "apply.lock"))
-    for var in ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "SCHEDGEN_CONFIG",
-                "SCHEDGEN_SMOKE", "NO_COLOR"):
-        monkeypatch.delenv(var, raising=False)
-    return h
+    return isolate_home(monkeypatch, tmp_path)
 
 
 _GUARD = """#!/bin/sh

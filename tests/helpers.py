@@ -10,6 +10,8 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import NamedTuple
 
+import pytest
+
 from schedgen import cli
 
 
@@ -26,6 +28,33 @@ def build_file_tree(root: Path, tree: dict[str, str | bytes | dict]) -> None:
                 p.write_bytes(value)
             else:
                 p.write_text(value)
+
+
+# Cleared for every test: a real one would point schedgen at the user's own files.
+CLEARED_VARS = ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "SCHEDGEN_CONFIG",
+                "SCHEDGEN_SMOKE", "NO_COLOR")
+
+
+def isolate_home(mp: pytest.MonkeyPatch, root: Path) -> Path:
+    """A fresh HOME under ``root``, with XDG and schedgen variables cleared."""
+    h = root / "home"
+    h.mkdir()
+    mp.setenv("HOME", str(h))
+    # the apply lock is per user (outside HOME): each test's fake crontab gets its own
+    mp.setenv("SCHEDGEN_TEST_APPLY_LOCK", str(root / "apply-lock" / "apply.lock"))
+    for var in CLEARED_VARS:
+        mp.delenv(var, raising=False)
+    return h
+
+
+def isolated_bin(mp: pytest.MonkeyPatch, root: Path, guard_bin: Path) -> Path:
+    """For a fixture wider than a test: ``root``/bin first on PATH, then the guards of the
+    real crontab, launchctl... (conftest.py), as a test's own fixtures set them up."""
+    isolate_home(mp, root)
+    d = root / "bin"
+    d.mkdir()
+    mp.setenv("PATH", f"{d}{os.pathsep}{guard_bin}{os.pathsep}{os.environ['PATH']}")
+    return d
 
 
 def write_executable(path: Path, body: str) -> Path:

@@ -25,7 +25,7 @@ import pytest
 
 from schedgen.machine import ownership as state
 from tests.fakes import FakeCrontab, FakeLaunchctl
-from tests.helpers import write_config, write_executable
+from tests.helpers import isolated_bin, write_config, write_executable
 from tests.wrapper_kit import BASH, kill_group, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("faketime") is None,
@@ -192,16 +192,7 @@ def shared_scene(tmp_path_factory: pytest.TempPathFactory, _guard_bin: Path) -> 
     takes some 20 real runs under faketime), in a home and with fakes of its own."""
     root = tmp_path_factory.mktemp("scene")
     with pytest.MonkeyPatch.context() as mp:
-        home = root / "home"
-        home.mkdir()
-        mp.setenv("HOME", str(home))
-        mp.setenv("SCHEDGEN_TEST_APPLY_LOCK", str(root / "apply-lock" / "apply.lock"))
-        for var in ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "SCHEDGEN_CONFIG",
-                    "SCHEDGEN_SMOKE", "NO_COLOR"):
-            mp.delenv(var, raising=False)
-        bin_dir = root / "bin"
-        bin_dir.mkdir()
-        mp.setenv("PATH", f"{bin_dir}{os.pathsep}{_guard_bin}{os.pathsep}{os.environ['PATH']}")
+        bin_dir = isolated_bin(mp, root, _guard_bin)
         for fake in (FakeCrontab(bin_dir, root), FakeLaunchctl(bin_dir, root)):
             for k, v in fake.env.items():
                 mp.setenv(k, v)

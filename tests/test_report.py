@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from datetime import timedelta
 from html.parser import HTMLParser
 from pathlib import Path
@@ -24,7 +25,7 @@ from schedgen.commands import report as htmlreport
 from schedgen.config.load import loads
 from schedgen.machine import ownership as state
 from tests.fakes import FakeCrontab
-from tests.helpers import write_config
+from tests.helpers import isolated_bin, write_config
 from tests.pngread import colour_counts, pixels
 from tests.records_kit import at, replicate
 from tests.test_outcomes import INSTALLED, run_at
@@ -81,11 +82,20 @@ class Dom(HTMLParser):
             self.lanes[self._lane][a["data-outcome"] or ""] += int(a.get("data-count") or 0)
 
 
-@pytest.fixture
-def page(tmp_path: Path, fake_crontab: FakeCrontab,
-         monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("TZ", "UTC")
-    root = tmp_path
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory, _guard_bin: Path) -> Iterator[Path]:
+    """The report of some real runs and 10,000 copies: made once per worker that runs the
+    tests reading it, in a home and with a fake crontab of its own."""
+    root = tmp_path_factory.mktemp("page")
+    with pytest.MonkeyPatch.context() as mp:
+        bin_dir = isolated_bin(mp, root, _guard_bin)
+        for k, v in FakeCrontab(bin_dir, root).env.items():
+            mp.setenv(k, v)
+        mp.setenv("TZ", "UTC")
+        yield _make_page(root)
+
+
+def _make_page(root: Path) -> Path:
     config = write_config(root / "jobs.toml", JOBS.format(root=root))
     subprocess.run([sys.executable, "-m", "schedgen", "apply", "-c", str(config)], check=True,
                    capture_output=True)
