@@ -72,6 +72,38 @@ def _faketime_litter():
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _templates_compiled_once_per_worker():
+    """Each test has a HOME of its own, so schedgen keeps a jinja2 environment and a cache
+    of compiled templates per test (render/artifacts.py) and compiles every template again
+    in each: a tenth of the suite's CPU. The code jinja2 makes of one source under the same
+    options is the same in all of them, so a worker makes it once; loading and storing the
+    compiled templates in each test's cache still happen as in a fresh process."""
+    import jinja2
+
+    compile_ = jinja2.Environment.compile
+    made: dict[tuple, object] = {}
+
+    def compile_once(self, source, name=None, filename=None, raw=False, defer_init=False):
+        if not isinstance(source, str):
+            return compile_(self, source, name, filename, raw, defer_init)
+        escape = self.autoescape(name) if callable(self.autoescape) else self.autoescape
+        key = (source, name, filename, raw, defer_init, escape, self.trim_blocks,
+               self.lstrip_blocks, self.keep_trailing_newline, self.newline_sequence,
+               self.block_start_string, self.block_end_string, self.variable_start_string,
+               self.variable_end_string, self.comment_start_string, self.comment_end_string,
+               self.line_statement_prefix, self.line_comment_prefix, self.optimized,
+               self.undefined, self.finalize, tuple(sorted(self.extensions)),
+               tuple(sorted(self.filters)), tuple(sorted(self.tests)))
+        if key not in made:
+            made[key] = compile_(self, source, name, filename, raw, defer_init)
+        return made[key]
+
+    jinja2.Environment.compile = compile_once  # type: ignore[method-assign]
+    yield
+    jinja2.Environment.compile = compile_  # type: ignore[method-assign]
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _real_home_untouched():
     before = _snapshot()
     yield
