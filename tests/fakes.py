@@ -7,53 +7,46 @@ or launchd. Each call is logged, so tests can assert what was (not) called.
 
 from __future__ import annotations
 
-import ast
 import marshal
 import sys
 from pathlib import Path
 
 from tests.helpers import write_executable
 
-CRONTAB = r'''#!__PYTHON__
-"""Fake crontab: the table lives in $FAKE_CRONTAB_FILE (absent = no crontab)."""
-import os, sys  # no json, getpass: each call is a process, and they triple its start-up
-table = os.environ["FAKE_CRONTAB_FILE"]
-with open(os.environ["FAKE_CRONTAB_LOG"], "a") as log:
-    log.write(repr(sys.argv[1:]) + "\n")   # one line per call, read by FakeCrontab.calls
-if os.environ.get("FAKE_CRONTAB_DELAY"):   # widens race windows
-    import time
-    time.sleep(float(os.environ["FAKE_CRONTAB_DELAY"]))
-args = sys.argv[1:]
-# As getpass.getuser() finds it.
-user = next((os.environ[k] for k in ("LOGNAME", "USER", "LNAME", "USERNAME") if os.environ.get(k)), "")
-if not user:
-    import pwd
-    user = pwd.getpwuid(os.getuid()).pw_name
-fail = table + ".fail"
-if os.path.exists(fail) and args != ["-l"]:
-    os.unlink(fail)
-    sys.stderr.write("crontab: simulated failure\n")
-    sys.exit(1)
-if args == ["-l"]:
-    if not os.path.exists(table):
-        sys.stderr.write(f"no crontab for {user}\n")
-        sys.exit(1)
-    sys.stdout.buffer.write(open(table, "rb").read())
-elif args == ["-r"]:
-    if not os.path.exists(table):
-        sys.stderr.write(f"no crontab for {user}\n")
-        sys.exit(1)
-    os.unlink(table)
-elif len(args) == 1:
-    data = sys.stdin.buffer.read() if args[0] == "-" else open(args[0], "rb").read()
-    if data and not data.endswith(b"\n"):  # Debian refuses such a table
-        sys.stderr.write("new crontab file is missing newline before EOF, can't install.\n")
-        sys.exit(1)
-    with open(table, "wb") as fh:
-        fh.write(data)
-else:
-    sys.stderr.write("usage: crontab [-l | -r | file | -]\n")
-    sys.exit(1)
+CRONTAB = r'''#!/bin/sh
+# Fake crontab: the table lives in $FAKE_CRONTAB_FILE (absent = no crontab). In sh, not
+# Python: it is called some thousand times a run, and Python's start-up was most of it.
+table=$FAKE_CRONTAB_FILE
+# Each call's arguments, \037 after each and \036 after the call (FakeCrontab.calls).
+{ for a; do printf '%s\037' "$a"; done; printf '\036'; } >>"$FAKE_CRONTAB_LOG"
+[ -z "${FAKE_CRONTAB_DELAY:-}" ] || sleep "$FAKE_CRONTAB_DELAY"   # widens race windows
+user=${LOGNAME:-${USER:-${LNAME:-${USERNAME:-}}}}   # as getpass.getuser() finds it
+[ -n "$user" ] || user=$(id -un)
+if [ -e "$table.fail" ] && [ "$*" != -l ]; then
+  rm -f "$table.fail"
+  echo "crontab: simulated failure" >&2
+  exit 1
+fi
+if [ "$#" -eq 1 ] && [ "$1" = -l ]; then
+  [ -e "$table" ] || { echo "no crontab for $user" >&2; exit 1; }
+  exec cat "$table"
+elif [ "$#" -eq 1 ] && [ "$1" = -r ]; then
+  [ -e "$table" ] || { echo "no crontab for $user" >&2; exit 1; }
+  rm -f "$table"
+elif [ "$#" -eq 1 ]; then
+  tmp=$table.new.$$
+  if [ "$1" = - ]; then cat >"$tmp"; else cat "$1" >"$tmp" || { rm -f "$tmp"; exit 1; }; fi
+  # Debian refuses a table whose last line has no newline ($(...) drops a final one).
+  if [ -n "$(tail -c 1 "$tmp")" ]; then
+    rm -f "$tmp"
+    echo "new crontab file is missing newline before EOF, can't install." >&2
+    exit 1
+  fi
+  mv -f "$tmp" "$table"
+else
+  echo "usage: crontab [-l | -r | file | -]" >&2
+  exit 1
+fi
 '''
 
 LAUNCHCTL = r'''#!__PYTHON__
@@ -341,7 +334,7 @@ class FakeCrontab:
             self.file.write_bytes(content.encode() if isinstance(content, str) else content)
 
     def calls(self) -> list[list[str]]:
-        return [ast.literal_eval(line) for line in self.log.read_text().splitlines()]
+        return [call.split("\x1f")[:-1] for call in self.log.read_text().split("\x1e")[:-1]]
 
     def writes(self) -> list[list[str]]:
         return [c for c in self.calls() if c != ["-l"]]
