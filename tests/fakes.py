@@ -15,7 +15,7 @@ from tests.helpers import write_executable
 
 CRONTAB = r'''#!/bin/sh
 # Fake crontab: the table lives in $FAKE_CRONTAB_FILE (absent = no crontab). In sh, not
-# Python: it is called some thousand times a run, and Python's start-up was most of it.
+# Python: it is called hundreds of times a run, and Python's start-up was most of it.
 table=$FAKE_CRONTAB_FILE
 # Each call's arguments, \037 after each and \036 after the call (FakeCrontab.calls).
 { for a; do printf '%s\037' "$a"; done; printf '\036'; } >>"$FAKE_CRONTAB_LOG"

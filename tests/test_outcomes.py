@@ -176,8 +176,6 @@ def _make_scene(root: Path) -> Iterator[Scene]:
     slow.wait()
 
 
-
-
 @pytest.fixture
 def scene(tmp_path: Path, fake_crontab: FakeCrontab,
           fake_launchctl: FakeLaunchctl, monkeypatch: pytest.MonkeyPatch) -> Iterator[Scene]:
