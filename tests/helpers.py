@@ -47,16 +47,6 @@ def isolate_home(mp: pytest.MonkeyPatch, root: Path) -> Path:
     return h
 
 
-def isolated_bin(mp: pytest.MonkeyPatch, root: Path, guard_bin: Path) -> Path:
-    """For a fixture wider than a test: ``root``/bin first on PATH, then the guards of the
-    real crontab, launchctl... (conftest.py), as a test's own fixtures set them up."""
-    isolate_home(mp, root)
-    d = root / "bin"
-    d.mkdir()
-    mp.setenv("PATH", f"{d}{os.pathsep}{guard_bin}{os.pathsep}{os.environ['PATH']}")
-    return d
-
-
 def write_executable(path: Path, body: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(body)

@@ -7,14 +7,32 @@ import os
 import shutil
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from tests.fake_kubectl import FakeKubectl
 from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
+from tests.helpers import isolate_home
 from tests.pinghub import PingHub
 from tests.wrapper_kit import SYSTEM_PATH, hidden_tools_bin
+
+
+@contextmanager
+def isolated(root: Path, guard_bin: Path, *fakes: type) -> Iterator[pytest.MonkeyPatch]:
+    """For a fixture wider than a test, what a test's own fixtures set up, undone at its
+    end: a fresh HOME under ``root``, ``root``/bin first on PATH before the guards of the
+    real tools (conftest.py), and each of ``fakes`` (FakeCrontab...) there with its variables."""
+    with pytest.MonkeyPatch.context() as mp:
+        isolate_home(mp, root)
+        bin_dir = root / "bin"
+        bin_dir.mkdir()
+        mp.setenv("PATH", f"{bin_dir}{os.pathsep}{guard_bin}{os.pathsep}{os.environ['PATH']}")
+        for kind in fakes:
+            for k, v in kind(bin_dir, root).env.items():
+                mp.setenv(k, v)
+        yield mp
 
 
 @pytest.fixture

@@ -25,7 +25,8 @@ import pytest
 
 from schedgen.machine import ownership as state
 from tests.fakes import FakeCrontab, FakeLaunchctl
-from tests.helpers import isolated_bin, write_config, write_executable
+from tests.helpers import write_config, write_executable
+from tests.plugin import isolated
 from tests.wrapper_kit import BASH, kill_group, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("faketime") is None,
@@ -189,11 +190,7 @@ def shared_scene(tmp_path_factory: pytest.TempPathFactory, _guard_bin: Path) -> 
     """One scene for the tests that only read it: made once per worker that runs them (it
     takes some 20 real runs under faketime), in a home and with fakes of its own."""
     root = tmp_path_factory.mktemp("scene")
-    with pytest.MonkeyPatch.context() as mp:
-        bin_dir = isolated_bin(mp, root, _guard_bin)
-        for fake in (FakeCrontab(bin_dir, root), FakeLaunchctl(bin_dir, root)):
-            for k, v in fake.env.items():
-                mp.setenv(k, v)
+    with isolated(root, _guard_bin, FakeCrontab, FakeLaunchctl) as mp:
         mp.setenv("TZ", "UTC")
         yield from _make_scene(root)
 

@@ -25,7 +25,8 @@ from schedgen.commands import report as htmlreport
 from schedgen.config.load import loads
 from schedgen.machine import ownership as state
 from tests.fakes import FakeCrontab
-from tests.helpers import isolated_bin, write_config
+from tests.helpers import write_config
+from tests.plugin import isolated
 from tests.pngread import colour_counts, pixels
 from tests.records_kit import at, replicate
 from tests.test_outcomes import INSTALLED, run_at
@@ -87,10 +88,7 @@ def page(tmp_path_factory: pytest.TempPathFactory, _guard_bin: Path) -> Iterator
     """The report of some real runs and 10,000 copies: made once per worker that runs the
     tests reading it, in a home and with a fake crontab of its own."""
     root = tmp_path_factory.mktemp("page")
-    with pytest.MonkeyPatch.context() as mp:
-        bin_dir = isolated_bin(mp, root, _guard_bin)
-        for k, v in FakeCrontab(bin_dir, root).env.items():
-            mp.setenv(k, v)
+    with isolated(root, _guard_bin, FakeCrontab) as mp:
         mp.setenv("TZ", "UTC")
         yield _make_page(root)
 
