@@ -206,7 +206,9 @@ sg_fail() {
 # the BSDs' and Linux's sys/file.h): loading Fcntl for their names triples its cost.
 sg_lock() {
   if command -v flock >/dev/null 2>&1; then
-    if [ "$2" -gt 0 ]; then flock -w "$2" "$1"; else flock -n "$1"; fi
+    # LC_ALL=C here and on the hot mkdirs: with a UTF-8 LANG in the environment (a systemd
+    # user session has one) each exec would load the locale's files first (0.2-0.3 ms).
+    if [ "$2" -gt 0 ]; then LC_ALL=C flock -w "$2" "$1"; else LC_ALL=C flock -n "$1"; fi
   else
     perl -e '
       my ($fd, $wait) = @ARGV;
@@ -452,7 +454,7 @@ sg_last_run_note() {
 sg_run_dir_make() {
   local n=0 st
   while :; do
-    mkdir "$sg_runs/$sg_run_id" 2>/dev/null
+    LC_ALL=C mkdir "$sg_runs/$sg_run_id" 2>/dev/null
     st=$?
     [ "$st" -ne 0 ] || break
     n=$((n + 1))
@@ -1157,7 +1159,7 @@ sg_run_dir_new() {
     set -- "$@" "$sg_runs/$sg_run_id"
   done
   sg_ahead_n=$n sg_ahead_i=1 sg_ahead_s=$sg_stamp   # noted first: sg_close_claim removes them
-  mkdir "$@" 2>/dev/null
+  LC_ALL=C mkdir "$@" 2>/dev/null
   n=$?
   if [ "$n" -ne 0 ] && [ "$n" -le 128 ]; then
     # A name was taken meanwhile (a worker of the same pid in another pid namespace) or
