@@ -67,7 +67,13 @@ CASES = [
 @pytest.mark.parametrize(("expr", "count"), CASES)
 def test_calendar_fires_exactly_like_debian_cron(expr: str, count: int) -> None:
     dicts = calendar_dicts(parse_cron(expr))
-    assert launchd_minutes(dicts) == cron_minutes(expr)
+    if expr == "* * * * *":
+        # Every minute: a year is half a million of them (4 s); January and the leap
+        # February show the same.
+        end = START + timedelta(days=60)
+        assert launchd_minutes(dicts, START, end) == cronsim_minutes([expr], START, end)
+    else:
+        assert launchd_minutes(dicts) == cron_minutes(expr)
     assert len(dicts) == count
 
 

@@ -9,6 +9,7 @@ apart from the few pairs in LAZY_EDGES (code only some configs need).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ LAZY_ALLOWED = {"schedgen.cli"}
 # does not load, at every start, code that only some configs use (a cron-only `diff`
 # never needs launchd, systemd, kubernetes or time-zone code). Pairs, not modules: any
 # other import there is still refused, and these still count as edges for the cycle and
-# rank checks (they are in EDGES like every other import).
+# rank checks (they are edges like every other import).
 LAZY_EDGES = {
     ("schedgen.config.load", "schedgen.config.kubernetes"): "configs with kubernetes jobs only",
     ("schedgen.render.artifacts", "schedgen.render.tzrender"): "zoned jobs only",
@@ -76,21 +77,24 @@ class Import:
 def imports(modules: dict[str, ast.Module]) -> list[Import]:
     """Every import of a schedgen module, resolved to the module it loads."""
     out: list[Import] = []
+
+    def visit(name: str, node: ast.AST, nested: bool) -> None:
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            # `from schedgen.plan import changes` loads the submodule when there is one.
+            targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules
+                       else node.module for a in node.names]
+        else:
+            # One walk of the tree: what sits under a function is nested.
+            inner = nested or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            for child in ast.iter_child_nodes(node):
+                visit(name, child, inner)
+            return
+        out.extend(Import(name, t, node.lineno, nested) for t in targets)
+
     for name, tree in modules.items():
-        nested_nodes = {id(n) for f in ast.walk(tree)
-                        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
-                        for n in ast.walk(f)}
-        for node in ast.walk(tree):
-            nested = id(node) in nested_nodes
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                # `from schedgen.plan import changes` loads the submodule when there is one.
-                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules
-                           else node.module for a in node.names]
-            else:
-                continue
-            out += [Import(name, t, node.lineno, nested) for t in targets]
+        visit(name, tree, False)
     return out
 
 
@@ -136,36 +140,49 @@ def parse_package() -> dict[str, ast.Module]:
             for p in sorted(ROOT.rglob("*.py"))}
 
 
-MODULES = parse_package()
-EDGES = imports(MODULES)
+# Parsed when a test asks (not at collection, which every worker does).
+@functools.cache
+def _package() -> tuple[dict[str, ast.Module], list[Import]]:
+    modules = parse_package()
+    return modules, imports(modules)
 
 
-def test_every_module_is_in_a_known_stage() -> None:
-    unknown = sorted(m for m in MODULES if stage(m) not in RANK)
+@pytest.fixture
+def modules() -> dict[str, ast.Module]:
+    return _package()[0]
+
+
+@pytest.fixture
+def edges() -> list[Import]:
+    return _package()[1]
+
+
+def test_every_module_is_in_a_known_stage(modules: dict[str, ast.Module]) -> None:
+    unknown = sorted(m for m in modules if stage(m) not in RANK)
     assert not unknown, f"place these in RANK (tests/test_layout.py): {unknown}"
 
 
-def test_no_import_cycles() -> None:
-    assert cycles(EDGES) == []
+def test_no_import_cycles(edges: list[Import]) -> None:
+    assert cycles(edges) == []
 
 
-def test_no_stage_imports_a_later_one() -> None:
-    assert upward(EDGES) == []
+def test_no_stage_imports_a_later_one(edges: list[Import]) -> None:
+    assert upward(edges) == []
 
 
-def test_no_imports_inside_functions_outside_the_cli() -> None:
-    hidden = [e for e in EDGES if e.nested and e.target.startswith("schedgen")
+def test_no_imports_inside_functions_outside_the_cli(edges: list[Import]) -> None:
+    hidden = [e for e in edges if e.nested and e.target.startswith("schedgen")
               and e.source not in LAZY_ALLOWED and (e.source, e.target) not in LAZY_EDGES]
     assert hidden == []
 
 
-def test_every_lazy_edge_allowed_is_one_the_code_has() -> None:
-    nested = {(e.source, e.target) for e in EDGES if e.nested}
+def test_every_lazy_edge_allowed_is_one_the_code_has(edges: list[Import]) -> None:
+    nested = {(e.source, e.target) for e in edges if e.nested}
     assert sorted(set(LAZY_EDGES) - nested) == []
 
 
-def test_only_the_cli_knows_the_cli_library() -> None:
-    bad = [e for e in EDGES if e.target.split(".")[0] in CLI_ONLY and stage(e.source) != "cli"]
+def test_only_the_cli_knows_the_cli_library(edges: list[Import]) -> None:
+    bad = [e for e in edges if e.target.split(".")[0] in CLI_ONLY and stage(e.source) != "cli"]
     assert bad == []
 
 
