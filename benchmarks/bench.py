@@ -180,9 +180,17 @@ def bench_wrapper(tmp: Path, rounds: int) -> Samples:
     hand = write_exec(tmp / "hand.sh", HAND_WRAPPER)
     henv = {**env, "LOG_ROOT": str(tmp / "hand-logs"), "LOCK_FILE": str(tmp / "hand.lock"),
             "ENV_FILE": str(envfile)}
+    # The same bash under a prefix with no lib/bash: the wrapper finds no loadable mkdir
+    # beside it and forks /bin/mkdir (as where bash-builtins is not installed).
+    bare = tmp / "bare" / "bin"
+    bare.mkdir(parents=True)
+    (bare / "bash").symlink_to(os.path.realpath(shutil.which("bash") or "/bin/bash"))
+    LOADABLE.append((Path(os.path.realpath(shutil.which("bash") or "/bin/bash")).parent.parent
+                     / "lib" / "bash" / "mkdir").exists())
     return interleave(rounds, {
         "hand": lambda: timed(["bash", str(hand)], henv),
         "schedgen": lambda: timed(["bash", str(ours)], env),
+        "bare": lambda: timed([str(bare / "bash"), str(ours)], env),
         "steady": lambda: timed_steady(steady, env, tmp / "logs" / "job-0001" / "runs"),
         "perl": lambda: timed(["bash", str(tmp / "r" / "wrappers" / "nf.sh")], env),
     })
@@ -199,6 +207,7 @@ def no_flock_bin(d: Path) -> Path:
 
 
 PRUNED: list[bool] = []  # per round of the job at keep_runs: whether it pruned
+LOADABLE: list[bool] = []  # whether bash's loadable mkdir is installed beside it
 
 
 def timed_steady(wrapper: Path, env: dict[str, str], runs: Path) -> float:
@@ -438,7 +447,10 @@ def _wrapper(tmp: Path, rounds: int) -> None:
     r = w.ratio("schedgen", "hand")
     print("\n2. One wrapper run, command `/bin/true`")
     print(f"   hand-written cron+flock wrapper  {w['hand'] * 1000:7.1f} ms")
-    print(f"   schedgen wrapper                 {w['schedgen'] * 1000:7.1f} ms  {r:5.2f}x  (goal <= 1.5x)")
+    how = "bash's own mkdir" if LOADABLE and LOADABLE[0] else "no loadable mkdir here: forks it"
+    print(f"   schedgen wrapper                 {w['schedgen'] * 1000:7.1f} ms  {r:5.2f}x  (goal <= 1.5x; {how})")
+    print(f"   the same, forking /bin/mkdir     {w['bare'] * 1000:7.1f} ms  "
+          f"{w.ratio('bare', 'hand'):5.2f}x  (a bash without its loadable builtins)")
     print(f"   the same at keep_runs (pruning)  {w['steady'] * 1000:7.1f} ms  "
           f"{w.ratio('steady', 'hand'):5.2f}x; all rounds together {w.total_ratio('steady', 'hand'):5.2f}x "
           f"({sum(PRUNED)} of {len(PRUNED)} pruned; in the long run 1 in 7)")

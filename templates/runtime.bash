@@ -63,6 +63,7 @@ sg_init() {
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_id_last=''         # the newest run directory's name (sg_id_floor_set)
   sg_moved='' sg_tn='' sg_j='' sg_id_bump='' sg_exec=''
+  sg_lb=''             # the folder of bash's loadable builtins in use (sg_builtins)
   sg_lock_file=$sg_lock_dir/$sg_lock_name.lock   # used only when sg_lock_name is set
   sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
@@ -219,6 +220,41 @@ sg_lock() {
   fi
 }
 
+# sg_builtins: bash's own mkdir (a loadable builtin: Debian's bash-builtins package,
+# Homebrew's bash) in place of /bin/mkdir, a fork less for each run directory; pruning
+# loads its rm likewise (sg_prune). Only builtins installed with the bash running us (its
+# prefix's lib/bash: the same build, as trusted as bash itself; sg_lb), and only while
+# PATH's tool is the system's (a mkdir of the job's own comes first). Without them
+# (macOS's bash 3.2), mkdir and rm fork as before.
+sg_builtins() {
+  local d
+  case $BASH in /bin/bash|/*/bin/bash) d=${BASH%/bin/bash}/lib/bash ;; *) return 0 ;; esac
+  [ -f "$d/mkdir" ] && sg_sys_tool mkdir || return 0
+  enable -f "$d/mkdir" mkdir 2>/dev/null && sg_lb=$d
+  return 0
+}
+
+# sg_mkdirs DIR: mkdir -p DIR, always by /bin/mkdir: bash's loadable one gives up when a
+# folder on the way appears meanwhile (another run making it at the same moment), where
+# /bin/mkdir goes on. Only missing folders come here, so the fork is rare.
+sg_mkdirs() {
+  [ -n "$sg_lb" ] || { mkdir -p "$1"; return; }
+  enable -n mkdir
+  mkdir -p "$1"
+  set -- "$?"
+  enable mkdir
+  return "$1"
+}
+
+# sg_sys_tool NAME: the first NAME on PATH is /bin's or /usr/bin's.
+sg_sys_tool() {
+  local x IFS=:
+  set -f
+  for x in $PATH; do [ ! -x "$x/$1" ] || break; done
+  set +f
+  case $x in /bin|/usr/bin) [ -x "$x/$1" ] ;; *) return 1 ;; esac
+}
+
 # sg_lock_dir_ok: the lock dir is ours and nobody else can write it (else anyone could
 # plant a symlink there, or hold our lock for ever). Made here (0700) when missing.
 # Ownership is checked on every run. The mode needs a fork (find), so it is skipped while
@@ -226,7 +262,7 @@ sg_lock() {
 sg_lock_dir_ok() {
   sg_lock_quick=0
   if [ ! -d "$sg_lock_dir" ]; then
-    mkdir -p "$sg_lock_dir" 2>/dev/null || sg_fail lock "cannot create the lock directory $sg_lock_dir"
+    sg_mkdirs "$sg_lock_dir" 2>/dev/null || sg_fail lock "cannot create the lock directory $sg_lock_dir"
     return 0
   fi
   if [ ! -O "$sg_lock_dir" ] || [ -L "$sg_lock_dir" ]; then
@@ -424,7 +460,7 @@ sg_id_after() {
 # sg_run_dir_one: the run's ID and directory (sg_run_id, sg_run_dir), for a run starting
 # now; a queue's runs make theirs ahead, several with one mkdir (sg_run_dir_new).
 sg_run_dir_one() {
-  [ -d "$sg_runs" ] || mkdir -p "$sg_runs" 2>/dev/null
+  [ -d "$sg_runs" ] || sg_mkdirs "$sg_runs" 2>/dev/null
   sg_new_id
   sg_run_dir_make
   sg_last_id=$sg_run_id
@@ -740,7 +776,7 @@ sg_rotate() {
   fi
   big=$(sg_big)
   [ -n "$big" ] || return 0
-  [ -d "$sg_lock_dir" ] || mkdir -p "$sg_lock_dir" 2>/dev/null
+  [ -d "$sg_lock_dir" ] || sg_mkdirs "$sg_lock_dir" 2>/dev/null
   { exec 7>>"$sg_lock_dir/$sg_job.rotate.lock"; } 2>/dev/null || return 0
   if sg_lock 7 0 2>/dev/null; then
     big=$(sg_big)
@@ -810,7 +846,13 @@ sg_prune() {
   # One rm for all of them; quietly: a finished run of another worker may write its
   # manifest again (once its item has moved) as its directory goes, and rm then finds it
   # not empty. What is left goes next time.
-  [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"} 2>/dev/null
+  [ "$k" -gt 0 ] || return 0
+  if [ -n "$sg_lb" ] && [ -f "$sg_lb/rm" ] && sg_sys_tool rm && enable -f "$sg_lb/rm" rm 2>/dev/null; then
+    rm -rf ${old[@]+"${old[@]}"} 2>/dev/null   # bash's own, for this call only (it takes no -d)
+    enable -d rm
+  else
+    rm -rf ${old[@]+"${old[@]}"} 2>/dev/null
+  fi
 }
 
 # --- exit and signals ------------------------------------------------------------
@@ -895,10 +937,11 @@ sg_main() {
     exit 78
   fi
   sg_init
+  sg_builtins
   # cron runs us with --cron: append our own output to the job's log, so the crontab
   # line stays a bare call and a deleted log directory never breaks it.
   if [ "${1-}" = --cron ]; then
-    [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null
+    [ -d "$sg_log_dir" ] || sg_mkdirs "$sg_log_dir" 2>/dev/null
     exec >>"$sg_log_dir/cron.log" 2>&1
   fi
   # Start time and run ID (UTC); the ID is final once the run takes it (sg_new_id).
@@ -909,7 +952,7 @@ sg_main() {
   # Smoke runs write nothing until their checks pass; other runs make the log dir now.
   if [ "$sg_smoke" = 1 ]; then
     sg_record=0
-  elif [ ! -d "$sg_log_dir" ] && ! mkdir -p "$sg_log_dir" 2>/dev/null; then
+  elif [ ! -d "$sg_log_dir" ] && ! sg_mkdirs "$sg_log_dir" 2>/dev/null; then
     sg_fail log_dir "cannot create the log directory $sg_log_dir"
   fi
 
@@ -1001,7 +1044,7 @@ sg_smoke_checks() {
     exit 0
   fi
   # Then run the smoke command (with a queue, no item is claimed: {item} is empty).
-  [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null || sg_fail log_dir "cannot create $sg_log_dir"
+  [ -d "$sg_log_dir" ] || sg_mkdirs "$sg_log_dir" 2>/dev/null || sg_fail log_dir "cannot create $sg_log_dir"
   sg_record=1
 }
 
@@ -1080,7 +1123,7 @@ sg_queue_main() {
   local d
   # Queue: claim files from the inbox by rename(2), so exactly one run gets each.
   for d in "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed" "$sg_attempts"; do
-    [ -d "$d" ] || mkdir -p "$d" 2>/dev/null || sg_fail queue "cannot create the queue directory $d"
+    [ -d "$d" ] || sg_mkdirs "$d" 2>/dev/null || sg_fail queue "cannot create the queue directory $d"
   done
   # A claim is a rename: across file systems it would be a copy (fscheck.sh). Checked
   # before anything moves, stale claims included; 2 (cannot tell) does not stop a run.
@@ -1124,7 +1167,7 @@ sg_queue_main() {
 # than that, and halves when a second passes with some unused (those are removed).
 sg_run_dir_new() {
   local want=$1 n=0
-  [ -d "$sg_runs" ] || mkdir -p "$sg_runs" 2>/dev/null
+  [ -d "$sg_runs" ] || sg_mkdirs "$sg_runs" 2>/dev/null
   if [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; then
     if [ "$sg_ahead_s" = "$sg_stamp" ]; then
       sg_run_id=${sg_ahead[$sg_ahead_i]}

@@ -7,11 +7,14 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers import write_executable
-from tests.wrapper_kit import SYSTEM_PATH, fill_inbox, make_job, queue_fields, wait_for
+from tests.wrapper_kit import BASH, SYSTEM_PATH, fill_inbox, make_job, queue_fields, wait_for
 
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-\d+(-\d+)?")
@@ -230,3 +233,72 @@ def test_unwritable_log_root_exits_78(tmp_path: Path) -> None:
     r = w.run()
     assert r.returncode == 78
     assert "log directory" in r.stderr
+
+
+# --- bash's own mkdir (its loadable builtins, where they are installed) -------------
+
+# Where the wrapper looks for them: the prefix of the bash running it (/bin/bash: /lib/bash).
+LOADABLES = Path(BASH).parent.parent / "lib" / "bash"
+
+
+def _execs(tmp_path: Path, argv: list[str], env: dict[str, str]) -> list[str]:
+    """The programs a run executed (strace -f), by name."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    trace = tmp_path / "trace"
+    r = subprocess.run(["strace", "-f", "-qq", "-e", "trace=execve", "-o", str(trace), *argv],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return [m.group(1).rsplit("/", 1)[-1] for m in
+            re.finditer(r'execve\("([^"]+)".*= 0$', trace.read_text(), re.M)]
+
+
+def test_with_bash_s_loadable_mkdir_a_plain_run_forks_only_the_lock_and_the_command(
+        tmp_path: Path) -> None:
+    if not (LOADABLES / "mkdir").exists():
+        if os.environ.get("CI"):
+            pytest.fail("bash's loadable builtins are required in CI (apt-get install bash-builtins)")
+        pytest.skip("bash's loadable builtins are not installed")
+    w = make_job(tmp_path, command=["true"], path=SYSTEM_PATH)
+    assert w.run().returncode == 0           # the first run makes the folders, checks the lock's
+    assert _execs(tmp_path, w.argv(), w.env()) == ["bash", "flock", "true"]
+    assert len(w.run_dirs()) == 2
+    assert all((d / "manifest.json").exists() and stat.S_IMODE(d.stat().st_mode) == 0o700
+               for d in w.run_dirs())
+
+
+def test_a_bash_without_loadables_beside_it_forks_mkdir(tmp_path: Path) -> None:
+    # The same bash under another prefix (a symlink): nothing in its lib/bash to load.
+    prefix = tmp_path / "other" / "bin"
+    prefix.mkdir(parents=True)
+    (prefix / "bash").symlink_to(os.path.realpath(BASH))
+    w = make_job(tmp_path, command=["true"], path=SYSTEM_PATH)
+    assert w.run().returncode == 0
+    execs = _execs(tmp_path, [str(prefix / "bash"), str(w.path)], w.env())
+    assert execs == ["bash", "flock", "mkdir", "true"]
+    assert all((d / "manifest.json").exists() for d in w.run_dirs())
+
+
+def test_a_mkdir_of_the_job_s_own_path_is_used_rather_than_bash_s(tmp_path: Path) -> None:
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    calls = tmp_path / "calls"
+    write_executable(shim / "mkdir", f'#!/bin/sh\necho "$@" >>"{calls}"\nexec /bin/mkdir "$@"\n')
+    w = make_job(tmp_path, command=["true"], path=[str(shim), *SYSTEM_PATH])
+    assert w.run().returncode == 0
+    [d] = w.run_dirs()
+    assert str(d) in calls.read_text().split()
+
+
+def test_with_bash_s_loadable_rm_pruning_forks_no_rm(tmp_path: Path) -> None:
+    if not (LOADABLES / "rm").exists():
+        pytest.skip("bash's loadable builtins are not installed")
+    w = make_job(tmp_path, command=["true"], path=SYSTEM_PATH, logs={"keep_runs": 2})
+    for _ in range(3):
+        assert w.run().returncode == 0
+    before = {d.name for d in w.run_dirs()}
+    assert len(before) == 2                   # the third run pruned (with the rm it forked or not)
+    execs = _execs(tmp_path, w.argv(), w.env())   # a fourth: three again, one goes
+    assert execs == ["bash", "flock", "true"]
+    after = [d.name for d in w.run_dirs()]
+    assert len(after) == 2 and min(before) not in after and max(before) in after
