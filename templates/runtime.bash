@@ -63,7 +63,7 @@ sg_init() {
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_id_last=''         # the newest run directory's name (sg_id_floor_set)
   sg_moved='' sg_tn='' sg_j='' sg_id_bump='' sg_exec=''
-  sg_lb=''             # the folder of bash's loadable builtins in use (sg_builtins)
+  sg_lb=''             # 1: bash's loadable mkdir is loaded, turned off (sg_builtins)
   sg_lock_file=$sg_lock_dir/$sg_lock_name.lock   # used only when sg_lock_name is set
   sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
@@ -220,39 +220,43 @@ sg_lock() {
   fi
 }
 
-# sg_builtins: bash's own mkdir (a loadable builtin: Debian's bash-builtins package,
-# Homebrew's bash) in place of /bin/mkdir, a fork less for each run directory; pruning
-# loads its rm likewise (sg_prune). Only builtins installed with the bash running us (its
-# prefix's lib/bash: the same build, as trusted as bash itself; sg_lb), and only while
-# PATH's tool is the system's (a mkdir of the job's own comes first). Without them
-# (macOS's bash 3.2), mkdir and rm fork as before.
+# sg_builtins: bash's own mkdir (its loadable builtin, Debian's and Ubuntu's bash-builtins
+# package) for the wrapper's own run and claim directories (sg_mkdir), a fork less for
+# each. Only the system's bash with the system's builtins (dpkg ties bash-builtins to the
+# exact bash: a .so of another build would fail only at its first call), and only while
+# the first mkdir on the job's PATH, as the command will see it, is the system's. Loaded
+# turned off: the job's own code (a queue item's command, notify, the env file) never
+# meets it, and every mkdir -p is /bin/mkdir's (the loadable one gives up when a folder on
+# the way appears meanwhile). Elsewhere (macOS's bash 3.2) mkdir forks as before.
 sg_builtins() {
-  local d
-  case $BASH in /bin/bash|/*/bin/bash) d=${BASH%/bin/bash}/lib/bash ;; *) return 0 ;; esac
-  [ -f "$d/mkdir" ] && sg_sys_tool mkdir || return 0
-  enable -f "$d/mkdir" mkdir 2>/dev/null && sg_lb=$d
-  return 0
-}
-
-# sg_mkdirs DIR: mkdir -p DIR, always by /bin/mkdir: bash's loadable one gives up when a
-# folder on the way appears meanwhile (another run making it at the same moment), where
-# /bin/mkdir goes on. Only missing folders come here, so the fork is rare.
-sg_mkdirs() {
-  [ -n "$sg_lb" ] || { mkdir -p "$1"; return; }
+  case $BASH in /bin/bash|/usr/bin/bash) ;; *) return 0 ;; esac
+  [ -f /usr/lib/bash/mkdir ] && sg_sys_tool mkdir || return 0
+  enable -f /usr/lib/bash/mkdir mkdir 2>/dev/null || return 0
   enable -n mkdir
-  mkdir -p "$1"
-  set -- "$?"
-  enable mkdir
-  return "$1"
+  sg_lb=1
 }
 
-# sg_sys_tool NAME: the first NAME on PATH is /bin's or /usr/bin's.
+# sg_sys_tool NAME: the first NAME on PATH (an empty entry is the working directory) is
+# /bin's or /usr/bin's.
 sg_sys_tool() {
-  local x IFS=:
+  local x='' IFS=:
   set -f
-  for x in $PATH; do [ ! -x "$x/$1" ] || break; done
+  for x in $PATH; do [ ! -x "${x:-.}/$1" ] || break; done
   set +f
   case $x in /bin|/usr/bin) [ -x "$x/$1" ] ;; *) return 1 ;; esac
+}
+
+# sg_mkdir DIR...: the wrapper's own mkdir of new directories (no -p): bash's where loaded,
+# turned on for this call only; /bin/mkdir, without loading a locale, otherwise.
+sg_mkdir() {
+  if [ "$sg_lb" = 1 ]; then
+    enable mkdir
+    mkdir "$@"
+    set -- "$?"
+    enable -n mkdir
+    return "$1"
+  fi
+  LC_ALL=C mkdir "$@"
 }
 
 # sg_lock_dir_ok: the lock dir is ours and nobody else can write it (else anyone could
@@ -262,7 +266,7 @@ sg_sys_tool() {
 sg_lock_dir_ok() {
   sg_lock_quick=0
   if [ ! -d "$sg_lock_dir" ]; then
-    sg_mkdirs "$sg_lock_dir" 2>/dev/null || sg_fail lock "cannot create the lock directory $sg_lock_dir"
+    mkdir -p "$sg_lock_dir" 2>/dev/null || sg_fail lock "cannot create the lock directory $sg_lock_dir"
     return 0
   fi
   if [ ! -O "$sg_lock_dir" ] || [ -L "$sg_lock_dir" ]; then
@@ -460,7 +464,7 @@ sg_id_after() {
 # sg_run_dir_one: the run's ID and directory (sg_run_id, sg_run_dir), for a run starting
 # now; a queue's runs make theirs ahead, several with one mkdir (sg_run_dir_new).
 sg_run_dir_one() {
-  [ -d "$sg_runs" ] || sg_mkdirs "$sg_runs" 2>/dev/null
+  [ -d "$sg_runs" ] || mkdir -p "$sg_runs" 2>/dev/null
   sg_new_id
   sg_run_dir_make
   sg_last_id=$sg_run_id
@@ -490,7 +494,7 @@ sg_last_run_note() {
 sg_run_dir_make() {
   local n=0 st
   while :; do
-    LC_ALL=C mkdir "$sg_runs/$sg_run_id" 2>/dev/null
+    sg_mkdir "$sg_runs/$sg_run_id" 2>/dev/null
     st=$?
     [ "$st" -ne 0 ] || break
     n=$((n + 1))
@@ -579,6 +583,7 @@ sg_hook() {
 sg_keeper() {
   local st
   trap - EXIT
+  [ "$sg_lb" != 1 ] || enable -n mkdir   # off already, unless a signal cut sg_mkdir short
   if [ -z "$sg_item_name" ]; then
     sg_exec='exec'
     sg_run_command
@@ -776,7 +781,7 @@ sg_rotate() {
   fi
   big=$(sg_big)
   [ -n "$big" ] || return 0
-  [ -d "$sg_lock_dir" ] || sg_mkdirs "$sg_lock_dir" 2>/dev/null
+  [ -d "$sg_lock_dir" ] || mkdir -p "$sg_lock_dir" 2>/dev/null
   { exec 7>>"$sg_lock_dir/$sg_job.rotate.lock"; } 2>/dev/null || return 0
   if sg_lock 7 0 2>/dev/null; then
     big=$(sg_big)
@@ -846,13 +851,7 @@ sg_prune() {
   # One rm for all of them; quietly: a finished run of another worker may write its
   # manifest again (once its item has moved) as its directory goes, and rm then finds it
   # not empty. What is left goes next time.
-  [ "$k" -gt 0 ] || return 0
-  if [ -n "$sg_lb" ] && [ -f "$sg_lb/rm" ] && sg_sys_tool rm && enable -f "$sg_lb/rm" rm 2>/dev/null; then
-    rm -rf ${old[@]+"${old[@]}"} 2>/dev/null   # bash's own, for this call only (it takes no -d)
-    enable -d rm
-  else
-    rm -rf ${old[@]+"${old[@]}"} 2>/dev/null
-  fi
+  [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"} 2>/dev/null
 }
 
 # --- exit and signals ------------------------------------------------------------
@@ -862,6 +861,7 @@ sg_prune() {
 sg_on_exit() {
   local st=$?
   [ "$BASH_SUBSHELL" = "$sg_shell" ] || return "$st"   # see sg_on_signal
+  [ "$sg_lb" != 1 ] || enable -n mkdir   # the notify command is the job's own code
   trap '' INT TERM HUP
   sg_crit=2
   [ -z "$sg_wd_pid" ] || kill -TERM -- "-$sg_wd_pid" 2>/dev/null
@@ -937,11 +937,10 @@ sg_main() {
     exit 78
   fi
   sg_init
-  sg_builtins
   # cron runs us with --cron: append our own output to the job's log, so the crontab
   # line stays a bare call and a deleted log directory never breaks it.
   if [ "${1-}" = --cron ]; then
-    [ -d "$sg_log_dir" ] || sg_mkdirs "$sg_log_dir" 2>/dev/null
+    [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null
     exec >>"$sg_log_dir/cron.log" 2>&1
   fi
   # Start time and run ID (UTC); the ID is final once the run takes it (sg_new_id).
@@ -952,7 +951,7 @@ sg_main() {
   # Smoke runs write nothing until their checks pass; other runs make the log dir now.
   if [ "$sg_smoke" = 1 ]; then
     sg_record=0
-  elif [ ! -d "$sg_log_dir" ] && ! sg_mkdirs "$sg_log_dir" 2>/dev/null; then
+  elif [ ! -d "$sg_log_dir" ] && ! mkdir -p "$sg_log_dir" 2>/dev/null; then
     sg_fail log_dir "cannot create the log directory $sg_log_dir"
   fi
 
@@ -983,6 +982,7 @@ sg_main() {
   if [ -n "$sg_smoke_prog" ] && [ "$sg_smoke" = 1 ]; then
     command -v "$sg_smoke_prog" >/dev/null 2>&1 || sg_fail command "smoke command not found: $sg_smoke_prog"
   fi
+  sg_builtins             # PATH and the working directory as the command will have them
 
   # Smoke run: check the preconditions before touching anything (sg_smoke_checks).
   [ "$sg_smoke" != 1 ] || sg_smoke_checks
@@ -1044,7 +1044,7 @@ sg_smoke_checks() {
     exit 0
   fi
   # Then run the smoke command (with a queue, no item is claimed: {item} is empty).
-  [ -d "$sg_log_dir" ] || sg_mkdirs "$sg_log_dir" 2>/dev/null || sg_fail log_dir "cannot create $sg_log_dir"
+  [ -d "$sg_log_dir" ] || mkdir -p "$sg_log_dir" 2>/dev/null || sg_fail log_dir "cannot create $sg_log_dir"
   sg_record=1
 }
 
@@ -1123,7 +1123,7 @@ sg_queue_main() {
   local d
   # Queue: claim files from the inbox by rename(2), so exactly one run gets each.
   for d in "$sg_inbox" "$sg_processing" "$sg_processed" "$sg_failed" "$sg_attempts"; do
-    [ -d "$d" ] || sg_mkdirs "$d" 2>/dev/null || sg_fail queue "cannot create the queue directory $d"
+    [ -d "$d" ] || mkdir -p "$d" 2>/dev/null || sg_fail queue "cannot create the queue directory $d"
   done
   # A claim is a rename: across file systems it would be a copy (fscheck.sh). Checked
   # before anything moves, stale claims included; 2 (cannot tell) does not stop a run.
@@ -1167,7 +1167,7 @@ sg_queue_main() {
 # than that, and halves when a second passes with some unused (those are removed).
 sg_run_dir_new() {
   local want=$1 n=0
-  [ -d "$sg_runs" ] || sg_mkdirs "$sg_runs" 2>/dev/null
+  [ -d "$sg_runs" ] || mkdir -p "$sg_runs" 2>/dev/null
   if [ "$sg_ahead_i" -lt "$sg_ahead_n" ]; then
     if [ "$sg_ahead_s" = "$sg_stamp" ]; then
       sg_run_id=${sg_ahead[$sg_ahead_i]}
@@ -1202,7 +1202,7 @@ sg_run_dir_new() {
     set -- "$@" "$sg_runs/$sg_run_id"
   done
   sg_ahead_n=$n sg_ahead_i=1 sg_ahead_s=$sg_stamp   # noted first: sg_close_claim removes them
-  LC_ALL=C mkdir "$@" 2>/dev/null
+  sg_mkdir "$@" 2>/dev/null
   n=$?
   if [ "$n" -ne 0 ] && [ "$n" -le 128 ]; then
     # A name was taken meanwhile (a worker of the same pid in another pid namespace) or
@@ -1791,7 +1791,7 @@ sg_open_claim() {
     [ "$n" -le 20 ] || sg_fail queue "cannot create a claim directory in $sg_processing"
     sg_new_id
     sg_claim_new=$sg_processing/$sg_run_id   # noted first: sg_close_claim removes it if empty
-    LC_ALL=C mkdir "$sg_claim_new" 2>/dev/null || {
+    sg_mkdir "$sg_claim_new" 2>/dev/null || {
       [ -e "$sg_claim_new" ] || sg_fail queue "cannot create a claim directory in $sg_processing"
       sg_claim_new=''
       continue

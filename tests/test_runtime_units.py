@@ -74,6 +74,22 @@ def test_a_run_id_skips_names_that_are_taken(tmp_path: Path) -> None:
     assert r.stdout.strip().endswith("-0003")
 
 
+def test_bash_s_mkdir_takes_the_next_name_when_one_is_taken_and_stays_off(tmp_path: Path) -> None:
+    if not Path("/usr/lib/bash/mkdir").exists():
+        pytest.skip("bash's loadable builtins are not installed")
+    r = sh(tmp_path, """
+        PATH=/usr/bin:/bin
+        sg_builtins; echo "loaded $sg_lb $(type -t mkdir)"
+        sg_now; sg_new_id; mkdir -p "$sg_runs/$sg_run_id"
+        sg_run_dir_make; echo "$sg_run_id $(type -t mkdir)"
+    """)
+    loaded, made = r.stdout.splitlines()
+    assert loaded == "loaded 1 file"                      # loaded, but off between calls
+    run_id, kind = made.split()
+    assert run_id.endswith("-0002") and kind == "file"
+    assert (tmp_path / "logs/job/runs" / run_id).is_dir()
+
+
 def test_run_ids_never_sort_before_the_newest_run_dir(tmp_path: Path) -> None:
     (tmp_path / "logs/job/runs/20990101T235959Z-5").mkdir(parents=True)
     r = sh(tmp_path, 'sg_now; sg_id_floor_set; sg_new_id; echo "$sg_run_id $sg_stamp"')
