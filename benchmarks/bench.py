@@ -180,13 +180,12 @@ def bench_wrapper(tmp: Path, rounds: int) -> Samples:
     hand = write_exec(tmp / "hand.sh", HAND_WRAPPER)
     henv = {**env, "LOG_ROOT": str(tmp / "hand-logs"), "LOCK_FILE": str(tmp / "hand.lock"),
             "ENV_FILE": str(envfile)}
-    # The same bash under a prefix with no lib/bash: the wrapper finds no loadable mkdir
-    # beside it and forks /bin/mkdir (as where bash-builtins is not installed).
+    # The same bash by another path (a symlink): not the system's, so the wrapper loads no
+    # builtin and forks /bin/mkdir (as where bash-builtins is not installed).
     bare = tmp / "bare" / "bin"
     bare.mkdir(parents=True)
     (bare / "bash").symlink_to(os.path.realpath(shutil.which("bash") or "/bin/bash"))
-    LOADABLE.append((Path(os.path.realpath(shutil.which("bash") or "/bin/bash")).parent.parent
-                     / "lib" / "bash" / "mkdir").exists())
+    LOADABLE.append(Path("/usr/lib/bash/mkdir").exists())
     return interleave(rounds, {
         "hand": lambda: timed(["bash", str(hand)], henv),
         "schedgen": lambda: timed(["bash", str(ours)], env),
