@@ -186,6 +186,12 @@ def bench_wrapper(tmp: Path, rounds: int) -> Samples:
     bare.mkdir(parents=True)
     (bare / "bash").symlink_to(os.path.realpath(shutil.which("bash") or "/bin/bash"))
     LOADABLE.append(Path("/usr/lib/bash/mkdir").exists())
+    # Each timed from its second run on: a job's first runs make its folders and look at
+    # its lock folder's mode (once), which the first variant to run would pay alone.
+    for _ in range(2):
+        timed(["bash", str(hand)], henv)
+        timed(["bash", str(ours)], env)
+        timed(["bash", str(tmp / "r" / "wrappers" / "nf.sh")], env)
     return interleave(rounds, {
         "hand": lambda: timed(["bash", str(hand)], henv),
         "schedgen": lambda: timed(["bash", str(ours)], env),
