@@ -49,30 +49,18 @@ sg_init() {
   sg_started_at='' sg_start_epoch=0
   sg_item='' sg_item_name='' sg_item_path='' sg_item_to='' sg_attempt=''
   sg_started=0         # 1 once the command for the current item has been started
-  sg_claim_dir='' sg_claim_new='' sg_journal='' sg_claim_ep=0
-  sg_chunk=() sg_chunk_att=() sg_chunk_mine=() sg_chunk_ino=() sg_ck=0 sg_chunk_n=0
-  sg_item_cnt=0 sg_item_mine=0 sg_item_ino=''   # the item's count (sg_count_of)
-  sg_cnt_mine=0 sg_cnt_ino='' sg_i='' sg_lk5=0
-  sg_done=() sg_nd=0   # done items of the chunk, still to be moved to processed/ (sg_flush)
-  sg_fstk=() sg_nfs=0  # failed items that stay in the claim: sg_flush keeps their records
-  sg_dstk=() sg_nds=0  # done items that stay in the claim, likewise (for the whole run)
-  sg_jbad=0            # 1: the journal could not be brought up to date: claim no more
-  sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=() sg_d_mine=() sg_d_ino=()
-  sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
-  sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
+  [ -z "$sg_inbox" ] || sg_init_queue   # the queue's own (in its part, read by queue jobs)
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_id_last=''         # the newest run directory's name (sg_id_floor_set)
-  sg_moved='' sg_tn='' sg_j='' sg_id_bump='' sg_exec=''
+  sg_j='' sg_id_bump='' sg_exec=''
   sg_lb=''             # 1: bash's loadable mkdir is loaded, turned off (sg_builtins)
   sg_lock_file=$sg_lock_dir/$sg_lock_name.lock   # used only when sg_lock_name is set
   sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
   sg_last_id=''        # this plain run's ID, once its directory is made
   sg_lock_quick=0      # 1: the lock dir's mode check was skipped (sg_lock_seen)
-  sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/ sg_fault=0 sg_nsig=0
+  sg_fault=0 sg_nsig=0
   sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
-  sg_d_mtext=()
-  sg_attempts=${sg_processing:+$sg_processing/.attempts}
   sg_wrapper_pid=$$
   # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
   sg_nfy=0 sg_nfy_started=0 sg_nfy_dir=''
@@ -1116,6 +1104,25 @@ sg_close_claim() {
 }
 
 # --- the queue -----------------------------------------------------------------
+
+# sg_init_queue: the queue's globals (sg_init calls it for a queue job).
+sg_init_queue() {
+  sg_claim_dir='' sg_claim_new='' sg_journal='' sg_claim_ep=0
+  sg_chunk=() sg_chunk_att=() sg_chunk_mine=() sg_chunk_ino=() sg_ck=0 sg_chunk_n=0
+  sg_item_cnt=0 sg_item_mine=0 sg_item_ino=''   # the item's count (sg_count_of)
+  sg_cnt_mine=0 sg_cnt_ino='' sg_i='' sg_lk5=0
+  sg_done=() sg_nd=0   # done items of the chunk, still to be moved to processed/ (sg_flush)
+  sg_fstk=() sg_nfs=0  # failed items that stay in the claim: sg_flush keeps their records
+  sg_dstk=() sg_nds=0  # done items that stay in the claim, likewise (for the whole run)
+  sg_jbad=0            # 1: the journal could not be brought up to date: claim no more
+  sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=() sg_d_mine=() sg_d_ino=()
+  sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
+  sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
+  sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/
+  sg_d_mtext=()
+  sg_moved='' sg_tn=''
+  sg_attempts=$sg_processing/.attempts
+}
 
 # sg_queue_main: the queue's run: recover, then claim and run items until none is left
 # (or batch is done); exits.
