@@ -839,24 +839,8 @@ sg_prune() {
   # One rm for all of them; quietly: a finished run of another worker may write its
   # manifest again (once its item has moved) as its directory goes, and rm then finds it
   # not empty. What is left goes next time.
-  [ "$k" -eq 0 ] || sg_rm_runs ${old[@]+"${old[@]}"}
-}
-
-# sg_rm_runs DIR...: rm -rf of old run directories, quietly. Where bash's mkdir is loaded
-# (sg_builtins), its rm goes first, loaded for this call only (it takes no -d, which
-# sg_close_claim uses), and /bin/rm takes what it left: bash's rm gives up on paths longer
-# than PATH_MAX, which a command's artifacts can reach. Called with signals ignored.
-sg_rm_runs() {
-  local d left=()
-  if [ "$sg_lb" = 1 ] && [ -f /usr/lib/bash/rm ] && sg_sys_tool rm &&
-      enable -f /usr/lib/bash/rm rm 2>/dev/null; then
-    rm -rf "$@" 2>/dev/null
-    enable -d rm
-    for d; do [ ! -e "$d" ] && [ ! -L "$d" ] || left[${#left[@]}]=$d; done
-    [ "${#left[@]}" -gt 0 ] || return 0
-    set -- ${left[@]+"${left[@]}"}
-  fi
-  rm -rf "$@" 2>/dev/null
+  [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"} 2>/dev/null   # /bin/rm: bash's loadable one
+  # follows a symlink when unlink fails with EPERM (procfs, append-only folders)
 }
 
 # --- exit and signals ------------------------------------------------------------
