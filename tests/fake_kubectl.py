@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from tests.fakeserve import client
 from tests.helpers import write_executable
 
 KUBECTL = r'''#!__PYTHON__
@@ -353,8 +353,7 @@ else:
 
 def _script() -> str:
     yaml_dir = str(Path(yaml.__file__).resolve().parent.parent)
-    return (KUBECTL.replace("__PYTHON__", f"{sys.executable} -S")
-            .replace("__YAML_DIR__", repr(yaml_dir)))
+    return client("kubectl", KUBECTL.replace("__YAML_DIR__", repr(yaml_dir)))
 
 
 class FakeKubectl:

@@ -8,9 +8,9 @@ or launchd. Each call is logged, so tests can assert what was (not) called.
 from __future__ import annotations
 
 import marshal
-import sys
 from pathlib import Path
 
+from tests.fakeserve import client
 from tests.helpers import write_executable
 
 CRONTAB = r'''#!/bin/sh
@@ -312,16 +312,12 @@ print(value if "--value" in args else f"Linger={value}")
 '''
 
 
-def _script(body: str) -> str:
-    return body.replace("__PYTHON__", f"{sys.executable} -S")
-
-
 class FakeCrontab:
     def __init__(self, bin_dir: Path, root: Path):
         self.file = root / "crontab"
         self.log = root / "crontab.calls"
         self.log.touch()
-        write_executable(bin_dir / "crontab", _script(CRONTAB))
+        write_executable(bin_dir / "crontab", CRONTAB)
         self.env = {"FAKE_CRONTAB_FILE": str(self.file), "FAKE_CRONTAB_LOG": str(self.log)}
 
     def read(self) -> bytes | None:
@@ -346,7 +342,7 @@ class FakeCrontab:
 class FakeLaunchctl:
     def __init__(self, bin_dir: Path, root: Path):
         self.state_file = root / "launchctl.state"   # marshal: no json import per call
-        write_executable(bin_dir / "launchctl", _script(LAUNCHCTL))
+        write_executable(bin_dir / "launchctl", client("launchctl", LAUNCHCTL))
         self.env = {"FAKE_LAUNCHCTL_STATE": str(self.state_file)}
 
     def state(self) -> dict:
@@ -404,8 +400,8 @@ class FakeSystemctl:
 
     def __init__(self, bin_dir: Path, root: Path):
         self.state_file = root / "systemctl.state"   # marshal: no json import per call
-        write_executable(bin_dir / "systemctl", _script(SYSTEMCTL))
-        write_executable(bin_dir / "loginctl", _script(LOGINCTL))
+        write_executable(bin_dir / "systemctl", client("systemctl", SYSTEMCTL))
+        write_executable(bin_dir / "loginctl", client("loginctl", LOGINCTL))
         self.env = {"FAKE_SYSTEMCTL_STATE": str(self.state_file)}
 
     def state(self) -> dict:

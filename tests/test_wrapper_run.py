@@ -321,7 +321,9 @@ def test_the_job_s_own_code_never_meets_bash_s_mkdir(tmp_path: Path) -> None:
 
 def test_pruning_takes_run_directories_deeper_than_path_max(tmp_path: Path) -> None:
     # A tree past PATH_MAX (4096), which bash's loadable rm could not remove: pruned whole.
-    deep = 'cd "$SCHEDGEN_ARTIFACT_DIR"; for i in $(seq 250); do mkdir d234567890123456789 && cd d234567890123456789 || exit; done'
+    # (21 levels of 200-character names: 4,221 characters, in few forks)
+    name = "d" * 200
+    deep = f'cd "$SCHEDGEN_ARTIFACT_DIR"; for i in $(seq 21); do mkdir {name} && cd {name} || exit; done'
     w = make_job(tmp_path, command=["bash", "-c", deep], path=SYSTEM_PATH, logs={"keep_runs": 1})
     for _ in range(4):
         assert w.run().returncode == 0
