@@ -571,7 +571,7 @@ sg_hook() {
 sg_keeper() {
   local st
   trap - EXIT
-  [ "$sg_lb" != 1 ] || enable -n mkdir   # off already, unless a signal cut sg_mkdir short
+  [ "$sg_lb" != 1 ] || enable -n mkdir   # off already (sg_mkdir runs in the critical section): defensive
   if [ -z "$sg_item_name" ]; then
     sg_exec='exec'
     sg_run_command
