@@ -57,10 +57,14 @@ class _Server:
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:
-            line = conn.makefile("rb").readline().decode()
-            token, _, pid = line.strip().partition(" ")
-            with self.lock:
-                code = self._call(self.codes[token], int(pid), conn)
+            try:
+                line = conn.makefile("rb").readline().decode()
+                token, _, pid = line.strip().partition(" ")
+                with self.lock:
+                    code = self._call(self.codes[token], int(pid), conn)
+            except Exception:  # the server's own fault: said here, and 70 to the caller
+                traceback.print_exc(file=sys.__stderr__)
+                code = 70
             conn.sendall(f"{code}\n".encode())
 
     def _call(self, code: CodeType, pid: int, conn: socket.socket) -> int:
