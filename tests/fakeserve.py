@@ -99,13 +99,19 @@ class _Server:
                 err.write(traceback.format_exc())
                 status = 1
         finally:
-            for s in (inp, out, err):
-                s.close()
+            # The worker's own state first: a stream that fails to close (the caller's
+            # pipe gone: EPIPE) must not leave it in the fake's.
             os.chdir(saved[0])
             os.environ.clear()
             os.environ.update(saved[1])
             sys.argv, sys.path[:] = saved[2], saved[3]
             sys.stdin, sys.stdout, sys.stderr = saved[4:]
+            for s in (inp, out, err):   # each closed, whatever the others do
+                try:
+                    s.close()
+                except OSError:
+                    status = status or 1   # as Python exits when its output cannot be flushed
+                    s.f = None
         return status & 0xFF
 
 

@@ -47,14 +47,18 @@ def test_epochs_match_cronsim(zone_name: str, window: tuple[str, int]) -> None:
 
 
 def _around_changes(zone: ZoneInfo, start: int, end: int, margin: int = 6 * 3600) -> list[tuple[int, int]]:
-    """(from, to) spans: the window's first and last hours, and `margin` either side of
-    every change of the zone's UTC offset within it."""
+    """(from, to) spans: the window's first and last `margin`, and the whole local day of
+    every change of the zone's UTC offset within it, an hour more either side (the fast
+    path hands over to cronsim for that day and back after it)."""
     spans = [(start, start + margin), (end - margin, end)]
     offset = datetime.fromtimestamp(start, zone).utcoffset()
     for t in range(start, end, 900):   # offsets change on the quarter hour
         now = datetime.fromtimestamp(t, zone).utcoffset()
         if now != offset:
-            spans.append((t - margin, t + margin))
+            day = datetime.fromtimestamp(t, zone).replace(hour=0, minute=0, second=0)
+            a = int(day.timestamp()) - 3600
+            b = int((day + timedelta(days=1)).timestamp()) + 3600
+            spans.append((max(start, a), min(end, b)))
             offset = now
     return spans
 
