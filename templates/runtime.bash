@@ -838,9 +838,9 @@ sg_prune() {
   sg_nruns=$((sg_nruns - k))
   # One rm for all of them; quietly: a finished run of another worker may write its
   # manifest again (once its item has moved) as its directory goes, and rm then finds it
-  # not empty. What is left goes next time.
-  [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"} 2>/dev/null   # /bin/rm: bash's loadable one
-  # follows a symlink when unlink fails with EPERM (procfs, append-only folders)
+  # not empty. What is left goes next time. /bin/rm, not bash's loadable one, which follows
+  # a symlink when unlink fails with EPERM (procfs, append-only folders).
+  [ "$k" -eq 0 ] || rm -rf ${old[@]+"${old[@]}"} 2>/dev/null
 }
 
 # --- exit and signals ------------------------------------------------------------

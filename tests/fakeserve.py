@@ -153,8 +153,9 @@ class _Stream(io.TextIOBase):
 
     def _file(self) -> io.TextIOWrapper:
         if self.f is None:
-            # Appending: a caller's regular file is written where it ends, not from byte 0
-            # (/proc/PID/fd/N opens the file anew, without the caller's offset).
+            # /proc/PID/fd/N opens the file anew, without the caller's offset: appending, a
+            # regular file gets the output after what is already there, but the caller's
+            # offset does not move past it (schedgen always hands its fakes pipes).
             self.f = open(os.open(self.path, os.O_WRONLY | os.O_APPEND), self.mode,
                           encoding="utf-8", errors="surrogateescape")
         return self.f

@@ -45,7 +45,8 @@ def test_an_exception_is_a_traceback_and_status_1_as_python_gives(tmp_path: Path
     assert "Traceback" in r.stderr and r.stderr.rstrip().endswith("ValueError: boom")
 
 
-def test_output_to_a_file_is_appended_where_the_caller_left_it(tmp_path: Path) -> None:
+def test_output_to_a_file_comes_after_what_the_caller_wrote_before(tmp_path: Path) -> None:
+    # (Not after it: the caller's offset stays where it was, see _Stream.)
     exe = write_executable(tmp_path / "fake", client("echo", ECHO))
     out = tmp_path / "out.txt"
     subprocess.run(["bash", "-c", f'echo first; "{exe}"'], stdout=out.open("w"),
