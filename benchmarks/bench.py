@@ -453,7 +453,7 @@ def _wrapper(tmp: Path, rounds: int) -> None:
     print("\n2. One wrapper run, command `/bin/true`")
     print(f"   hand-written cron+flock wrapper  {w['hand'] * 1000:7.1f} ms")
     how = "bash's own mkdir" if LOADABLE and LOADABLE[0] else "no loadable mkdir here: forks it"
-    print(f"   schedgen wrapper                 {w['schedgen'] * 1000:7.1f} ms  {r:5.2f}x  (goal <= 1.5x; {how})")
+    print(f"   schedgen wrapper                 {w['schedgen'] * 1000:7.1f} ms  {r:5.2f}x  (limit 1.5x, goal 1.25x; {how})")
     print(f"   the same, forking /bin/mkdir     {w['bare'] * 1000:7.1f} ms  "
           f"{w.ratio('bare', 'hand'):5.2f}x  (a bash without its loadable builtins)")
     print(f"   the same at keep_runs (pruning)  {w['steady'] * 1000:7.1f} ms  "
