@@ -21,14 +21,15 @@ sg_fs_out=''
 
 # sg_fs_devs gnu|bsd PATH...: the device number of each PATH, one a line, in sg_fs_out.
 # GNU spells it `stat -c %d`, BSD `stat -f %d`; the wrong flavour either fails or
-# prints something that is not one number a line, and then this returns 1.
+# prints something that is not one number a line, and then this returns 1. -L: a folder
+# that is a symlink counts where it points (the link itself may be on another device).
 sg_fs_devs() {
   local flavour=$1 line n=0
   shift
   if [ "$flavour" = gnu ]; then
-    sg_fs_out=$(stat -c %d -- "$@" 2>/dev/null) || return 1
+    sg_fs_out=$(stat -L -c %d -- "$@" 2>/dev/null) || return 1
   else
-    sg_fs_out=$(stat -f %d -- "$@" 2>/dev/null) || return 1
+    sg_fs_out=$(stat -L -f %d -- "$@" 2>/dev/null) || return 1
   fi
   while IFS= read -r line; do
     case $line in

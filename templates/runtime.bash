@@ -59,7 +59,7 @@ sg_init() {
   sg_nruns=''          # run directories (sg_id_floor_set), this run's included once made
   sg_last_id=''        # this plain run's ID, once its directory is made
   sg_lock_quick=0      # 1: the lock dir's mode check was skipped (sg_lock_seen)
-  sg_fault=0 sg_nsig=0
+  sg_fault=0 sg_nsig=0 sg_rlost=0   # sg_rlost: a record could not be written (sg_lost)
   sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
   sg_wrapper_pid=$$
   # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
@@ -176,7 +176,18 @@ sg_js() {
 sg_event() {
   [ "$sg_record" = 1 ] || return 0
   printf '{"ts":"%s","event":"%s","job":%s,"run_id":"%s","pid":%s,"host":%s%s}\n' \
-    "$sg_iso" "$1" "$sg_job_j" "$sg_run_id" "$$" "$sg_host_j" "${2-}" >>"$sg_events" 2>/dev/null
+    "$sg_iso" "$1" "$sg_job_j" "$sg_run_id" "$$" "$sg_host_j" "${2-}" >>"$sg_events" 2>/dev/null ||
+    sg_lost
+}
+
+# sg_lost: a record (event, manifest) could not be written, or not whole (a full disk):
+# the run says so once on stderr and exits 74 when its command did well (sg_on_exit), so
+# that a run without its records is not taken for a good one.
+sg_lost() {
+  sg_fault=1
+  [ "$sg_rlost" = 0 ] || return 0
+  sg_rlost=1
+  printf 'schedgen: %s: could not write the run records in %s (disk full?)\n' "$sg_job" "$sg_log_dir" >&2
 }
 
 # sg_fail WHAT MESSAGE: a precondition failed: say so, record it, exit 78.
@@ -536,9 +547,9 @@ sg_manifest() {
       line=$line${sg_pad:0:$n}
       n=$((${#sg_mtext} - ${#line}))
     done
-    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/manifest.json"
+    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/manifest.json" || sg_lost
   else
-    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/manifest.json"
+    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/manifest.json" || sg_lost
   fi
   sg_mtext=$line
   [ "$plain" = 1 ] || sg_mtext=''
@@ -1229,13 +1240,14 @@ sg_run_dir_new() {
   [ -d "$sg_run_dir" ] || sg_run_dir_make
 }
 
-# sg_move SRC DIR [COUNT INODE JOURNAL NAME]: move SRC into DIR under its own name; if
+# sg_move SRC DIR [COUNT ID JOURNAL NAME]: move SRC into DIR under its own name; if
 # that is taken, as NAME.<run_id>.EXT (then -2, -3...; see sg_tagged). Never overwrites.
 # Sets sg_moved to the new path. With a COUNT above 0 (a move to the inbox), the item's
-# failed-attempt count ("COUNT INODE") is written under the name it is about to get, just
-# before the move, so that whoever sees it there sees its count; journaled first in
-# JOURNAL as "c<new name>/<NAME>", so that recovery can tell a count written for a move
-# that never came.
+# failed-attempt count ("COUNT ID", ID from sg_ino) is written under the name it is about
+# to get, just before the move, so that whoever sees it there sees its count; journaled
+# first in JOURNAL as "c<new name>/<NAME>", so that recovery can tell a count written for
+# a move that never came. A count that cannot be written (a full disk) is no move: 1, and
+# the item stays where it is, its attempt still journaled for a later run to count.
 sg_move() {
   local LC_ALL=C name=${1##*/} dest n=1 k=0 tag inb=0
   [ "$2" != "$sg_inbox" ] || inb=1
@@ -1244,7 +1256,13 @@ sg_move() {
     if [ ! -e "$dest" ] && [ ! -L "$dest" ]; then
       if [ "${3:-0}" -gt 0 ]; then
         [ -z "${5-}" ] || printf '\0c%s/%s/\0' "${dest##*/}" "$6" 2>/dev/null >>"$5"
-        printf '%s %s\n' "$3" "$4" 2>/dev/null >"$sg_attempts/${dest##*/}"
+        if ! printf '%s %s\n' "$3" "$4" 2>/dev/null >"$sg_attempts/${dest##*/}"; then
+          # Moved back without it, the item would start again from 0 (for ever, on a disk
+          # that stays full). What the cut write left is no one's count.
+          rm -f "$sg_attempts/${dest##*/}" 2>/dev/null
+          sg_fault_say "could not write the failed-attempt count of $name in $sg_attempts"
+          return 1
+        fi
         # The count takes the file's modification time: see sg_count_of.
         touch -r "$1" "$sg_attempts/${dest##*/}" 2>/dev/null
       fi
@@ -1290,21 +1308,30 @@ sg_tagged() {
   done
 }
 
-# sg_ino PATH: sets sg_i to PATH's inode number ('' if it cannot be told). A fork, so it
+# sg_ino PATH: sets sg_i to what tells PATH's file from another of its name, "INODE/SIZE"
+# ('' if it cannot be told): file systems hand a freed inode out again at once, and a
+# producer may give a new file the old one's time (tar, rsync -t, curl -R). A fork, so it
 # is only asked for an item that has a count, or gets one.
 sg_ino() {
-  sg_i=$(ls -di -- "$1" 2>/dev/null)
-  sg_i=${sg_i#"${sg_i%%[! ]*}"}
-  sg_i=${sg_i%% *}
-  case $sg_i in ''|*[!0-9]*) sg_i='' ;; esac
+  local IFS=' ' out
+  sg_i=''
+  out=$(LC_ALL=C ls -din -- "$1" 2>/dev/null) || return 0
+  set -f
+  # shellcheck disable=SC2086  # split on purpose: inode, mode, links, uid, gid, size, ...
+  set -- $out
+  set +f
+  [ "$#" -ge 6 ] || return 0
+  case $1 in ''|*[!0-9]*) return 0 ;; esac
+  case $6 in ''|*[!0-9]*) return 0 ;; esac
+  sg_i=$1/$6
 }
 
 # sg_count_of PATH NAME: the failed attempts of the file at PATH (named NAME), in
-# sg_attempt. Counts are kept as processing/.attempts/NAME, "COUNT INODE": the count of
-# the file with that inode (a rename keeps it), so a count under NAME that is another
-# file's (a new file of that name, a count on its way in or left by a kill) is not
-# taken: that file starts from 0. sg_cnt_mine=1 when the count there is this file's
-# (sg_cnt_ino its inode). A count from a wrapper before inodes is taken as it is.
+# sg_attempt. Counts are kept as processing/.attempts/NAME, "COUNT INODE/SIZE": the count
+# of the file with that inode and size (a rename keeps both), so a count under NAME that
+# is another file's (a new file of that name, a count on its way in or left by a kill) is
+# not taken: that file starts from 0. sg_cnt_mine=1 when the count there is this file's
+# (sg_cnt_ino its ID). A count from a wrapper before inodes is taken as it is.
 sg_count_of() {
   local c='' i=''
   sg_attempt=0 sg_cnt_mine=0 sg_cnt_ino=''
@@ -1357,8 +1384,8 @@ sg_counts_unlock() {
   [ "$sg_lk5" = 0 ] || { exec 5>&-; sg_lk5=0; }
 }
 
-# sg_count_drop NAME INODE: remove the count under NAME if it is still the one of the
-# file with INODE ('': a count from before inodes); another file's is left alone.
+# sg_count_drop NAME ID: remove the count under NAME if it is still the one of the file
+# with that ID (sg_ino; '': a count from before inodes); another file's is left alone.
 sg_count_drop() {
   local c='' i='' lk=0
   [ -f "$sg_attempts/$1" ] || return 0
@@ -1385,9 +1412,11 @@ sg_item_back() {
     sg_item_to=failed
     return 0
   fi
-  local ino=$sg_cnt_ino n=$3 lk=0 rc=0
+  local ino='' n=$3 lk=0 rc=0
   if [ "$n" -gt 0 ]; then
-    [ -n "$ino" ] || { sg_ino "$1"; ino=$sg_i; }
+    # Told by what it is now, not as it was claimed: its command may have rewritten it.
+    sg_ino "$1"
+    ino=$sg_i
     [ -n "$ino" ] || n=0        # a count no file could be told by is no count
     ! sg_counts_lock || lk=1    # returns with a count go one at a time
   fi
@@ -1546,7 +1575,10 @@ sg_flush() {
   # One printf, so one write(2), per line: other workers append to the same file, and
   # O_APPEND keeps whole writes whole, not a chunk that stdio splits at 4 KB.
   if [ "$sg_record" = 1 ]; then
-    for line in ${lines[@]+"${lines[@]}"}; do printf '%s\n' "$line"; done 2>/dev/null >>"$sg_events"
+    i=0
+    for line in ${lines[@]+"${lines[@]}"}; do printf '%s\n' "$line" || { i=1; break; }; done \
+      2>/dev/null >>"$sg_events" || i=1
+    [ "$i" = 0 ] || sg_lost
   fi
 }
 

@@ -36,6 +36,18 @@ def test_lines_come_back_newest_first_across_blocks_and_rotated_copies(tmp_path:
     assert got == list(range(2599, -1, -1))
 
 
+def test_a_line_glued_to_one_a_full_disk_cut_short_is_read_whole(tmp_path: Path) -> None:
+    # A run's line cut short (no newline) and the next run's line appended right after it:
+    # the next line is still read, also through the prefix-only path of stamps_back.
+    first = line("start", T0, "r1")
+    second = line("finish", T0 + timedelta(seconds=5), "r2", exit_code=0, outcome="ok",
+                  message='{"ts":"not a record start: quoted"}')
+    (tmp_path / "events.jsonl").write_text(first + "\n" + first[:40] + second + "\n")
+    assert [ev["run_id"] for ev in events.back(tmp_path)] == ["r2", "r1"]
+    assert [name for _, name, _ in events.stamps_back(tmp_path, frozenset({"start", "finish"}))] \
+        == ["finish", "start"]
+
+
 def test_epoch_matches_the_calendar() -> None:
     for t in (T0, datetime(2000, 2, 29, 23, 59, 59, tzinfo=UTC), datetime(1999, 12, 31, tzinfo=UTC),
               datetime(2100, 3, 1, 1, 2, 3, tzinfo=UTC)):

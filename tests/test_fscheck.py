@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -34,13 +35,15 @@ def same_fs(*dirs: Path | str, path: str | None = None,
 BSD_STAT = f"""#!{sys.executable} -S
 import os, sys
 args = sys.argv[1:]
+follow = args[:1] == ["-L"]   # stat(2), not lstat(2)
+args = args[1:] if follow else args
 if not args or args[0] != "-f":
     sys.stderr.write("stat: illegal option -- " + (args[0][1:] if args else "?") + "\\n")
     sys.exit(1)
 files = [a for a in args[2:] if a != "--"]
 for f in files:
-    dev = os.stat(f).st_dev
-    print(dev + 1 if "other-fs" in f else dev)
+    dev = (os.stat(f) if follow else os.lstat(f)).st_dev
+    print(dev + 1 if "other-fs" in (os.path.realpath(f) if follow else f) else dev)
 """
 
 
@@ -86,6 +89,43 @@ def test_real_second_file_system_is_caught(tmp_path: Path) -> None:
         pytest.skip("no second file system here")
     r = same_fs(tmp_path, others[0])
     assert r.returncode == 1 and f"{others[0]} is on another file system" in r.stdout
+
+
+def second_fs(tmp_path: Path) -> Path:
+    for p in ("/dev/shm", "/run", "/var/tmp", "/tmp"):
+        if Path(p).is_dir() and os.access(p, os.W_OK) and \
+                os.stat(p).st_dev != os.stat(tmp_path).st_dev:
+            return Path(p)
+    pytest.skip("no second writable file system here")
+
+
+def test_a_queue_folder_that_is_a_symlink_counts_where_it_points(tmp_path: Path) -> None:
+    # processing/ a link (on this file system) to a folder on another: the claim's mv
+    # would copy. And the other way round: a link on another file system to a folder on
+    # this one is this one.
+    other = Path(tempfile.mkdtemp(dir=second_fs(tmp_path)))
+    try:
+        (tmp_path / "inbox").mkdir()
+        (other / "processing").mkdir()
+        (tmp_path / "processing").symlink_to(other / "processing")
+        r = same_fs(tmp_path / "inbox", tmp_path / "processing")
+        assert r.returncode == 1 and f"{tmp_path}/processing is on another file system" in r.stdout
+        (other / "inbox").symlink_to(tmp_path / "inbox")
+        (tmp_path / "processed").mkdir()
+        r = same_fs(other / "inbox", tmp_path / "processed")
+        assert r.returncode == 0, r.stdout
+    finally:
+        shutil.rmtree(other)
+
+
+def test_bsd_stat_is_asked_where_a_symlinked_folder_points(tmp_path: Path) -> None:
+    bindir = tmp_path / "bsd-bin"
+    write_executable(bindir / "stat", BSD_STAT)
+    (tmp_path / "other-fs" / "p").mkdir(parents=True)
+    (tmp_path / "processing").symlink_to(tmp_path / "other-fs" / "p")
+    r = same_fs(tmp_path / "inbox", tmp_path / "processing",
+                path=f"{bindir}:/usr/bin:/bin", ostype="darwin22")
+    assert r.returncode == 1 and "processing is on another file system" in r.stdout
 
 
 def test_unreadable_devices_are_reported_not_guessed(tmp_path: Path) -> None:

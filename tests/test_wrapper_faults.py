@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 
 from schedgen.config.load import loads
 from schedgen.errors import ConfigError
+from tests.test_fscheck import second_fs
 from tests.test_runtime_units import bash_with_runtime
 from tests.wrapper_kit import (
     SYSTEM_PATH,
@@ -716,6 +718,52 @@ def test_runtime_names_are_refused_as_env_keys(tmp_path: Path, key: str) -> None
     [problem] = exc.value.problems
     assert problem.where == "jobs.x.env" and key in problem.message
     assert "runtime" in problem.message
+
+
+def test_a_processing_folder_linked_to_another_file_system_is_refused(tmp_path: Path) -> None:
+    # The claim's mv across file systems is a copy: two runs could both get one file.
+    other = Path(tempfile.mkdtemp(dir=second_fs(tmp_path)))
+    try:
+        w = _queue_job(tmp_path, "exit 0")
+        fill_inbox(tmp_path / "q/inbox", ["a.json"])
+        (other / "processing").mkdir()
+        (tmp_path / "q/processing").symlink_to(other / "processing")
+        r = w.run()
+        assert r.returncode == 78 and "processing is on another file system" in r.stderr
+        assert _files(tmp_path / "q/inbox") == ["a.json"]
+    finally:
+        shutil.rmtree(other)
+
+
+@pytest.mark.parametrize("where", ["events", "manifest"])
+def test_records_a_full_disk_would_not_take_make_the_run_exit_74(tmp_path: Path, where: str) -> None:
+    # A full disk (/dev/full: every write is ENOSPC) under the log folder: the command runs,
+    # but a run without its records is not a good one. Said once, on stderr.
+    w = make_job(tmp_path, command=["sh", "-c", f"echo ran >>{tmp_path}/ran"])
+    assert w.run().returncode == 0
+    if where == "events":
+        (w.log_dir / "events.jsonl").unlink()
+        (w.log_dir / "events.jsonl").symlink_to("/dev/full")
+        r = w.run()
+    else:
+        # The command's first act: its own run's manifest becomes the full disk.
+        w = make_job(tmp_path, "m", command=["sh", "-c", f'echo ran >>{tmp_path}/ran; '
+                     'ln -sf /dev/full "$SCHEDGEN_ARTIFACT_DIR/manifest.json"'])
+        r = w.run()
+    assert r.returncode == 74, r.stderr
+    assert r.stderr.count("could not write the run records") == 1
+    assert (tmp_path / "ran").read_text().count("ran") == 2
+
+
+def test_a_queue_item_done_on_a_full_disk_is_processed_and_the_run_says_74(tmp_path: Path) -> None:
+    w = _queue_job(tmp_path, "exit 0", batch=0)
+    fill_inbox(tmp_path / "q/inbox", ["a.json", "b.json"])
+    w.log_dir.mkdir(parents=True, exist_ok=True)
+    (w.log_dir / "events.jsonl").symlink_to("/dev/full")
+    r = w.run()
+    assert r.returncode == 74 and "could not write the run records" in r.stderr
+    assert _files(tmp_path / "q/processed") == ["a.json", "b.json"]   # moved all the same
+    assert _files(tmp_path / "q/inbox") == []
 
 
 def test_a_job_name_is_written_into_events_as_json(tmp_path: Path) -> None:

@@ -121,7 +121,7 @@ def test_a_queue_job_sends_one_pair_per_call_and_an_empty_queue_pings_success(
 
 def test_queue_folders_on_two_file_systems_stop_the_run_with_78(tmp_path: Path) -> None:
     # A stat on PATH that reports another device for processed/: the call path of a
-    # second file system (tests cannot mount one).
+    # second file system (tests do not mount one).
     q = queue_fields(tmp_path)
     processed = tmp_path / "q" / "processed"
     real = shutil.which("stat")
@@ -130,10 +130,10 @@ def test_queue_folders_on_two_file_systems_stop_the_run_with_78(tmp_path: Path) 
     bindir.mkdir()
     stub = bindir / "stat"
     stub.write_text(f"""#!/bin/bash
-[ "$1" = -c ] || exit 1
-shift 3
+[ "$1" = -L ] && [ "$2" = -c ] || exit 1
+shift 4
 for p; do
-  if [ "$p" = {processed} ]; then echo 99999; else {real} -c %d -- "$p"; fi
+  if [ "$p" = {processed} ]; then echo 99999; else {real} -L -c %d -- "$p"; fi
 done
 """)
     stub.chmod(0o755)

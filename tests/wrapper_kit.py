@@ -156,15 +156,21 @@ def fill_inbox(inbox: Path, names: Iterable[str], age: float = 0) -> None:
 
 
 
+def file_id(path: Path) -> str:
+    """What a count names its file by ("INODE/SIZE", as the runtime's sg_ino)."""
+    st = path.lstat()
+    return f"{st.st_ino}/{st.st_size}"
+
+
 def attempts_of(queue: Path, name: str) -> str:
-    """The failed-attempt count kept for the inbox file `name` ("COUNT INODE"), checked to
-    be that file's own: its inode is the one recorded. '' when there is none."""
+    """The failed-attempt count kept for the inbox file `name` ("COUNT INODE/SIZE"), checked
+    to be that file's own: its inode and size are the ones recorded. '' when there is none."""
     f = queue / "processing" / ".attempts" / name
     if not f.exists():
         return ""
-    count, ino = f.read_text().split()
+    count, ident = f.read_text().split()
     item = queue / "inbox" / name
-    assert item.exists() and item.stat().st_ino == int(ino), (name, ino)
+    assert item.exists() and file_id(item) == ident, (name, ident)
     return count
 
 # -- processes ----------------------------------------------------------------------

@@ -28,8 +28,17 @@ def files(log_dir: Path) -> list[Path]:
     return out
 
 
+def whole(line: bytes) -> bytes:
+    """The line's last record: a line cut short by a full disk has no newline, so the next
+    run's line is glued to it. Every record starts `{"ts":"`, which a string inside one
+    cannot hold unescaped, so the record is what follows its last such start."""
+    at = line.rfind(b'{"ts":"')
+    return line[at:] if at > 0 else line
+
+
 def lines_back(path: Path) -> Iterator[bytes]:
-    """The file's lines, last first (a trailing partial line is yielded like any other)."""
+    """The file's lines, last first (a trailing partial line is yielded like any other;
+    a line glued to a partial one before it is yielded without it, see `whole`)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -45,9 +54,9 @@ def lines_back(path: Path) -> Iterator[bytes]:
             rest = parts[0]
             for line in reversed(parts[1:]):
                 if line:
-                    yield line
+                    yield whole(line)
         if rest:
-            yield rest
+            yield whole(rest)
     finally:
         os.close(fd)
 
