@@ -498,7 +498,7 @@ def test_an_item_its_command_rewrote_goes_back_with_its_count(tmp_path: Path) ->
 def test_a_count_that_cannot_be_written_keeps_the_item_where_it_is(tmp_path: Path) -> None:
     # A full disk as the count is written (/dev/full: every write is ENOSPC): moved back
     # without it, the item would start from 0 again, for ever. It stays in the claim, its
-    # attempt journaled, the run ends 74; a later run counts it.
+    # attempt journaled, a fault said; a later run counts it.
     (tmp_path / "q/processing/.attempts").mkdir(parents=True)
     (tmp_path / "q/processing/.attempts/a.json").symlink_to("/dev/full")
     r = _back(tmp_path, MINE + 'sg_item_back "$T/q/processing/c/a.json" a.json 2 1; '
