@@ -301,7 +301,7 @@ sg_lock_seen() {
 
 # sg_take_lock: the job's lock, on fd 9. The lock file has a second name (.NAME.lock.keep,
 # a hard link) so that a lock whose file is deleted while held still holds: a run that
-# finds the two names apart locks the older file, which the holder still has. After
+# finds the two names apart locks both files, one of which the holder still has. After
 # locking, both names must still be the locked file (else it was replaced meanwhile:
 # try again). Exits busy_exit when another run holds it. When the mode check was skipped
 # the file is opened read-only (nothing is made through a name changed meanwhile) and
@@ -323,12 +323,17 @@ sg_take_lock() {
     if [ "$sg_lock_quick" = 1 ]; then
       { exec 9<"$sg_lock_file"; } 2>/dev/null || { sg_lock_quick=0; sg_lock_mode; continue; }
     elif [ -e "$sg_lock_keep" ] && ! [ "$sg_lock_file" -ef "$sg_lock_keep" ]; then
-      # The lock file was deleted (or replaced) while its other name stayed: that one is
-      # the lock a run may still hold.
+      # The two names are apart: one of them was deleted or replaced while a run may hold
+      # the other. Which one it holds cannot be told, so both are locked (the lock file on
+      # fd 7 while it is there) before they are made one again.
+      if [ -e "$sg_lock_file" ]; then
+        { exec 7>>"$sg_lock_file"; } 2>/dev/null || sg_fail lock "cannot open $sg_lock_file"
+        sg_lock_busy_or 7
+      fi
       { exec 9>>"$sg_lock_keep"; } 2>/dev/null || sg_fail lock "cannot open $sg_lock_keep"
       sg_lock_busy_or 9
       rm -f "$sg_lock_file" && ln "$sg_lock_keep" "$sg_lock_file" 2>/dev/null
-      exec 9>&-
+      exec 7>&- 9>&-
       continue
     else
       { exec 9>>"$sg_lock_file"; } 2>/dev/null || sg_fail lock "cannot open $sg_lock_file"
@@ -378,7 +383,7 @@ sg_lock_busy_or() {
 # a run ends normally) and the folder is listed, as it is otherwise.
 sg_id_floor_set() {
   local last='' n='' at='' ok=0
-  if [ -n "$sg_lock_name" ] && [ -z "$sg_inbox" ] && [ -f "$sg_last_run" ]; then
+  if [ -n "$sg_lock_name" ] && [ -z "$sg_inbox" ] && [ -f "$sg_last_run" ] && [ ! -L "$sg_last_run" ]; then
     IFS=' ' read -r last n at 2>/dev/null <"$sg_last_run"   # one line (-n would read a byte at a time)
     case $last in
       [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9]*) ok=1 ;;
@@ -398,12 +403,19 @@ sg_id_floor_set() {
   set -- "$sg_runs"/*
   if sg_runs_none "$@"; then sg_nruns=0; return 0; fi
   sg_nruns=$#
-  eval "last=\${$#}"
-  last=${last##*/}
-  case ${last%%-*} in
-    [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z)
-      sg_id_floor=${last%%-*} sg_id_last=$last ;;
-  esac
+  # The newest run ID: the last name that is one (a README or a "latest" link someone put
+  # here sorts after the IDs; taken for the newest, it would leave no floor).
+  n=$#
+  while [ "$n" -gt 0 ]; do
+    eval "last=\${$n}"
+    last=${last##*/}
+    case ${last%%-*} in
+      [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z)
+        sg_id_floor=${last%%-*} sg_id_last=$last
+        return 0 ;;
+    esac
+    n=$((n - 1))
+  done
 }
 
 # sg_new_id: a new run ID: UTC time (see the floor above) + pid, then -0002, -0003... for
@@ -483,7 +495,8 @@ sg_runs_none() {
 sg_last_run_note() {
   [ -n "$sg_lock_name" ] && [ -n "$sg_nruns" ] && [ -n "$sg_last_id" ] || return 0
   [ -z "$sg_inbox" ] || return 0
-  [ ! -e "$sg_last_run" ] || [ -f "$sg_last_run" ] || return 0   # a FIFO would hang us
+  # A FIFO would hang us; a symlink would be written through.
+  [ ! -L "$sg_last_run" ] && { [ ! -e "$sg_last_run" ] || [ -f "$sg_last_run" ]; } || return 0
   printf '%-63s\n' "$sg_last_id $sg_nruns $sg_epoch" 2>/dev/null 1<>"$sg_last_run"
 }
 
@@ -535,6 +548,13 @@ sg_manifest() {
     "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
     "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j"
   [ "$plain" = 1 ] || sg_mtext=''
+  # The command may have put something else there (its directory is its own): a FIFO
+  # would hang the run with its lock held, a symlink would be written through.
+  if [ -L "$sg_run_dir/manifest.json" ] ||
+    { [ -e "$sg_run_dir/manifest.json" ] && [ ! -f "$sg_run_dir/manifest.json" ]; }; then
+    rm -rf "$sg_run_dir/manifest.json" 2>/dev/null
+    sg_mtext=''
+  fi
   if [ -n "$sg_mtext" ]; then
     # At most one character more than ours: a command's huge manifest.json is not read in.
     IFS= read -r -n $((${#sg_mtext} + 2)) -d '' cur 2>/dev/null <"$sg_run_dir/manifest.json"
@@ -583,6 +603,14 @@ sg_keeper() {
   local st
   trap - EXIT
   [ "$sg_lb" != 1 ] || enable -n mkdir   # off already (sg_mkdir runs in the critical section): defensive
+  # Its output files made here, so that one a full disk refuses is the wrapper's fault
+  # (74, said on the wrapper's stderr), not a failure of a command that never ran.
+  exec </dev/null
+  if ! exec >"$sg_run_dir/stdout.log" 2>"$sg_run_dir/stderr.log"; then
+    printf 'schedgen: %s: cannot create stdout.log and stderr.log in %s; not run\n' \
+      "$sg_job" "$sg_run_dir" >&2
+    exit 74
+  fi
   if [ -z "$sg_item_name" ]; then
     sg_exec='exec'
     sg_run_command
@@ -684,7 +712,7 @@ sg_run() {
   # output goes to the run directory. Inside the critical section a signal waits until
   # $! is noted, so there is no moment when a command runs that we do not know of.
   set -m
-  sg_keeper </dev/null >"$sg_run_dir/stdout.log" 2>"$sg_run_dir/stderr.log" &
+  sg_keeper &
   sg_cmd_pid=$!
   if [ "$sg_timeout" -gt 0 ]; then
     sg_watchdog &
@@ -772,16 +800,22 @@ sg_big() {
 sg_rotate() {
   local big f n=0 nl='
 '
-  if [ "$sg_rotate_every" -gt 1 ]; then
-    [ ! -r "$sg_log_dir/.rotate-count" ] || read -r n 2>/dev/null <"$sg_log_dir/.rotate-count"
-    case $n in ''|*[!0-9]*) n=0 ;; esac
+  # Only a plain file is read or written (a FIFO would hang the run with its lock held);
+  # a count with a leading 0 is none (bash would read 08 as a bad octal number).
+  if [ "$sg_rotate_every" -gt 1 ] && [ ! -L "$sg_log_dir/.rotate-count" ] &&
+    { [ -f "$sg_log_dir/.rotate-count" ] || [ ! -e "$sg_log_dir/.rotate-count" ]; }; then
+    [ ! -r "$sg_log_dir/.rotate-count" ] || read -r -n 16 n 2>/dev/null <"$sg_log_dir/.rotate-count"
+    case $n in ''|0?*|*[!0-9]*) n=0 ;; esac
     printf '%3d\n' $(((n + 1) % sg_rotate_every)) 2>/dev/null 1<>"$sg_log_dir/.rotate-count"
     [ "$n" -eq 0 ] || return 0
   fi
   big=$(sg_big)
   [ -n "$big" ] || return 0
-  [ -d "$sg_lock_dir" ] || mkdir -p "$sg_lock_dir" 2>/dev/null
-  { exec 7>>"$sg_lock_dir/$sg_job.rotate.lock"; } 2>/dev/null || return 0
+  # The rotation lock lies beside the logs it guards, in the job's own log folder (the lock
+  # folder of a job without a lock is never checked); only a plain file is opened.
+  f=$sg_log_dir/.rotate.lock
+  [ ! -L "$f" ] && { [ -f "$f" ] || [ ! -e "$f" ]; } || return 0
+  { exec 7>>"$f"; } 2>/dev/null || return 0
   if sg_lock 7 0 2>/dev/null; then
     big=$(sg_big)
     for f in events.jsonl cron.log launchd.out.log launchd.err.log; do
@@ -797,7 +831,7 @@ sg_rotate() {
 # pid its name holds (<time>-<pid>[-n]).
 sg_alive() {
   local text='' pid host
-  if [ -e "$1/manifest.json" ]; then
+  if [ -f "$1/manifest.json" ] && [ ! -L "$1/manifest.json" ]; then
     # The whole file in one read (quietly: another run may be removing it right now).
     IFS= read -r -d '' text 2>/dev/null <"$1/manifest.json"
   fi
@@ -830,9 +864,18 @@ sg_prune() {
     [ "$sg_nruns" -le $((sg_keep_runs + sg_keep_runs / 8)) ]; then
     return 0
   fi
-  local LC_ALL=C d n old k=0
+  local LC_ALL=C d n old k=0 ids
   set -- "$sg_runs"/*      # no trailing slash: it would sort "id/" after "id-0002/"
   if sg_runs_none "$@"; then sg_nruns=0; return 0; fi
+  # Only names of runs: what else someone put here is neither counted nor removed.
+  ids=()
+  for d; do
+    case ${d##*/} in
+      [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9]*) ids[k]=$d; k=$((k + 1)) ;;
+    esac
+  done
+  k=0
+  set -- ${ids[@]+"${ids[@]}"}
   sg_nruns=$#
   [ "$#" -gt $((sg_keep_runs + sg_keep_runs / 8)) ] || return 0
   old=()
@@ -1448,7 +1491,12 @@ sg_item_end() {
       *) case $sg_jstarted in
            *"/$sg_item_name/"*) ;;
            *) sg_started=0
-              [ "$st" != 74 ] || sg_stuck_journal ;;
+              # 74 from a keeper that ran nothing: it could not journal the start or make
+              # the output files (it said which): the disk is likely full, claim no more.
+              if [ "$st" = 74 ] && [ "$sg_jbad" = 0 ]; then
+                sg_jbad=1
+                sg_fault_say "$sg_item_name was not started (see above); this run claims no more items"
+              fi ;;
          esac ;;
     esac
   fi

@@ -405,6 +405,16 @@ def test_a_claim_that_cannot_strike_out_a_name_sends_its_chunk_back_and_claims_n
     assert "could not write" in r.stderr
     assert _files(tmp_path / "q/inbox") == ["b.json", "c.json", "d.json", "e.json"]
 
+def test_a_keeper_that_cannot_make_the_output_files_runs_nothing_and_says_74(tmp_path: Path) -> None:
+    # (A full disk, or no inodes left, after the run directory was made.) Not the
+    # command's failure: it never ran.
+    r = sh(tmp_path, 'sg_command() { echo ran >"$T/ran"; }; sg_item_name=""; '
+                     'sg_run_dir=$T/gone; (sg_keeper); echo "rc=$?"')
+    assert r.stdout.split() == ["rc=74"]
+    assert "cannot create stdout.log and stderr.log" in r.stderr
+    assert not (tmp_path / "ran").exists()
+
+
 # -- failed-attempt counts ---------------------------------------------------------------
 
 def _count_file(tmp_path: Path, name: str, count: int, of: Path) -> None:

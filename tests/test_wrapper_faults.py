@@ -551,6 +551,27 @@ def test_the_lock_holds_when_its_file_is_deleted_while_held(tmp_path: Path) -> N
     assert r.returncode == 0 and len(w.events("start")) == 2
 
 
+@pytest.mark.parametrize("which", ["job.lock", ".job.lock.keep"])
+def test_the_lock_holds_when_either_name_is_replaced_while_held(tmp_path: Path, which: str) -> None:
+    w = _holder(tmp_path)
+    p = w.popen()
+    try:
+        wait_for(lambda: (tmp_path / "up").exists(), what="the holder")
+        name = tmp_path / "locks" / which
+        shutil.copy(name, tmp_path / "copy")
+        os.replace(tmp_path / "copy", name)          # a new file under the old name
+        r = w.run()
+        assert r.returncode == 75 and "busy" in r.stderr
+        assert len(w.events("start")) == 1
+    finally:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.communicate()
+    r = w.run(env={"QUICK": "1"})
+    assert r.returncode == 0 and len(w.events("start")) == 2
+    locks = tmp_path / "locks"
+    assert (locks / "job.lock").samefile(locks / ".job.lock.keep")   # one file again
+
+
 @pytest.mark.parametrize("mode", [0o1777, 0o770, 0o702])
 def test_a_lock_dir_others_can_write_is_refused(tmp_path: Path, mode: int) -> None:
     w = _holder(tmp_path)
@@ -629,6 +650,27 @@ def test_a_clock_stepped_back_never_prunes_the_run_that_just_happened(tmp_path: 
     assert start["run_id"][:16] in ("20990101T000001Z", "20990101T000002Z")
     assert [d.name for d in w.run_dirs()] == ["20990101T000001Z-12", start["run_id"]]
     assert not w.manifests()[1]["started_at"].startswith("2099")  # the clock's own time
+
+
+@pytest.mark.parametrize("stray", ["README", "latest"])
+def test_a_name_that_is_no_run_in_runs_neither_hides_the_newest_nor_is_pruned(
+        tmp_path: Path, stray: str) -> None:
+    # A README, or a "latest" link to the newest run, sorts after the run IDs: taken for the
+    # newest, it left no floor, and a run of a clock stepped back was pruned as it ended.
+    w = make_job(tmp_path, command=["true"], logs={"keep_runs": 2})
+    runs = w.log_dir / "runs"
+    for name in ("20990101T000000Z-11", "20990101T000001Z-12"):  # made while the clock ran ahead
+        (runs / name).mkdir(parents=True)
+        (runs / name / "manifest.json").write_text('{\n  "outcome": "ok",\n  "smoke": false\n}\n')
+    if stray == "README":
+        (runs / "README").write_text("notes\n")
+    else:
+        (runs / "latest").symlink_to(runs / "20990101T000001Z-12")
+    for _ in range(3):
+        assert w.run().returncode == 0
+    ids = [e["run_id"] for e in w.events("start")]
+    assert ids == sorted(ids) and ids[0] > "20990101T000001Z-12"
+    assert [d.name for d in sorted(runs.iterdir())] == [*ids[1:], stray]
 
 
 @pytest.mark.skipif(shutil.which("faketime") is None, reason="needs faketime")
@@ -736,23 +778,46 @@ def test_a_processing_folder_linked_to_another_file_system_is_refused(tmp_path: 
 
 
 @pytest.mark.parametrize("where", ["events", "manifest"])
-def test_records_a_full_disk_would_not_take_make_the_run_exit_74(tmp_path: Path, where: str) -> None:
-    # A full disk (/dev/full: every write is ENOSPC) under the log folder: the command runs,
-    # but a run without its records is not a good one. Said once, on stderr.
+def test_records_that_cannot_be_written_make_the_run_exit_74(tmp_path: Path, where: str) -> None:
+    # The command runs, but a run without its records is not a good one. Said once, on
+    # stderr. events.jsonl: a full disk (/dev/full: every write is ENOSPC). The manifest:
+    # made immutable by the command (a symlink or FIFO there would just be replaced).
     w = make_job(tmp_path, command=["sh", "-c", f"echo ran >>{tmp_path}/ran"])
     assert w.run().returncode == 0
     if where == "events":
         (w.log_dir / "events.jsonl").unlink()
         (w.log_dir / "events.jsonl").symlink_to("/dev/full")
-        r = w.run()
     else:
-        # The command's first act: its own run's manifest becomes the full disk.
-        w = make_job(tmp_path, "m", command=["sh", "-c", f'echo ran >>{tmp_path}/ran; '
-                     'ln -sf /dev/full "$SCHEDGEN_ARTIFACT_DIR/manifest.json"'])
+        probe = tmp_path / "probe"
+        probe.write_text("")
+        if subprocess.run(["chattr", "+i", str(probe)], capture_output=True).returncode != 0:
+            pytest.skip("chattr +i is not available here")
+        subprocess.run(["chattr", "-i", str(probe)], check=True)
+        w = make_job(tmp_path, command=["sh", "-c", f'echo ran >>{tmp_path}/ran; '
+                     'chattr +i "$SCHEDGEN_ARTIFACT_DIR/manifest.json"'])
+    try:
         r = w.run()
+    finally:
+        subprocess.run(f"chattr -i {w.log_dir}/runs/*/manifest.json", shell=True,
+                       capture_output=True)
     assert r.returncode == 74, r.stderr
     assert r.stderr.count("could not write the run records") == 1
     assert (tmp_path / "ran").read_text().count("ran") == 2
+
+
+@pytest.mark.parametrize("what", ["fifo", "symlink"])
+def test_a_manifest_the_command_replaced_is_written_afresh(tmp_path: Path, what: str) -> None:
+    # A FIFO would hang the run with its lock held; a symlink would be written through.
+    target = tmp_path / "elsewhere"
+    target.write_text("keep me\n")
+    make = 'mkfifo "$d"' if what == "fifo" else f'ln -s {target} "$d"'
+    w = make_job(tmp_path, command=["sh", "-c", 'd="$SCHEDGEN_ARTIFACT_DIR/manifest.json"; '
+                                    f'rm -f "$d"; {make}'])
+    r = w.run(timeout=30)
+    assert r.returncode == 0, r.stderr
+    [m] = w.log_dir.glob("runs/*/manifest.json")
+    assert not m.is_symlink() and json.loads(m.read_text())["outcome"] == "ok"
+    assert target.read_text() == "keep me\n"
 
 
 def test_a_queue_item_done_on_a_full_disk_is_processed_and_the_run_says_74(tmp_path: Path) -> None:

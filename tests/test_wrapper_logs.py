@@ -186,6 +186,42 @@ def test_with_a_large_max_size_sizes_are_checked_every_few_runs(tmp_path: Path) 
     assert rotated == [True, False, False, True, False, False, True]
 
 
+@pytest.mark.parametrize("count", ["08", "09", "fifo", "symlink"])
+def test_a_rotate_count_that_is_no_count_neither_stops_the_run_nor_its_pruning(
+        tmp_path: Path, count: str) -> None:
+    # "08" is a bad octal number to bash (it had ended the exit handler before pruning);
+    # a FIFO would hang the run with its lock held; a symlink would be written through.
+    w = make_job(tmp_path, command=["true"], logs={"max_size": "200KB", "keep_runs": 2})
+    w.log_dir.mkdir(parents=True)
+    f = w.log_dir / ".rotate-count"
+    target = tmp_path / "elsewhere"
+    target.write_text("x\n")
+    if count == "fifo":
+        os.mkfifo(f)
+    elif count == "symlink":
+        f.symlink_to(target)
+    else:
+        f.write_text(count + "\n")
+    for _ in range(5):
+        r = w.run(timeout=30)
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert len(w.run_dirs()) <= 2 + 2 // 8 + 1
+    assert target.read_text() == "x\n"
+
+
+def test_the_rotation_lock_is_in_the_log_folder_not_the_lock_folder(tmp_path: Path) -> None:
+    # A job without a lock never checks its lock folder; a symlink planted there as the
+    # rotation lock had been followed, making a file wherever it pointed.
+    w = make_job(tmp_path, command=["true"], lock=False, logs={"max_size": 300, "keep": 1})
+    (tmp_path / "locks").mkdir(exist_ok=True)
+    (tmp_path / "locks" / "job.rotate.lock").symlink_to(tmp_path / "victim")
+    for _ in range(4):
+        assert w.run().returncode == 0
+    assert (w.log_dir / "events.jsonl.1").exists()          # it did rotate
+    assert (w.log_dir / ".rotate.lock").is_file()
+    assert not (tmp_path / "victim").exists()
+
+
 # -- manifests rewritten in place ---------------------------------------------------------
 
 def _valid_manifests(w: Wrapped) -> list[dict[str, Any]]:
