@@ -176,7 +176,7 @@ sg_js() {
 sg_event() {
   [ "$sg_record" = 1 ] || return 0
   printf '{"ts":"%s","event":"%s","job":%s,"run_id":"%s","pid":%s,"host":%s%s}\n' \
-    "$sg_iso" "$1" "$sg_job_j" "$sg_run_id" "$$" "$sg_host_j" "${2-}" >>"$sg_events" 2>/dev/null ||
+    "$sg_iso" "$1" "$sg_job_j" "$sg_run_id" "$$" "$sg_host_j" "${2-}" 2>/dev/null >>"$sg_events" ||
     sg_lost
 }
 
@@ -193,6 +193,7 @@ sg_lost() {
 # sg_fail WHAT MESSAGE: a precondition failed: say so, record it, exit 78.
 sg_fail() {
   printf 'schedgen: %s: %s\n' "$sg_job" "$2" >&2
+  sg_rlost=1           # its own event may not get written either (no log folder): said
   sg_js "$2"
   sg_event precondition ",\"what\":\"$1\",\"message\":$sg_j,\"exit_code\":78"
   [ "${sg_nfy:-0}" != 1 ] || sg_notify_finish 78 precondition "$sg_log_dir"
@@ -271,7 +272,8 @@ sg_lock_dir_ok() {
   if [ ! -O "$sg_lock_dir" ] || [ -L "$sg_lock_dir" ]; then
     sg_fail lock "lock directory $sg_lock_dir is not owned by this user; refusing it"
   fi
-  if sg_lock_seen; then sg_lock_quick=1; else sg_lock_mode; fi
+  # Names apart (a copy of the folder without its hard links) go the slow way, which joins them.
+  if sg_lock_seen && [ "$sg_lock_file" -ef "$sg_lock_keep" ]; then sg_lock_quick=1; else sg_lock_mode; fi
 }
 
 # sg_lock_mode: refuse a lock dir that group or others can write, and a lock file with
@@ -800,13 +802,15 @@ sg_big() {
 sg_rotate() {
   local big f n=0 nl='
 '
-  # Only a plain file is read or written (a FIFO would hang the run with its lock held);
-  # a count with a leading 0 is none (bash would read 08 as a bad octal number).
-  if [ "$sg_rotate_every" -gt 1 ] && [ ! -L "$sg_log_dir/.rotate-count" ] &&
-    { [ -f "$sg_log_dir/.rotate-count" ] || [ ! -e "$sg_log_dir/.rotate-count" ]; }; then
-    [ ! -r "$sg_log_dir/.rotate-count" ] || read -r -n 16 n 2>/dev/null <"$sg_log_dir/.rotate-count"
+  # Only a plain file is read or written (a FIFO would hang the run with its lock held, a
+  # symlink would be written through): anything else there is replaced by a count. A
+  # count with a leading 0 is none (bash would read 08 as a bad octal number).
+  if [ "$sg_rotate_every" -gt 1 ]; then
+    f=$sg_log_dir/.rotate-count
+    if [ -L "$f" ] || { [ -e "$f" ] && [ ! -f "$f" ]; }; then rm -rf "$f" 2>/dev/null; fi
+    [ ! -r "$f" ] || read -r -n 16 n 2>/dev/null <"$f"
     case $n in ''|0?*|*[!0-9]*) n=0 ;; esac
-    printf '%3d\n' $(((n + 1) % sg_rotate_every)) 2>/dev/null 1<>"$sg_log_dir/.rotate-count"
+    [ -L "$f" ] || printf '%3d\n' $(((n + 1) % sg_rotate_every)) 2>/dev/null 1<>"$f"
     [ "$n" -eq 0 ] || return 0
   fi
   big=$(sg_big)
@@ -1358,7 +1362,8 @@ sg_tagged() {
 sg_ino() {
   local IFS=' ' out
   sg_i=''
-  out=$(LC_ALL=C ls -din -- "$1" 2>/dev/null) || return 0
+  # Sizes in bytes, whatever the job's environment says (GNU ls scales them by these).
+  out=$(LC_ALL=C LS_BLOCK_SIZE=1 BLOCK_SIZE=1 ls -din -- "$1" 2>/dev/null) || return 0
   set -f
   # shellcheck disable=SC2086  # split on purpose: inode, mode, links, uid, gid, size, ...
   set -- $out

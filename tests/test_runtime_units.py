@@ -494,6 +494,16 @@ def test_a_count_is_of_the_file_with_its_size_too(tmp_path: Path, text: str, min
     assert r.stdout.splitlines() == [mine]
 
 
+def test_a_files_id_is_its_size_in_bytes_whatever_the_jobs_environment(tmp_path: Path) -> None:
+    # GNU ls scales its size column by BLOCK_SIZE / LS_BLOCK_SIZE, which a job's env may
+    # set (the wrapper exports it into itself): "3.0K" had been no id, so no count.
+    f = tmp_path / "item"
+    f.write_bytes(b"x" * 3000)
+    r = sh(tmp_path, f'sg_ino "{f}"; echo "$sg_i"', BLOCK_SIZE="human-readable",
+           LS_BLOCK_SIZE="1K")
+    assert r.stdout.split() == [file_id(f)]
+
+
 def test_an_item_its_command_rewrote_goes_back_with_its_count(tmp_path: Path) -> None:
     # The command replaced its item (sed -i: a new inode, another size) and failed: the
     # count written names the file as it is now, so the next claim takes it.

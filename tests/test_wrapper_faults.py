@@ -572,6 +572,21 @@ def test_the_lock_holds_when_either_name_is_replaced_while_held(tmp_path: Path, 
     assert (locks / "job.lock").samefile(locks / ".job.lock.keep")   # one file again
 
 
+def test_a_lock_folder_copied_without_its_hard_links_is_joined_again(tmp_path: Path) -> None:
+    # cp -R, or rsync -a without -H, with times kept: the names are apart in a folder that
+    # looks unchanged. Every run had stopped with 78 ("keeps changing").
+    w = make_job(tmp_path, command=["true"])
+    assert w.run().returncode == 0 and w.run().returncode == 0
+    locks = tmp_path / "locks"
+    shutil.copytree(locks, tmp_path / "copy", copy_function=shutil.copy2)
+    shutil.rmtree(locks)
+    (tmp_path / "copy").rename(locks)
+    assert not (locks / "job.lock").samefile(locks / ".job.lock.keep")
+    r = w.run()
+    assert r.returncode == 0, r.stderr
+    assert (locks / "job.lock").samefile(locks / ".job.lock.keep")
+
+
 @pytest.mark.parametrize("mode", [0o1777, 0o770, 0o702])
 def test_a_lock_dir_others_can_write_is_refused(tmp_path: Path, mode: int) -> None:
     w = _holder(tmp_path)
@@ -760,6 +775,16 @@ def test_runtime_names_are_refused_as_env_keys(tmp_path: Path, key: str) -> None
     [problem] = exc.value.problems
     assert problem.where == "jobs.x.env" and key in problem.message
     assert "runtime" in problem.message
+
+
+def test_a_log_folder_that_cannot_be_made_is_said_once(tmp_path: Path) -> None:
+    # Its precondition event cannot be written either: no second message for that.
+    (tmp_path / "file").write_text("")
+    w = make_job(tmp_path, command=["true"], log_root=str(tmp_path / "file" / "logs"))
+    r = w.run()
+    assert r.returncode == 78
+    assert "could not write the run records" not in r.stderr
+    assert "Not a directory" not in r.stderr, r.stderr
 
 
 def test_a_processing_folder_linked_to_another_file_system_is_refused(tmp_path: Path) -> None:

@@ -207,6 +207,7 @@ def test_a_rotate_count_that_is_no_count_neither_stops_the_run_nor_its_pruning(
         assert r.returncode == 0 and r.stderr == "", r.stderr
     assert len(w.run_dirs()) <= 2 + 2 // 8 + 1
     assert target.read_text() == "x\n"
+    assert f.is_file() and not f.is_symlink()     # replaced by a count: no find every run
 
 
 def test_the_rotation_lock_is_in_the_log_folder_not_the_lock_folder(tmp_path: Path) -> None:
