@@ -535,12 +535,20 @@ def _holder(tmp_path: Path) -> Wrapped:
 
 
 @needs_proc
-def test_the_lock_holds_when_its_file_is_deleted_while_held(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("which", "how"), [("job.lock", "deleted"), ("job.lock", "replaced"),
+                                            (".job.lock.keep", "replaced")])
+def test_the_lock_holds_when_a_name_is_deleted_or_replaced_while_held(
+        tmp_path: Path, which: str, how: str) -> None:
     w = _holder(tmp_path)
     p = w.popen()
+    name = tmp_path / "locks" / which
     try:
         wait_for(lambda: (tmp_path / "up").exists(), what="the holder")
-        (tmp_path / "locks" / "job.lock").unlink()  # a tmp cleaner
+        if how == "deleted":
+            name.unlink()                                # a tmp cleaner
+        else:
+            shutil.copy(name, tmp_path / "copy")
+            os.replace(tmp_path / "copy", name)          # a new file under the old name
         r = w.run()
         assert r.returncode == 75 and "busy" in r.stderr
         assert len(w.events("start")) == 1
@@ -548,25 +556,6 @@ def test_the_lock_holds_when_its_file_is_deleted_while_held(tmp_path: Path) -> N
         os.killpg(p.pid, signal.SIGTERM)
         p.communicate()
     r = w.run(env={"QUICK": "1"})  # once the holder is gone, the lock is free
-    assert r.returncode == 0 and len(w.events("start")) == 2
-
-
-@pytest.mark.parametrize("which", ["job.lock", ".job.lock.keep"])
-def test_the_lock_holds_when_either_name_is_replaced_while_held(tmp_path: Path, which: str) -> None:
-    w = _holder(tmp_path)
-    p = w.popen()
-    try:
-        wait_for(lambda: (tmp_path / "up").exists(), what="the holder")
-        name = tmp_path / "locks" / which
-        shutil.copy(name, tmp_path / "copy")
-        os.replace(tmp_path / "copy", name)          # a new file under the old name
-        r = w.run()
-        assert r.returncode == 75 and "busy" in r.stderr
-        assert len(w.events("start")) == 1
-    finally:
-        os.killpg(p.pid, signal.SIGTERM)
-        p.communicate()
-    r = w.run(env={"QUICK": "1"})
     assert r.returncode == 0 and len(w.events("start")) == 2
     locks = tmp_path / "locks"
     assert (locks / "job.lock").samefile(locks / ".job.lock.keep")   # one file again
