@@ -60,6 +60,7 @@ sg_init() {
   sg_last_id=''        # this plain run's ID, once its directory is made
   sg_lock_quick=0      # 1: the lock dir's mode check was skipped (sg_lock_seen)
   sg_fault=0 sg_nsig=0 sg_rlost=0   # sg_rlost: a record could not be written (sg_lost)
+  sg_id_pat='[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9]*'  # a run ID
   sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
   sg_wrapper_pid=$$
   # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
@@ -387,9 +388,8 @@ sg_id_floor_set() {
   local last='' n='' at='' ok=0
   if [ -n "$sg_lock_name" ] && [ -z "$sg_inbox" ] && [ -f "$sg_last_run" ] && [ ! -L "$sg_last_run" ]; then
     IFS=' ' read -r last n at 2>/dev/null <"$sg_last_run"   # one line (-n would read a byte at a time)
-    case $last in
-      [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9]*) ok=1 ;;
-    esac
+    # shellcheck disable=SC2254  # a pattern, matched on purpose
+    case $last in $sg_id_pat) ok=1 ;; esac
     case $n in ''|0?*|*[!0-9]*) ok=0 ;; esac
     case $at in ''|0*|*[!0-9]*) ok=0 ;; esac
     if [ "$ok" = 1 ]; then
@@ -411,9 +411,9 @@ sg_id_floor_set() {
   while [ "$n" -gt 0 ]; do
     eval "last=\${$n}"
     last=${last##*/}
-    case ${last%%-*} in
-      [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z)
-        sg_id_floor=${last%%-*} sg_id_last=$last
+    # shellcheck disable=SC2254  # a pattern, matched on purpose
+    case $last in
+      $sg_id_pat) sg_id_floor=${last%%-*} sg_id_last=$last
         return 0 ;;
     esac
     n=$((n - 1))
@@ -874,11 +874,9 @@ sg_prune() {
   # Only names of runs: what else someone put here is neither counted nor removed.
   ids=()
   for d; do
-    case ${d##*/} in
-      [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9]*) ids[k]=$d; k=$((k + 1)) ;;
-    esac
+    # shellcheck disable=SC2254  # a pattern, matched on purpose
+    case ${d##*/} in $sg_id_pat) ids[${#ids[@]}]=$d ;; esac
   done
-  k=0
   set -- ${ids[@]+"${ids[@]}"}
   sg_nruns=$#
   [ "$#" -gt $((sg_keep_runs + sg_keep_runs / 8)) ] || return 0

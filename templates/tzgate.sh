@@ -84,13 +84,13 @@ sg_tz_gate() {
     # three hours (a repeated hour; Debian cron's rule) it has run already.
     [ ! -f "$sg_tz_state" ] || read -r last <"$sg_tz_state" 2>/dev/null || last=''
     case $last in
-      '' | *[!0-9]*) last='' ;;
+      '' | 0?* | *[!0-9]*) last='' ;;   # 0...: bash would take it for octal
     esac
     if [ -n "$last" ] && [ $((last - sg_tz_lmin)) -ge 0 ] && [ $((last - sg_tz_lmin)) -lt 180 ]; then
       fixed=0
     else
       [ -d "${sg_tz_state%/*}" ] || mkdir -p "${sg_tz_state%/*}" 2>/dev/null
-      printf '%s\n' "$sg_tz_lmin" >"$sg_tz_state" 2>/dev/null
+      [ -L "$sg_tz_state" ] || printf '%s\n' "$sg_tz_lmin" >"$sg_tz_state" 2>/dev/null
     fi
   fi
   [ "$wild" = 1 ] || [ "$fixed" = 1 ]

@@ -129,6 +129,22 @@ def test_clock_set_back_more_than_three_hours_runs_again(tmp_path: Path) -> None
     assert bash_gate(gate, state, [t]) == [0]
 
 
+@pytest.mark.parametrize("what", ["zero", "symlink"])
+def test_a_state_that_is_no_state_is_neither_fatal_nor_written_through(
+        tmp_path: Path, what: str) -> None:
+    # "0..." would be an octal number (08: an error); a symlink would be written through.
+    gate = Gate.of("UTC", [parse_cron("30 5 * * *")], WINDOW)
+    t = datetime(2027, 6, 1, 5, 30, tzinfo=UTC)
+    state, target = tmp_path / "s", tmp_path / "elsewhere"
+    target.write_text("keep\n")
+    if what == "zero":
+        state.write_text("08\n")
+    else:
+        state.symlink_to(target)
+    assert bash_gate(gate, state, [t]) == [0]
+    assert target.read_text() == "keep\n"
+
+
 def test_spring_forward_gap_runs_once_right_after(tmp_path: Path) -> None:
     gate = Gate.of("America/New_York", [parse_cron("0,30 2 * * *")], WINDOW)
     after_gap = datetime(2027, 3, 14, 7, 0, tzinfo=UTC)  # 03:00 EDT

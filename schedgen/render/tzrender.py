@@ -34,7 +34,9 @@ def host_calendar(job: Job, window: Window | None = None) -> list[CalendarDict]:
 
 
 def state_file(job: Job) -> str:
-    return str(job.lock_dir / f"{job.name}.tzgate")
+    # In the job's own log folder: the lock folder of a job without a lock is never
+    # checked, and a link planted there would be written through.
+    return str(job.log_dir / ".tzgate")
 
 
 def gate_block(job: Job, window: Window | None = None) -> str:
