@@ -387,7 +387,13 @@ sg_lock_busy_or() {
 sg_id_floor_set() {
   local last='' n='' at='' ok=0
   if [ -n "$sg_lock_name" ] && [ -z "$sg_inbox" ] && [ -f "$sg_last_run" ] && [ ! -L "$sg_last_run" ]; then
-    IFS=' ' read -r last n at 2>/dev/null <"$sg_last_run"   # one line (-n would read a byte at a time)
+    # Its one line of 64 bytes, no more: a file that someone filled costs no more to read
+    # (-n alone would not do: a read to a newline skips NULs and does not count them).
+    IFS= read -r -n 64 -d '' at 2>/dev/null <"$sg_last_run"
+    at="${at%%"$sg_nl"*} "      # a space after each field: each step takes one
+    last=${at%% *} at=${at#* }
+    n=${at%% *} at=${at#* }
+    at=${at%% *}
     # shellcheck disable=SC2254  # a pattern, matched on purpose
     case $last in $sg_id_pat) ok=1 ;; esac
     case $n in ''|0?*|*[!0-9]*) ok=0 ;; esac
@@ -559,7 +565,11 @@ sg_manifest() {
   fi
   if [ -n "$sg_mtext" ]; then
     # At most one character more than ours: a command's huge manifest.json is not read in.
-    IFS= read -r -n $((${#sg_mtext} + 2)) -d '' cur 2>/dev/null <"$sg_run_dir/manifest.json"
+    # Only the end of the file ends the read as ours does: one that stops early met a NUL
+    # (our text, then a NUL and more: written over, the rest would stay behind).
+    if IFS= read -r -n $((${#sg_mtext} + 2)) -d '' cur 2>/dev/null <"$sg_run_dir/manifest.json"; then
+      cur=''
+    fi
     [ "$cur" = "$sg_mtext$sg_nl" ] || sg_mtext=''
   fi
   # One line: bash writes its output a line at a time, so this is one write(2).

@@ -280,6 +280,30 @@ def test_a_manifest_the_command_wrote_itself_is_replaced_not_overwritten(tmp_pat
     assert m["outcome"] == "ok"
 
 
+def test_a_manifest_the_command_extended_past_a_nul_is_replaced(tmp_path: Path) -> None:
+    # Ours, then a NUL and more: read up to the NUL it looks like ours, and written over
+    # in place the rest would stay behind the new text.
+    w = make_job(tmp_path, command=["bash", "-c", 'printf "\\0%0300d" 7 >>"$SCHEDGEN_ARTIFACT_DIR/manifest.json"'])
+    assert w.run().returncode == 0
+    [m] = w.log_dir.glob("runs/*/manifest.json")
+    assert b"\0" not in m.read_bytes()
+    assert json.loads(m.read_text())["outcome"] == "ok"
+
+
+def test_a_huge_last_run_note_is_not_read_whole(tmp_path: Path) -> None:
+    # A note someone filled (sparse, 1 TB): read whole, the run would take hours; read
+    # for its one line, it is no note and the folder is listed.
+    w = make_job(tmp_path, command=["true"])
+    assert w.run().returncode == 0
+    note = w.log_dir / ".last-run"
+    with note.open("wb") as f:      # no newline anywhere
+        f.truncate(1 << 40)
+    r = w.run(timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert len(list((w.log_dir / "runs").iterdir())) == 2
+    assert note.stat().st_size == 1 << 40          # a note that is no note is left alone
+
+
 @pytest.mark.parametrize("name", ["a." + "漢" * 11, "漢" * 80 + ".txt", "plain.json"])
 @pytest.mark.parametrize("locale", ["C.UTF-8", "C"])
 def test_manifests_of_items_renamed_on_a_collision_stay_valid(tmp_path: Path, name: str,
