@@ -818,7 +818,7 @@ sg_rotate() {
   if [ "$sg_rotate_every" -gt 1 ]; then
     f=$sg_log_dir/.rotate-count
     if [ -L "$f" ] || { [ -e "$f" ] && [ ! -f "$f" ]; }; then rm -rf "$f" 2>/dev/null; fi
-    [ ! -r "$f" ] || read -r -n 16 n 2>/dev/null <"$f"
+    [ ! -r "$f" ] || read -r -n 16 -d '' n 2>/dev/null <"$f"   # -d '': NULs end it too
     case $n in ''|0?*|*[!0-9]*) n=0 ;; esac
     [ -L "$f" ] || printf '%3d\n' $(((n + 1) % sg_rotate_every)) 2>/dev/null 1<>"$f"
     [ "$n" -eq 0 ] || return 0
@@ -846,8 +846,9 @@ sg_rotate() {
 sg_alive() {
   local text='' pid host
   if [ -f "$1/manifest.json" ] && [ ! -L "$1/manifest.json" ]; then
-    # The whole file in one read (quietly: another run may be removing it right now).
-    IFS= read -r -d '' text 2>/dev/null <"$1/manifest.json"
+    # The whole file in one read (quietly: another run may be removing it right now), up
+    # to 64 KB: ours is a line of at most a few, a command's own could be any size.
+    IFS= read -r -n 65536 -d '' text 2>/dev/null <"$1/manifest.json"
   fi
   case $text in
     *'"outcome": "running",'*'"smoke": '*'}'*)

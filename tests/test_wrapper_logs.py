@@ -186,11 +186,12 @@ def test_with_a_large_max_size_sizes_are_checked_every_few_runs(tmp_path: Path) 
     assert rotated == [True, False, False, True, False, False, True]
 
 
-@pytest.mark.parametrize("count", ["08", "09", "fifo", "symlink"])
+@pytest.mark.parametrize("count", ["08", "09", "fifo", "symlink", "sparse"])
 def test_a_rotate_count_that_is_no_count_neither_stops_the_run_nor_its_pruning(
         tmp_path: Path, count: str) -> None:
     # "08" is a bad octal number to bash (it had ended the exit handler before pruning);
-    # a FIFO would hang the run with its lock held; a symlink would be written through.
+    # a FIFO would hang the run with its lock held; a symlink would be written through;
+    # a terabyte of NULs, no newline, had been read whole (read skips NULs).
     w = make_job(tmp_path, command=["true"], logs={"max_size": "200KB", "keep_runs": 2})
     w.log_dir.mkdir(parents=True)
     f = w.log_dir / ".rotate-count"
@@ -200,6 +201,9 @@ def test_a_rotate_count_that_is_no_count_neither_stops_the_run_nor_its_pruning(
         os.mkfifo(f)
     elif count == "symlink":
         f.symlink_to(target)
+    elif count == "sparse":
+        with f.open("wb") as fh:
+            fh.truncate(1 << 40)
     else:
         f.write_text(count + "\n")
     for _ in range(5):
