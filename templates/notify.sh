@@ -77,6 +77,9 @@ sg_notify_load() {
 
 # sg_notify_bg: the background context, entered as the first command of a `{ } &` group.
 sg_notify_bg() {
+  # The run's end ignores these (sg_on_exit, sg_stop), and an ignored signal stays ignored
+  # across exec: the notify command's own timeout would have had to wait for its KILL.
+  trap - INT TERM HUP
   exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
 }
 

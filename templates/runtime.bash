@@ -43,6 +43,11 @@ sg_init() {
   sg_status=''         # the command's exit status
   sg_cmd_pid=''        # the command's keeper (its process group) while it runs
   sg_wd_pid=''         # the timeout watchdog
+  # Tenths of a second from TERM to KILL: 5 s (a test may shorten it with
+  # SCHEDGEN_TEST_KILL_GRACE=<seconds>).
+  sg_grace=${SCHEDGEN_TEST_KILL_GRACE:-5}
+  case $sg_grace in ''|*[!0-9]*) sg_grace=5 ;; esac
+  sg_grace=$((sg_grace * 10))
   sg_signal='' sg_signum=0   # the first INT, TERM or HUP that stopped this run
   sg_crit=0            # 1 inside a critical section: a signal is acted on at its end
   sg_tidy=0            # 1 once this run may rotate logs and prune run directories
@@ -641,6 +646,9 @@ sg_keeper() {
   sg_exec=''
   sg_run_command
   st=$?
+  # Past its timeout (the watchdog marks the run before its TERM), an exit 0 is the
+  # command's answer to the TERM, not the end of its work: as for a plain job, 124.
+  if [ "$sg_timeout" -gt 0 ] && [ -e "$sg_run_dir/.timeout" ]; then st=124; fi
   if [ "$st" -eq 0 ]; then sg_jot d "$sg_item_name"; else sg_jot f "$sg_item_name"; fi
   exit "$st"
 }
@@ -656,8 +664,9 @@ sg_run_command() {
 
 # sg_reap [SIG]: wait for the command's keeper, then for every process left in its
 # group; with SIG, send SIG to the group first. A group that is still there 5 s after
-# TERM gets KILL. Sets sg_status unless it is set. This is the only place that waits for
-# the command: a signal meanwhile is noted by its trap (sg_crit), which interrupts the
+# TERM gets KILL, keeper and all (a command that ignores TERM must not keep the run
+# going). Sets sg_status unless it is set. This is the only place that waits for the
+# command: a signal meanwhile is noted by its trap (sg_crit), which interrupts the
 # wait; it is passed on here and the wait goes on, so no wait is ever nested in a trap.
 sg_reap() {
   local n=0 st st2 seen sent=${1-} crit=$sg_crit
@@ -666,6 +675,15 @@ sg_reap() {
   sg_crit=1
   while :; do
     seen=$sg_nsig
+    if [ -n "$sent" ]; then
+      # Told to stop: polled, not waited for, so that KILL comes on time (bash reaps
+      # an ended child as it ends, so kill -0 then fails).
+      while kill -0 "$sg_cmd_pid" 2>/dev/null; do
+        [ "$n" -lt "$sg_grace" ] || kill -KILL -- "-$sg_cmd_pid" 2>/dev/null
+        sleep 0.1
+        n=$((n + 1))
+      done
+    fi
     wait "$sg_cmd_pid" 2>/dev/null
     st=$?
     if [ -n "$sg_signal" ] && [ -z "$sent" ]; then
@@ -682,10 +700,11 @@ sg_reap() {
     break
   done
   [ -n "$sg_status" ] || sg_status=$st
+  [ -n "$sent" ] || n=0
   while kill -0 -- "-$sg_cmd_pid"; do
     # What the command left behind must not work on the item once it moves on.
     [ "$n" -ne 0 ] || kill -TERM -- "-$sg_cmd_pid"
-    [ "$n" -ne 50 ] || kill -KILL -- "-$sg_cmd_pid"
+    [ "$n" -lt "$sg_grace" ] || kill -KILL -- "-$sg_cmd_pid"
     sleep 0.1
     n=$((n + 1))
   done 2>/dev/null
@@ -738,15 +757,15 @@ sg_run() {
     if [ -e "$sg_run_dir/.timeout" ]; then
       wait "$sg_wd_pid"
       rm -f "$sg_run_dir/.timeout"
+      sg_wd_pid=''
       sg_status=124
       sg_outcome=timeout
       printf 'schedgen: %s: timed out after %ss; killed\n' "$sg_job" "$sg_timeout" >&2
+      sg_now
       sg_event timeout ",\"after\":$sg_timeout"
     else
-      kill -TERM -- "-$sg_wd_pid" 2>/dev/null
-      wait "$sg_wd_pid" 2>/dev/null
+      sg_wd_stop
     fi
-    sg_wd_pid=''
   fi
   sg_finish
   sg_crit_end
@@ -920,7 +939,7 @@ sg_on_exit() {
   [ "$sg_lb" != 1 ] || enable -n mkdir   # the notify command is the job's own code
   trap '' INT TERM HUP
   sg_crit=2
-  [ -z "$sg_wd_pid" ] || kill -TERM -- "-$sg_wd_pid" 2>/dev/null
+  [ -z "$sg_wd_pid" ] || sg_wd_stop
   sg_reap TERM
   if [ -n "$sg_run_dir" ]; then
     [ -n "$sg_status" ] || sg_status=$st
@@ -972,6 +991,7 @@ sg_on_signal() {
 sg_stop() {
   trap '' INT TERM HUP
   sg_crit=2
+  sg_now
   sg_event signal ",\"signal\":\"$sg_signal\""
   sg_reap TERM
   exit $((128 + sg_signum))
@@ -1129,18 +1149,28 @@ sg_show() {
 
 # sg_watchdog: with a timeout, a process of its own that after sg_timeout seconds (or at
 # once if the wrapper is gone) marks the run, sends TERM to the command's group and
-# KILL 5 s later (a test may shorten that with SCHEDGEN_TEST_KILL_GRACE=<seconds>). It
-# closes the lock descriptors first, so it never keeps a lock held.
+# KILL 5 s later (sg_grace). It closes the lock descriptors first, so it never keeps a
+# lock held. INT, TERM and HUP do not stop it (a `killall bash` would have ended the
+# timeout unseen): the wrapper stops it with KILL (sg_wd_stop).
 sg_watchdog() {
-  local n=0 grace=${SCHEDGEN_TEST_KILL_GRACE:-5}
-  case $grace in ''|*[!0-9]*) grace=5 ;; esac
+  local n=0
+  trap '' INT TERM HUP
   exec 6>&- 7>&- 8>&- 9>&- </dev/null >/dev/null 2>&1
   while [ "$n" -lt "$sg_timeout" ] && kill -0 "$sg_wrapper_pid"; do sleep 1; n=$((n + 1)); done
   [ "$n" -lt "$sg_timeout" ] || : >"$sg_run_dir/.timeout"
   kill -TERM -- "-$sg_cmd_pid"
   n=0
-  while kill -0 -- "-$sg_cmd_pid" && [ "$n" -lt $((grace * 10)) ]; do sleep 0.1; n=$((n + 1)); done
+  while kill -0 -- "-$sg_cmd_pid" && [ "$n" -lt "$sg_grace" ]; do sleep 0.1; n=$((n + 1)); done
   kill -KILL -- "-$sg_cmd_pid"
+}
+
+# sg_wd_stop: the command ended before its timeout: stop the watchdog. One that passed
+# its time as the command ended may have marked the run meanwhile: the mark goes too.
+sg_wd_stop() {
+  kill -KILL -- "-$sg_wd_pid" 2>/dev/null
+  wait "$sg_wd_pid" 2>/dev/null
+  sg_wd_pid=''
+  [ -z "$sg_run_dir" ] || [ ! -e "$sg_run_dir/.timeout" ] || rm -f "$sg_run_dir/.timeout"
 }
 
 # sg_close_claim: remove the claim directory, and any run directories made ahead and not
@@ -1372,7 +1402,9 @@ sg_ino() {
   local IFS=' ' out
   sg_i=''
   # Sizes in bytes, whatever the job's environment says (GNU ls scales them by these).
-  out=$(LC_ALL=C LS_BLOCK_SIZE=1 BLOCK_SIZE=1 ls -din -- "$1" 2>/dev/null) || return 0
+  # -l spelled out: BSD ls implies it from -n only in its default mode (not with
+  # COMMAND_MODE=legacy).
+  out=$(LC_ALL=C LS_BLOCK_SIZE=1 BLOCK_SIZE=1 ls -dlin -- "$1" 2>/dev/null) || return 0
   set -f
   # shellcheck disable=SC2086  # split on purpose: inode, mode, links, uid, gid, size, ...
   set -- $out
@@ -1394,7 +1426,7 @@ sg_count_of() {
   sg_attempt=0 sg_cnt_mine=0 sg_cnt_ino=''
   [ -f "$sg_attempts/$2" ] || return 0
   IFS=' ' read -r c i 2>/dev/null <"$sg_attempts/$2"
-  case $c in ''|*[!0-9]*) return 0 ;; esac
+  case $c in ''|0?*|*[!0-9]*) return 0 ;; esac   # 08 would be a bad octal number
   if [ -n "$i" ]; then
     # The count was given the file's modification time: a file with another one is a
     # new file, whose inode may be the one the file counted had (file systems hand freed
@@ -1495,7 +1527,7 @@ sg_item_end() {
   [ -n "$sg_item" ] || return 0
   local rc=0
   local st=$1
-  if [ "$sg_started" = 1 ] && [ "$st" -ne 0 ] && [ -n "$sg_journal" ]; then
+  if [ "$sg_started" = 1 ] && [ "$st" -ne 0 ] && [ -n "$sg_journal" ] && [ "$sg_outcome" != timeout ]; then
     # Its keeper's journal is what counts: a command it saw finish fine is done, and one
     # whose start it did not journal never started (the keeper was stopped first, or
     # could not write the journal and did not run it): that is not an attempt.
@@ -1765,7 +1797,7 @@ sg_recover() {
     [ ! -f "$d/.claim" ] || { read -r c_epoch c_kind <"$d/.claim"; } 2>/dev/null
     c_kind=${c_kind##* }
     case $c_epoch in
-      ''|*[!0-9]*) ;;
+      ''|0?*|*[!0-9]*) ;;
       *) age=$((sg_epoch - c_epoch))
          [ "$age" -lt 0 ] || [ "$age" -ge "$sg_stale_after" ] || continue ;;
     esac

@@ -918,3 +918,42 @@ def test_the_lock_makes_a_second_name_and_refuses_a_busy_one(tmp_path: Path) -> 
         holder.wait()
     r = sh(tmp_path, 'sg_take_lock; [ "$sg_lock_file" -ef "$sg_lock_keep" ] && echo relinked')
     assert r.stdout.strip() == "relinked" and r.returncode == 0
+
+
+# -- the watchdog ------------------------------------------------------------------------
+
+def test_a_watchdog_stopped_after_it_marked_the_run_leaves_no_mark(tmp_path: Path) -> None:
+    # One that passed its time just as the command ended had left .timeout in the run
+    # directory of a run that ended well (about one run in 30 at the boundary).
+    r = sh(tmp_path, """
+        sg_run_dir=$T/run; mkdir "$sg_run_dir"
+        set -m; sg_watchdog() { trap '' TERM; : >"$sg_run_dir/.timeout"; sleep 300; }
+        sg_watchdog & sg_wd_pid=$!; set +m
+        while [ ! -e "$sg_run_dir/.timeout" ]; do sleep 0.05; done
+        p=$sg_wd_pid
+        sg_wd_stop
+        kill -0 "$p" 2>/dev/null && echo alive
+        ls -A "$sg_run_dir"; echo "[$sg_wd_pid]"
+    """)
+    assert r.stdout.split() == ["[]"], r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("where", ["count", "claim"])
+def test_a_number_with_a_leading_0_in_the_queues_records_is_no_number(
+        tmp_path: Path, where: str) -> None:
+    # "08" is a bad octal number to bash's arithmetic, which ends the script: every run
+    # of the queue had exited 1 until the file was removed.
+    item = tmp_path / "q/inbox/a.json"
+    r = sh(tmp_path, "")        # the folders
+    item.write_text("{}")
+    if where == "count":
+        (tmp_path / "q/processing/.attempts/a.json").write_text("08\n")
+        r = sh(tmp_path, 'sg_count_of "$T/q/inbox/a.json" a.json; echo "$sg_attempt $sg_cnt_mine"')
+        assert r.returncode == 0 and r.stdout.split() == ["0", "0"], r.stderr
+    else:
+        claim = tmp_path / "q/processing/20270101T000000Z-5"
+        claim.mkdir()
+        (claim / ".claim").write_text("08 5 host 20270101T000000Z-5 2\n")
+        (claim / ".journal").write_bytes(b"")
+        r = sh(tmp_path, "sg_now; sg_recover; echo done")
+        assert r.returncode == 0 and r.stdout.split()[-1:] == ["done"], r.stderr

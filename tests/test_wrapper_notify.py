@@ -199,3 +199,20 @@ def test_a_timeout_notifies_with_124(tmp_path: Path) -> None:
     assert r.returncode == 124
     wait_for(lambda: calls(out) != [], what="the timeout notification")
     assert calls(out) == ["failure 124 timeout"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_a_queue_jobs_notify_command_can_be_stopped_by_term(tmp_path: Path) -> None:
+    # A queue job's finish is sent from the run's end, which ignores INT, TERM and HUP:
+    # ignored signals stay ignored across exec, so the notify command's time limit had
+    # needed its KILL. It now starts with the default ones.
+    out = tmp_path / "sigign"
+    fill_inbox(tmp_path / "q" / "inbox", ["a.json"])
+    w = notify_job(tmp_path, "exit 3",
+                   {"command": ["sh", "-c", f"grep SigIgn /proc/$$/status >{out}"],
+                    "on": ["failure"]}, queue=queue_fields(tmp_path))
+    assert w.run().returncode == 3
+    wait_for(out.exists, what="the notify command")
+    wait_for(lambda: out.read_text().strip() != "", what="its line")
+    mask = int(out.read_text().split()[1], 16)
+    assert not mask & (1 << (15 - 1) | 1 << (2 - 1) | 1 << (1 - 1)), hex(mask)

@@ -5,7 +5,10 @@ Runs with timeout(1) and setsid(1) on PATH and without them (the wrapper uses ne
 
 from __future__ import annotations
 
+import os
+import signal
 import time
+from datetime import datetime
 from pathlib import Path
 
 from tests.wrapper_kit import (
@@ -104,3 +107,72 @@ def test_the_lock_is_held_while_a_timed_command_runs_and_kill_9_ends_it_all(
     assert wait_until_gone(p.pid, timeout=10) == []
     probe = make_job(tmp_path, "probe", command=["true"], path=tool_path, lock={"name": "job"})
     assert probe.run().returncode == 0  # the lock is free again
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+@needs_proc
+def test_a_signal_to_the_wrapper_reaches_kill_for_a_command_that_ignores_term(
+        tmp_path: Path, tool_path: list[str]) -> None:
+    # Without a timeout too: the wrapper had waited for the command for ever, the 5 s
+    # to KILL counted only once its keeper had ended.
+    started = tmp_path / "started"
+    w = make_job(tmp_path, command=f'trap "" TERM; sleep 300 & touch {started}; wait',
+                 path=tool_path)
+    p = w.popen(env={"SCHEDGEN_TEST_KILL_GRACE": "1"})
+    wait_for(started.exists, what="the command to start")
+    t = time.monotonic()
+    p.terminate()
+    p.communicate(timeout=30)
+    assert p.returncode == 143
+    assert time.monotonic() - t < 15      # the grace (1 s), not the command's 300 s
+    assert wait_until_gone(p.pid) == []
+    assert w.manifests()[0]["outcome"] == "interrupted"
+
+
+@needs_proc
+def test_a_timed_out_item_whose_command_exits_0_on_term_is_not_done(
+        tmp_path: Path, tool_path: list[str]) -> None:
+    # Cut off mid-work, it answered the TERM with 0: that is a timeout, as for a plain job
+    # (the item had gone to processed/ and the run had exited 0).
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    w = make_job(tmp_path, command='trap "exit 0" TERM; sleep 300 & wait', timeout=1,
+                 path=tool_path, queue=queue_fields(tmp_path))
+    p = w.popen()
+    p.communicate(timeout=30)
+    assert p.returncode == 124
+    assert sorted(x.name for x in (q / "inbox").iterdir()) == ["a.json"]
+    assert attempts_of(q, "a.json") == "1"
+    [fin] = w.events("finish")
+    assert (fin["outcome"], fin["exit_code"], fin["item_to"]) == ("timeout", 124, "inbox")
+
+
+@needs_proc
+def test_a_term_to_the_watchdog_alone_does_not_end_the_timeout(
+        tmp_path: Path, tool_path: list[str]) -> None:
+    # (a `killall bash`): the watchdog had died with it, and the command ran on untimed.
+    started = tmp_path / "started"
+    w = make_job(tmp_path, command=f'touch {started}; exec sleep 300', timeout=2, path=tool_path)
+    p = w.popen()
+    wait_for(started.exists, what="the command to start")
+    kids = _children(p.pid)
+    watchdogs = [c for c in kids if "bash" in Path(f"/proc/{c}/cmdline").read_text()]
+    assert len(kids) == 2 and len(watchdogs) == 1, kids
+    os.kill(watchdogs[0], signal.SIGTERM)
+    os.kill(watchdogs[0], signal.SIGHUP)
+    p.communicate(timeout=30)
+    assert p.returncode == 124
+    assert wait_until_gone(p.pid) == []
+    m = w.manifests()[0]
+    assert m["outcome"] == "timeout"
+    # The timeout is said when it happens, not stamped with the start's time.
+    [start] = w.events("start")
+    [timeout] = w.events("timeout")
+    assert _when(timeout["ts"]) - _when(start["ts"]) >= 1
+
+
+def _when(ts: str) -> float:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
