@@ -346,3 +346,25 @@ def test_crontab_that_keeps_changing_is_not_written_and_exit_3_names_the_race(
     assert cron.writes() == []
     assert b"schedgen" not in (cron.read() or b"")
     assert schedgen("diff", cwd=tmp_path).returncode == 1  # the record says nothing installed
+
+
+def test_two_namespaces_each_change_their_own_block(fake_crontab: FakeCrontab,
+                                                    tmp_path: Path) -> None:
+    # Every namespace records its block under one key: the other namespace's record had
+    # been taken for the owner of this one's block, and no change could be applied.
+    for ns in ("a", "b"):
+        (tmp_path / ns).mkdir()
+        write_config(tmp_path / ns / "jobs.toml",
+                     f'[defaults]\nnamespace = "{ns}"\ntargets = ["cron"]\n'
+                     f'[jobs.{ns}-job]\ncommand = ["/bin/true"]\nschedule = "0 1 * * *"\n')
+        assert run(tmp_path / ns, "apply").returncode == 0
+    for ns in ("a", "b"):
+        cfg = tmp_path / ns / "jobs.toml"
+        cfg.write_text(cfg.read_text().replace("0 1 * * *", "0 2 * * *"))
+        r = run(tmp_path / ns, "apply")
+        assert r.returncode == 0, r.stdout + r.stderr
+    table = fake_crontab.read()
+    assert table is not None
+    assert table.count(b"0 2 * * *") == 2 and b"0 1 * * *" not in table
+    for ns in ("a", "b"):
+        assert run(tmp_path / ns, "diff").returncode == 0

@@ -32,9 +32,13 @@ def _edited(before: str | None, entry: Installed | None) -> bool:
 
 
 def wanted(c: Change, entry: Installed | None, ctx: PlanContext, *, owned: bool,
-           installed_mode: int | None = None) -> Change:
-    """``c`` carries before/after; ``installed_mode`` is None where modes do not apply."""
-    other = ctx.other_owner(c.key, c.before)
+           installed_mode: int | None = None, shared: bool = True) -> Change:
+    """``c`` carries before/after; ``installed_mode`` is None where modes do not apply.
+
+    ``shared``: namespaces could share this artifact (a file at one path). The crontab
+    block is found by its own namespace's markers, so no other namespace's is ever it.
+    """
+    other = ctx.other_owner(c.key, c.before) if shared else None
     if other is not None:  # another namespace's file: sharing it would break one of them
         ns = ctx.record.namespace
         if ctx.force:

@@ -51,7 +51,7 @@ class CronTarget:
                      targets=("cron",))
         # The block is found by its BEGIN/END markers, so whatever is there is ours.
         if after is not None:
-            return [decide.wanted(c, entry, ctx, owned=True)]
+            return [decide.wanted(c, entry, ctx, owned=True, shared=False)]
         if before is None and entry is None:
             return []
         return [decide.unwanted(
