@@ -368,3 +368,22 @@ def test_two_namespaces_each_change_their_own_block(fake_crontab: FakeCrontab,
     assert table.count(b"0 2 * * *") == 2 and b"0 1 * * *" not in table
     for ns in ("a", "b"):
         assert run(tmp_path / ns, "diff").returncode == 0
+
+
+def test_a_script_that_only_mentions_the_marker_is_the_users(fake_crontab: FakeCrontab,
+                                                             tmp_path: Path) -> None:
+    # Ownership had been "the marker anywhere in the text": the user's own script where a
+    # job file goes was overwritten by the next apply, then deleted by uninstall.
+    bindir = tmp_path / "mybin"
+    bindir.mkdir()
+    mine = b"#!/bin/sh\n# my own backup script -- NOT schedgen-managed, keep it\nrsync -a ~/ /mnt/b/\n"
+    (bindir / "backup.sh").write_bytes(mine)
+    write_config(tmp_path / "jobs.toml",
+                 f'[defaults]\ntargets = ["cron"]\nwrapper_dir = "{bindir}"\n'
+                 '[jobs.backup]\ncommand = ["/bin/true"]\nschedule = "0 1 * * *"\n')
+    for _ in range(2):
+        r = run(tmp_path, "apply")
+        assert r.returncode == 2 and "not written by schedgen" in r.stdout + r.stderr
+    assert (bindir / "backup.sh").read_bytes() == mine
+    assert run(tmp_path, "uninstall").returncode == 0
+    assert (bindir / "backup.sh").read_bytes() == mine

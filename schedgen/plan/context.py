@@ -17,7 +17,7 @@ from schedgen.machine.neighbours import header_namespace, recorded_elsewhere
 from schedgen.machine.ops import Ops
 from schedgen.machine.ownership import Record
 from schedgen.plan.changes import Change
-from schedgen.render.artifacts import MARKER, Artifact
+from schedgen.render.artifacts import Artifact, carries_marker
 from schedgen.render.desired import desired
 
 
@@ -53,7 +53,7 @@ class PlanContext:
 
     def other_owner(self, k: str, before: str | None) -> str | None:
         """Another namespace that installed this file (its header, else its record)."""
-        if before is None or MARKER not in before:
+        if not carries_marker(before):
             return None  # absent, or not schedgen's at all (that conflict says so itself)
         ns = header_namespace(before)
         if ns is None:

@@ -13,7 +13,7 @@ from schedgen.machine.ownership import Installed, key, now
 from schedgen.plan import changes as p
 from schedgen.plan import decide
 from schedgen.plan.context import ApplyContext, PlanContext
-from schedgen.render.artifacts import MARKER, Artifact
+from schedgen.render.artifacts import Artifact, carries_marker
 
 
 def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
@@ -29,7 +29,7 @@ def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
         entry = ctx.record.get(k)
         c = p.Change(target, kind, k, p.UNCHANGED, a.path, before, a.content, job=a.job,
                      targets=targets_of(a), mode=a.mode)
-        c = decide.wanted(c, entry, ctx, owned=before is not None and MARKER in before,
+        c = decide.wanted(c, entry, ctx, owned=carries_marker(before),
                           installed_mode=mode)
         out.append(c)
     for entry in ctx.record.of_kind(kind):
@@ -46,7 +46,7 @@ def unwanted_file(target: str, entry: Installed, ctx: PlanContext) -> p.Change:
     c = p.Change(target, entry.kind, entry.key, p.DELETE, path, before, None, job=entry.job,
                  targets=entry.targets, mode=entry.mode or 0o644)
     gone = ctx.why_unwanted(entry.job)
-    return decide.unwanted(c, entry, ctx, owned=before is not None and MARKER in before,
+    return decide.unwanted(c, entry, ctx, owned=carries_marker(before),
                            jobs=(entry.job,) if entry.job else (), gone=gone,
                            orphan=f"{gone}; apply --prune removes it")
 
