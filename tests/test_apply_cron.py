@@ -261,14 +261,14 @@ def test_crontab_write_failure_exits_3_and_the_record_follows_the_disk(
     assert r.returncode == 3, r.stderr
     assert "crontab - failed: crontab: simulated failure" in r.stderr
     assert "Done before the failure" in r.stderr and "created: wrapper" in r.stderr
+    assert "Put back as it was:\n" in r.stderr and "  create runtime" in r.stderr
     assert "Not done:\n  create cron crontab block" in r.stderr
+    # Left as it was (DESIGN §4, exit 3): nothing installed, nothing recorded.
     assert cron.read() == FOREIGN
-    record = json.loads(state.record_path("default").read_text())
-    kinds = sorted(a["kind"] for a in record["artifacts"])
-    assert kinds == ["runtime", "wrapper", "wrapper"]
-    for a in record["artifacts"]:
-        assert Path(a["path"]).exists()
-    assert run(tmp_path, "apply").returncode == 0  # the next apply finishes the job
+    assert not any(wrappers(home).iterdir())
+    assert not state.record_path("default").exists() or not json.loads(
+        state.record_path("default").read_text())["artifacts"]
+    assert run(tmp_path, "apply").returncode == 0  # the next apply does it all
     assert foreign(cron.read()) == FOREIGN + b"\n"
 
 
@@ -387,3 +387,21 @@ def test_a_script_that_only_mentions_the_marker_is_the_users(fake_crontab: FakeC
     assert (bindir / "backup.sh").read_bytes() == mine
     assert run(tmp_path, "uninstall").returncode == 0
     assert (bindir / "backup.sh").read_bytes() == mine
+
+
+def test_a_failed_crontab_write_leaves_the_installed_job_files_as_they_were(
+        cron: FakeCrontab, tmp_path: Path, home: Path) -> None:
+    # They had been updated while the crontab kept the old schedule: the new command ran
+    # on the old schedule until the next apply.
+    assert run(tmp_path, "apply").returncode == 0
+    files = {f: f.read_bytes() for f in wrappers(home).iterdir()}
+    table, record = cron.read(), state.record_path("default").read_bytes()
+    write_config(tmp_path / "jobs.toml", JOBS.replace('"alpha"]', '"PRODUCTION"]')
+                 .replace("*/5 * * * *", "30 9 * * 1-5"))
+    cron.fail_next_write()
+    r = run(tmp_path, "apply")
+    assert r.returncode == 3, r.stderr
+    assert "Put back as it was:\n  update wrapper" in r.stderr
+    assert {f: f.read_bytes() for f in wrappers(home).iterdir()} == files
+    assert cron.read() == table and state.record_path("default").read_bytes() == record
+    assert run(tmp_path, "diff").returncode == 1     # still to do

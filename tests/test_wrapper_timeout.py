@@ -158,9 +158,11 @@ def test_a_term_to_the_watchdog_alone_does_not_end_the_timeout(
     w = make_job(tmp_path, command=f'touch {started}; exec sleep 300', timeout=2, path=tool_path)
     p = w.popen()
     wait_for(started.exists, what="the command to start")
+    # The watchdog is forked just after the command's keeper: it may not be there yet.
+    wait_for(lambda: len(_children(p.pid)) == 2, what="the watchdog")
     kids = _children(p.pid)
     watchdogs = [c for c in kids if "bash" in Path(f"/proc/{c}/cmdline").read_text()]
-    assert len(kids) == 2 and len(watchdogs) == 1, kids
+    assert len(watchdogs) == 1, kids
     os.kill(watchdogs[0], signal.SIGTERM)
     os.kill(watchdogs[0], signal.SIGHUP)
     p.communicate(timeout=30)

@@ -1,19 +1,25 @@
 """Carry out a plan change by change, each through its target and machine.ops.
 
 Installs run in target order (wrappers, plists, crontab), removals in reverse, so a
-plist or crontab line never points at a wrapper that is not there. The ownership
-record is saved once, atomically, after the steps (also when one fails: then it
-records what was actually done), so an apply stays linear in the number of jobs.
+plist or crontab line never points at a wrapper that is not there. When a step fails
+before any plist, unit or crontab block changed, the job files and runtimes already
+written are put back as they were (the common case: `crontab -` refused the new block,
+and the job files must not run the new commands on the old schedule); what cannot be
+put back is listed. The ownership record is saved
+once, atomically, after the steps (also when one fails: then it records what the disk
+holds), so an apply stays linear in the number of jobs.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from schedgen.errors import SystemOpError
 from schedgen.machine import ownership
 from schedgen.machine.ops import Ops
-from schedgen.plan.changes import DELETE, Change, Plan
+from schedgen.plan.changes import CREATE, DELETE, UPDATE, Change, Plan
 from schedgen.plan.context import ApplyContext, Target
 
 Say = Callable[[str], None]
@@ -32,6 +38,7 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
     steps = [*installs, *removals]
     before = (dict(record.entries), record.settings)
     step = 0
+    files: list[tuple[Change, int | None]] = []  # the file steps begun, to undo on failure
 
     def save() -> None:
         """Once, after the steps: the record as the disk now is (saving per step made
@@ -51,10 +58,19 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
         if prepare is not None:
             prepare(ctx)
         for step, change in enumerate(steps):  # noqa: B007 (used after the loop on failure)
+            if change.target == "wrappers" and change.action in _UNDOABLE:
+                files.append((change, _mode(change.path)))
             by_name[change.target].apply(change, ctx)
     except SystemOpError as exc:
+        # Once a plist, unit or crontab block changed, the job files it calls stay as they
+        # are now: put back, they would run old commands on the new schedule.
+        if any(c.target != "wrappers" and (c.action in _UNDOABLE or c.reload)
+               for c in steps[:step]):
+            undone, kept = [], []
+        else:
+            undone, kept = _undo(files, ops, record, before[0])
         save()
-        raise SystemOpError(_failure(str(exc), ctx.done, steps[step:])) from None
+        raise SystemOpError(_failure(str(exc), ctx.done, steps[step:], undone, kept)) from None
     except BaseException:
         save()  # interrupted (^C, a bug): the record still says what was done
         raise
@@ -62,9 +78,48 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
     return tuple(ctx.done)
 
 
-def _failure(error: str, done: list[str], left: list[Change]) -> str:
-    lines = [error, "", "Done before the failure (the ownership record says so too):"]
+_UNDOABLE = (CREATE, UPDATE, DELETE)
+
+
+def _mode(path: Path | None) -> int | None:
+    try:
+        return os.stat(path).st_mode & 0o7777 if path is not None else None
+    except OSError:
+        return None
+
+
+def _undo(files: list[tuple[Change, int | None]], ops: Ops, record: ownership.Record,
+          entries: dict[str, ownership.Installed]) -> tuple[list[str], list[str]]:
+    """Put the job files and runtimes this apply wrote back as they were, newest first."""
+    undone: list[str] = []
+    kept: list[str] = []
+    for c, mode in reversed(files):
+        assert c.path is not None
+        try:
+            if c.before is None:
+                ops.remove(c.path)
+            else:
+                ops.write(c.path, c.before, mode if mode is not None else c.mode)
+        except SystemOpError as exc:
+            kept.append(f"{c.kind} {c.path}: {exc}")
+            continue
+        old = entries.get(c.key)
+        if old is None:
+            record.drop(c.key)
+        else:
+            record.set(old)
+        undone.append(f"{c.action} {c.kind} {c.path}")
+    return undone, kept
+
+
+def _failure(error: str, done: list[str], left: list[Change], undone: list[str],
+             kept: list[str]) -> str:
+    lines = [error, "", "Done before the failure:"]
     lines += [f"  {d}" for d in done] or ["  nothing"]
+    if undone:
+        lines += ["Put back as it was:"] + [f"  {u}" for u in undone]
+    if kept:
+        lines += ["Could not be put back:"] + [f"  {k}" for k in kept]
     lines += ["Not done:"]
     lines += [f"  {c.action} {c.kind} {c.where}" for c in left if c.pending] or ["  nothing"]
     return "\n".join(lines)
