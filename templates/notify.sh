@@ -65,10 +65,11 @@ sg_notify_load() {
 #       LOG_DIR holds the recovery state (.notify-failed); results go to
 #       RUN_DIR/notify.log (LOG_DIR/notify.log when the run has no directory).
 #
-# Loading: source this file as a file of its own, when the job has notify settings. Only
-# the entry points are read then; the rest is read (sg_notify_load) when a ping or the
-# command may be due, so a run with nothing to send does not pay for parsing it. To inline
-# the file into another script, set sg_notify_full=1 before it: all is read at once.
+# Loading: the job file sets sg_notify_full=1 and sources this file, when the job has
+# notify settings: all is read at once, so a run keeps the part it started with however
+# long it takes (an apply may replace the file meanwhile), and sg_notify_read=1 at the end
+# tells the job file that none of it was cut off. Without sg_notify_full only the entry
+# points are read, and the rest (sg_notify_load) when something is due.
 #
 # Background work never holds the job's lock (descriptors 3-9 are closed in it), gets a
 # process group of its own (so launchd does not kill it with the job's group), and never
@@ -188,3 +189,6 @@ sg_notify_finish_now() {
   fi
   return 0
 }
+
+# shellcheck disable=SC2034  # read by the job file
+sg_notify_read=1   # the end: all of it was read (the job file checks)

@@ -112,7 +112,7 @@ def test_the_gate_runs_before_anything_that_writes(tmp_path: Path,
     text = wrapper(config.jobs[0], config)
     gate_end = text.index("\nesac\n", text.index("\nsg_tz_gate\n"))
     # The runtime (cron's log redirection, lock, run dir, events) is read after it.
-    assert text.index("# The runtime lives beside this file") > gate_end
+    assert text.index("# The runtime beside this file") > gate_end
     assert text.index('sg_main "$@"') > gate_end
 
 

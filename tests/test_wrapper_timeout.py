@@ -163,6 +163,8 @@ def test_a_term_to_the_watchdog_alone_does_not_end_the_timeout(
     kids = _children(p.pid)
     watchdogs = [c for c in kids if "bash" in Path(f"/proc/{c}/cmdline").read_text()]
     assert len(watchdogs) == 1, kids
+    # (once it has set itself to ignore them: it is forked with the default ones)
+    wait_for(lambda: _ignores_term(watchdogs[0]), what="the watchdog's own handling")
     os.kill(watchdogs[0], signal.SIGTERM)
     os.kill(watchdogs[0], signal.SIGHUP)
     p.communicate(timeout=30)
@@ -174,6 +176,13 @@ def test_a_term_to_the_watchdog_alone_does_not_end_the_timeout(
     [start] = w.events("start")
     [timeout] = w.events("timeout")
     assert _when(timeout["ts"]) - _when(start["ts"]) >= 1
+
+
+def _ignores_term(pid: int) -> bool:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) & 1 << (signal.SIGTERM - 1))
+    return False
 
 
 def _when(ts: str) -> float:

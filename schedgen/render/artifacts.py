@@ -169,6 +169,7 @@ def runtime_text() -> str:
     parts = [shipped.text(RUNTIME).rstrip("\n")]
     for name in RUNTIME_PARTS:
         parts.append(f"# --- {name} ---\n" + shipped.text(name).rstrip("\n"))
+    parts.append("# The end: all of it was read (the job file checks).\nsg_runtime_read=1")
     return "\n\n".join(parts) + "\n"
 
 
