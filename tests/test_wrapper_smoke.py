@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -207,3 +208,23 @@ inbox = "{tmp_path}/q/inbox"
     assert sorted(f.name for f in (tmp_path / "q" / "inbox").iterdir()) == ["a.json"]
     [run_dir] = list((tmp_path / "logs" / "slow" / "runs").iterdir())
     assert json.loads((run_dir / "manifest.json").read_text())["outcome"] == "interrupted"
+
+
+def test_schedgen_run_does_not_use_a_stale_notify_part_beside_it(tmp_path: Path) -> None:
+    # The job file and runtime were current, the notify part hand-edited: it had been
+    # used as it was (and its notice not sent).
+    cfg = _config(tmp_path, f"""
+[jobs.hello]
+command = "exit 3"
+schedule = "@daily"
+[jobs.hello.notify]
+command = ["sh", "-c", "echo sent >>{tmp_path}/notified"]
+on = ["failure"]
+""")
+    assert schedgen("render", "-c", str(cfg), "--out", str(tmp_path / "r")).returncode == 0
+    shutil.copytree(tmp_path / "r" / "wrappers", tmp_path / "wrappers")
+    [nf] = (tmp_path / "wrappers").glob("schedgen-notify.*.bash")
+    nf.write_text(nf.read_text().replace("sg_notify_run()", "sg_notify_run() { :; }\nsg_notify_old()"))
+    r = schedgen("run", "hello", "-c", str(cfg))
+    assert r.returncode == 3, r.stderr
+    wait_for(lambda: (tmp_path / "notified").exists(), what="the failure notice")

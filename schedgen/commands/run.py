@@ -21,7 +21,14 @@ from types import FrameType
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError, UsageError
-from schedgen.render.artifacts import runtime_path, runtime_text, wrapper
+from schedgen.render.artifacts import (
+    notify_path,
+    notify_settings,
+    notify_text,
+    runtime_path,
+    runtime_text,
+    wrapper,
+)
 
 
 def _bash() -> str:
@@ -45,8 +52,11 @@ def run(config_path: Path, job_name: str, smoke: bool = False) -> int:
         print(f"schedgen: note: {job.name} is disabled (enabled = false); running it anyway",
               file=sys.stderr)
     text: str | None = wrapper(job, config)
-    # In place only if the runtime beside it is the current one too; else standalone.
-    if _read(runtime_path(job, config)) != runtime_text():
+    # In place only if the runtime (and the notify part it reads) beside it are the
+    # current ones too; else standalone.
+    if _read(runtime_path(job, config)) != runtime_text() or (
+            notify_settings(job) is not None
+            and _read(notify_path(job, config)) != notify_text()):
         text = None
 
     env = dict(os.environ, SCHEDGEN_FOREGROUND="1")

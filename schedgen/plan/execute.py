@@ -64,10 +64,10 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
     except SystemOpError as exc:
         # Once a plist, unit or crontab block changed, the job files it calls stay as they
         # are now: put back, they would run old commands on the new schedule.
-        if any(c.target != "wrappers" and (c.action in _UNDOABLE or c.reload)
-               for c in steps[:step]):
-            undone, kept = [], []
-        else:
+        undone: list[str] = []
+        kept: list[str] = []
+        if not any(c.target != "wrappers" and (c.action in _UNDOABLE or c.reload)
+                   for c in steps[:step]):
             undone, kept = _undo(files, ops, record, before[0])
         save()
         raise SystemOpError(_failure(str(exc), ctx.done, steps[step:], undone, kept)) from None
