@@ -85,4 +85,7 @@ def unwanted(c: Change, entry: Installed | None, ctx: PlanContext, *, owned: boo
     if edited and not ctx.force and not ctx.uninstall:
         return c._replace(action=KEPT, edited=True,
                           note="hand-edited since schedgen installed it; --force removes it")
-    return c._replace(action=DELETE, edited=edited, note=gone if not ctx.uninstall else "")
+    if ctx.uninstall:  # removes all it installed, hand-edited or not: but says so
+        return c._replace(action=DELETE, edited=edited,
+                          note="hand-edited since schedgen installed it" if edited else "")
+    return c._replace(action=DELETE, edited=edited, note=gone)
