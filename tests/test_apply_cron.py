@@ -405,3 +405,13 @@ def test_a_failed_crontab_write_leaves_the_installed_job_files_as_they_were(
     assert {f: f.read_bytes() for f in wrappers(home).iterdir()} == files
     assert cron.read() == table and state.record_path("default").read_bytes() == record
     assert run(tmp_path, "diff").returncode == 1     # still to do
+
+
+def test_uninstall_says_which_files_were_hand_edited(cron: FakeCrontab, tmp_path: Path,
+                                                     home: Path) -> None:
+    assert run(tmp_path, "apply").returncode == 0
+    job = wrappers(home) / "alpha.sh"
+    job.write_text(job.read_text() + "# my change\n")
+    r = run(tmp_path, "uninstall")
+    assert r.returncode == 0
+    assert f"removed: wrapper {job} (hand-edited since schedgen installed it)" in r.stdout
