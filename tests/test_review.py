@@ -108,6 +108,24 @@ env = {{ TOKEN = "{SECRET}" }}
     assert SECRET not in json.dumps(out.as_json(r))
 
 
+def test_a_value_the_config_says_in_public_does_not_mask_job_names(
+        fake_crontab: FakeCrontab, tmp_path: Path) -> None:
+    # NALY_CHANNEL = "daily" had turned the job publish-daily into publish-<masked> in
+    # every line of the review (its name and description are in the crontab anyway).
+    cfg = write_config(tmp_path / "jobs.toml", """
+[jobs.publish-daily]
+description = "the daily notes"
+targets = ["cron"]
+command = ["publish"]
+schedule = "@daily"
+env = { NALY_CHANNEL = "daily" }
+""")
+    text = out.text(review_diff(cfg), color=False)
+    assert "publish-<masked>" not in text and "the <masked> notes" not in text
+    assert "wrappers/publish-daily.sh" in text
+    assert "export NALY_CHANNEL=<masked>" in text     # its own line is masked all the same
+
+
 def test_stat_names_files_only(cfg: Path) -> None:
     r = schedgen("diff", "-c", str(cfg), "--stat")
     assert r.returncode == 1

@@ -36,4 +36,5 @@ class Review(NamedTuple):
 def build_review(config: Config, plan: p.Plan, jobs: list[rv.JobReview]) -> Review:
     keys = {k for j in config.jobs for k, _ in j.env}
     values = {v for j in config.jobs for _, v in j.env}
-    return Review(plan, tuple(jobs), masker(keys, values))
+    public = [t for j in config.jobs for t in (j.name, j.description or "")]
+    return Review(plan, tuple(jobs), masker(keys, values, public))

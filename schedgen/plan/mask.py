@@ -5,7 +5,10 @@ no longer know) and the desired one:
 - any line that sets a variable the way generated shell does (`export NAME=...`, or
   `NAME=...` for a key the config names) has its value replaced, whatever it is;
 - every env value the config holds (at least `MIN_VALUE` characters long, as written
-  and as the wrapper quotes it) is replaced wherever else it occurs.
+  and as the wrapper quotes it) is replaced wherever else it occurs, unless it is part of
+  what the config says in public anyway (a job's name or description, which crontab
+  comments and plist labels carry): `NALY_CHANNEL = "daily"` must not turn the job
+  `publish-daily` into `publish-<masked>` all through the review.
 """
 
 from __future__ import annotations
@@ -26,12 +29,14 @@ def _xml(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def masker(env_keys: Iterable[str], env_values: Iterable[str]) -> Callable[[str], str]:
+def masker(env_keys: Iterable[str], env_values: Iterable[str],
+           public: Iterable[str] = ()) -> Callable[[str], str]:
     """A function that masks env values in a text (a diff, or a whole file)."""
     keys = {k for k in env_keys if not _OURS.match(k)}
+    said = "\0".join(public)
     forms: set[str] = set()
     for v in env_values:
-        if len(v) >= MIN_VALUE:
+        if len(v) >= MIN_VALUE and v not in said:
             forms |= {v, shlex.quote(v), _xml(v)}
     ordered = sorted(forms, key=len, reverse=True)  # the quoted form before the bare one
     values = re.compile("|".join(re.escape(f) for f in ordered)) if ordered else None
