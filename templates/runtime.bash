@@ -46,7 +46,7 @@ sg_init() {
   # Tenths of a second from TERM to KILL: 5 s (a test may shorten it with
   # SCHEDGEN_TEST_KILL_GRACE=<seconds>).
   sg_grace=${SCHEDGEN_TEST_KILL_GRACE:-5}
-  case $sg_grace in ''|*[!0-9]*) sg_grace=5 ;; esac
+  case $sg_grace in ''|0?*|*[!0-9]*) sg_grace=5 ;; esac
   sg_grace=$((sg_grace * 10))
   sg_signal='' sg_signum=0   # the first INT, TERM or HUP that stopped this run
   sg_crit=0            # 1 inside a critical section: a signal is acted on at its end
@@ -754,7 +754,14 @@ sg_run() {
   sg_reap
   sg_crit=1
   if [ -n "$sg_wd_pid" ]; then
-    if [ -e "$sg_run_dir/.timeout" ]; then
+    # A queue item's command that ended fine before its time (its keeper journaled it
+    # done, which it does not past the mark) did not time out, even if what it left
+    # behind kept the run going until the watchdog's time came.
+    if [ -e "$sg_run_dir/.timeout" ] && [ -n "$sg_item_name" ] && [ -n "$sg_journal" ]; then
+      sg_journal_read "$sg_journal"
+      case $sg_jdone in *"/$sg_item_name/"*) sg_wd_stop ;; esac
+    fi
+    if [ -n "$sg_wd_pid" ] && [ -e "$sg_run_dir/.timeout" ]; then
       wait "$sg_wd_pid"
       rm -f "$sg_run_dir/.timeout"
       sg_wd_pid=''
@@ -763,7 +770,7 @@ sg_run() {
       printf 'schedgen: %s: timed out after %ss; killed\n' "$sg_job" "$sg_timeout" >&2
       sg_now
       sg_event timeout ",\"after\":$sg_timeout"
-    else
+    elif [ -n "$sg_wd_pid" ]; then
       sg_wd_stop
     fi
   fi
@@ -1529,7 +1536,7 @@ sg_item_end() {
   [ -n "$sg_item" ] || return 0
   local rc=0
   local st=$1
-  if [ "$sg_started" = 1 ] && [ "$st" -ne 0 ] && [ -n "$sg_journal" ] && [ "$sg_outcome" != timeout ]; then
+  if [ "$sg_started" = 1 ] && [ "$st" -ne 0 ] && [ -n "$sg_journal" ]; then
     # Its keeper's journal is what counts: a command it saw finish fine is done, and one
     # whose start it did not journal never started (the keeper was stopped first, or
     # could not write the journal and did not run it): that is not an attempt.

@@ -116,14 +116,16 @@ def test_a_value_the_config_says_in_public_does_not_mask_job_names(
 [jobs.publish-daily]
 description = "the daily notes"
 targets = ["cron"]
-command = ["publish"]
+command = ["publish", "--channel", "daily"]
 schedule = "@daily"
 env = { NALY_CHANNEL = "daily" }
 """)
-    text = out.text(review_diff(cfg), color=False)
+    r = review_diff(cfg)
+    text = out.text(r, color=False)
     assert "publish-<masked>" not in text and "the <masked> notes" not in text
     assert "wrappers/publish-daily.sh" in text
     assert "export NALY_CHANNEL=<masked>" in text     # its own line is masked all the same
+    assert "--channel daily" not in text and "--channel daily" not in json.dumps(out.as_json(r))
 
 
 def test_stat_names_files_only(cfg: Path) -> None:

@@ -187,3 +187,27 @@ def _ignores_term(pid: int) -> bool:
 
 def _when(ts: str) -> float:
     return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+@needs_proc
+def test_an_item_done_before_its_time_stays_done_when_its_leftovers_outlast_it(
+        tmp_path: Path, tool_path: list[str]) -> None:
+    # The command ended fine at 0.5 s; a child it left (ignoring TERM) kept the run going
+    # past the 1 s timeout: the item is done, not a timeout to run again.
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    w = make_job(tmp_path, command="sleep 0.5; (trap '' TERM; sleep 2.5) & exit 0",
+                 timeout=1, path=tool_path, queue=queue_fields(tmp_path))
+    p = w.popen(env={"SCHEDGEN_TEST_KILL_GRACE": "1"})
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    assert sorted(x.name for x in (q / "processed").iterdir()) == ["a.json"]
+    assert [e["outcome"] for e in w.events("finish")] == ["ok"]
+    assert w.events("timeout") == []
+    assert wait_until_gone(p.pid) == []
+
+
+def test_a_kill_grace_with_a_leading_0_is_no_number(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=["true"])
+    r = w.run(env={"SCHEDGEN_TEST_KILL_GRACE": "08"})
+    assert r.returncode == 0 and r.stderr == "", r.stderr

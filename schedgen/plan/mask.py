@@ -5,10 +5,11 @@ no longer know) and the desired one:
 - any line that sets a variable the way generated shell does (`export NAME=...`, or
   `NAME=...` for a key the config names) has its value replaced, whatever it is;
 - every env value the config holds (at least `MIN_VALUE` characters long, as written
-  and as the wrapper quotes it) is replaced wherever else it occurs, unless it is part of
-  what the config says in public anyway (a job's name or description, which crontab
-  comments and plist labels carry): `NALY_CHANNEL = "daily"` must not turn the job
-  `publish-daily` into `publish-<masked>` all through the review.
+  and as the wrapper quotes it) is replaced wherever else it occurs, except where it
+  stands inside what the config says in public anyway (a job's name or description,
+  which crontab comments and plist labels carry): `NALY_CHANNEL = "daily"` must not turn
+  the job `publish-daily` into `publish-<masked>` all through the review, but is masked
+  in `--channel daily`.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ def masker(env_keys: Iterable[str], env_values: Iterable[str],
            public: Iterable[str] = ()) -> Callable[[str], str]:
     """A function that masks env values in a text (a diff, or a whole file)."""
     keys = {k for k in env_keys if not _OURS.match(k)}
-    said = "\0".join(public)
+    said = sorted({t for t in public if t}, key=len, reverse=True)
+    names = re.compile("|".join(re.escape(t) for t in said)) if said else None
     forms: set[str] = set()
     for v in env_values:
-        if len(v) >= MIN_VALUE and v not in said:
+        if len(v) >= MIN_VALUE:
             forms |= {v, shlex.quote(v), _xml(v)}
     ordered = sorted(forms, key=len, reverse=True)  # the quoted form before the bare one
     values = re.compile("|".join(re.escape(f) for f in ordered)) if ordered else None
@@ -46,7 +48,17 @@ def masker(env_keys: Iterable[str], env_values: Iterable[str],
         if m and (m.group("key") in keys or (m.group("lead").strip(" +-").startswith("export")
                                              and not _OURS.match(m.group("key")))):
             return f"{m.group('lead')}{m.group('key')}={MASK}"
-        return values.sub(MASK, text) if values is not None else text
+        if values is None:
+            return text
+        if names is None:
+            return values.sub(MASK, text)
+        spans = [m.span() for m in names.finditer(text)]
+
+        def one(m: re.Match[str]) -> str:
+            a, b = m.span()
+            return m.group(0) if any(s <= a and b <= e for s, e in spans) else MASK
+
+        return values.sub(one, text)
 
     def mask(text: str) -> str:
         if not text:
