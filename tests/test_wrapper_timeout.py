@@ -161,7 +161,9 @@ def test_a_term_to_the_watchdog_alone_does_not_end_the_timeout(
     # The watchdog is forked just after the command's keeper: it may not be there yet.
     wait_for(lambda: len(_children(p.pid)) == 2, what="the watchdog")
     kids = _children(p.pid)
-    watchdogs = [c for c in kids if "bash" in Path(f"/proc/{c}/cmdline").read_text()]
+    # The watchdog is a fork of the wrapper (its command line); the keeper is the command
+    # by now (`bash -c ...`, then sleep).
+    watchdogs = [c for c in kids if str(w.path) in Path(f"/proc/{c}/cmdline").read_text()]
     assert len(watchdogs) == 1, kids
     # (once it has set itself to ignore them: it is forked with the default ones)
     wait_for(lambda: _ignores_term(watchdogs[0]), what="the watchdog's own handling")
