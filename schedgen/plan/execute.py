@@ -5,9 +5,9 @@ plist or crontab line never points at a wrapper that is not there. When a step f
 before any plist, unit or crontab block changed, the job files and runtimes already
 written are put back as they were (the common case: `crontab -` refused the new block,
 and the job files must not run the new commands on the old schedule); what cannot be
-put back is listed. The ownership record is saved
-once, atomically, after the steps (also when one fails: then it records what the disk
-holds), so an apply stays linear in the number of jobs.
+put back is listed. The ownership record is saved once, atomically, after the steps
+(also when one fails: then it records what the disk holds), so an apply stays linear in
+the number of jobs.
 """
 
 from __future__ import annotations
