@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -61,7 +62,19 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return min(3 * n, max(n, 16))
 
 
+def _default_signals() -> None:
+    """A suite started in the background of a script (`cmd &`) inherits SIGINT and
+    SIGQUIT ignored, and so would every wrapper it starts: a non-interactive bash cannot
+    trap a signal it was given ignored, so the signal tests would test nothing. cron,
+    launchd and systemd start jobs with the default dispositions; so do the tests."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
+    _default_signals()   # in the controller and in each worker (they inherit it too)
     if not hasattr(session.config, "workerinput"):   # once, in the controller
         _sweep_faketime()
         if session.config.getoption("numprocesses", None):
