@@ -186,6 +186,12 @@ def bench_wrapper(tmp: Path, rounds: int) -> Samples:
     bare.mkdir(parents=True)
     (bare / "bash").symlink_to(os.path.realpath(shutil.which("bash") or "/bin/bash"))
     LOADABLE.append(Path("/usr/lib/bash/mkdir").exists())
+    # Where a run's time goes: bash on an empty file, and job-0000's file cut before it
+    # calls sg_main (it reads the runtime's plain part and stops).
+    empty = write_exec(tmp / "empty.sh", ":\n")
+    text = ours.read_text()
+    assert text.endswith('sg_main "$@"\n'), "the job file no longer ends with its call"
+    sourced = write_exec(ours.with_name("job-0000-read.sh"), text[: -len('sg_main "$@"\n')] + "exit 0\n")
     # Each timed from its second run on: a job's first runs make its folders and look at
     # its lock folder's mode (once), which the first variant to run would pay alone.
     for _ in range(2):
@@ -198,6 +204,8 @@ def bench_wrapper(tmp: Path, rounds: int) -> Samples:
         "bare": lambda: timed([str(bare / "bash"), str(ours)], env),
         "steady": lambda: timed_steady(steady, env, tmp / "logs" / "job-0001" / "runs"),
         "perl": lambda: timed(["bash", str(tmp / "r" / "wrappers" / "nf.sh")], env),
+        "empty": lambda: timed(["bash", str(empty)], env),
+        "read": lambda: timed(["bash", str(sourced)], env),
     })
 
 
@@ -467,6 +475,11 @@ def _wrapper(tmp: Path, rounds: int) -> None:
         print(f"   a pruning round                  {extra:+7.1f} ms against the others")
     print(f"   schedgen, no flock(1) (perl)     {w['perl'] * 1000:7.1f} ms  "
           f"{w.ratio('perl', 'hand'):5.2f}x  (the lock as on macOS)")
+    # Differences of medians: a split of the run, not figures of their own.
+    print(f"   where a run goes: bash on an empty file {w['empty'] * 1000:.1f} ms; reading the job file "
+          f"and the runtime's plain part +{(w['read'] - w['empty']) * 1000:.1f} ms; the run "
+          f"+{(w['schedgen'] - w['read']) * 1000:.1f} ms (the hand-written one: "
+          f"+{(w['hand'] - w['empty']) * 1000:.1f} ms)")
 
 
 def _queue(tmp: Path, files: int, rounds: int) -> None:
