@@ -476,10 +476,10 @@ def _wrapper(tmp: Path, rounds: int) -> None:
     print(f"   schedgen, no flock(1) (perl)     {w['perl'] * 1000:7.1f} ms  "
           f"{w.ratio('perl', 'hand'):5.2f}x  (the lock as on macOS)")
     # Differences of medians: a split of the run, not figures of their own.
-    print(f"   where a run goes: bash on an empty file {w['empty'] * 1000:.1f} ms; reading the job file "
-          f"and the runtime's plain part +{(w['read'] - w['empty']) * 1000:.1f} ms; the run "
-          f"+{(w['schedgen'] - w['read']) * 1000:.1f} ms (the hand-written one: "
-          f"+{(w['hand'] - w['empty']) * 1000:.1f} ms)")
+    print(f"   where a run goes: bash on an empty file {w['empty'] * 1000:.1f} ms; reading the job file and "
+          f"the runtime's plain part +{(w['read'] - w['empty']) * 1000:.1f} ms;\n"
+          f"                     the run +{(w['schedgen'] - w['read']) * 1000:.1f} ms "
+          f"(the hand-written one: +{(w['hand'] - w['empty']) * 1000:.1f} ms)")
 
 
 def _queue(tmp: Path, files: int, rounds: int) -> None:
