@@ -58,6 +58,14 @@ class SystemOpError(SchedgenError):
     exit_code = EXIT_SYSTEM
 
 
+class Interrupted(SystemOpError):
+    """A signal (INT, TERM, HUP) stopped an apply between two steps; exit 128 + N."""
+
+    def __init__(self, signum: int, name: str):
+        super().__init__(f"interrupted by {name}; stopped after the step in progress")
+        self.exit_code = 128 + signum
+
+
 class RecordError(SystemOpError):
     """The ownership record cannot be used (damaged, or from a newer schedgen)."""
 

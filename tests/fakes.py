@@ -34,6 +34,8 @@ elif [ "$#" -eq 1 ] && [ "$1" = -r ]; then
   [ -e "$table" ] || { echo "no crontab for $user" >&2; exit 1; }
   rm -f "$table"
 elif [ "$#" -eq 1 ]; then
+  [ -z "${FAKE_CRONTAB_WRITE_DELAY:-}" ] || sleep "$FAKE_CRONTAB_WRITE_DELAY"   # before it reads
+  [ -z "${FAKE_CRONTAB_DISCARD:-}" ] || exit 0   # says it installed, installs nothing
   tmp=$table.new.$$
   if [ "$1" = - ]; then cat >"$tmp"; else cat "$1" >"$tmp" || { rm -f "$tmp"; exit 1; }; fi
   # Debian refuses a table whose last line has no newline ($(...) drops a final one).

@@ -259,7 +259,7 @@ def test_crontab_write_failure_exits_3_and_the_record_follows_the_disk(
     cron.fail_next_write()
     r = run(tmp_path, "apply")
     assert r.returncode == 3, r.stderr
-    assert "crontab - failed: crontab: simulated failure" in r.stderr
+    assert "crontab <new table> failed: crontab: simulated failure" in r.stderr
     assert "Done before the failure" in r.stderr and "created: wrapper" in r.stderr
     assert "Put back as it was:\n" in r.stderr and "  create runtime" in r.stderr
     assert "Not done:\n  create cron crontab block" in r.stderr

@@ -38,11 +38,13 @@ def which(program: str) -> str:
     return found
 
 
-def run(argv: list[str], input: bytes | None = None) -> Result:
-    """Run a program; text is decoded so that any byte survives a round trip."""
+def run(argv: list[str], input: bytes | None = None, detach: bool = False) -> Result:
+    """Run a program; text is decoded so that any byte survives a round trip. `detach`: in
+    a session of its own, so that a ^C at the terminal (sent to the whole foreground group)
+    does not cut a change to the machine short; apply acts on it once the call is done."""
     try:
         p = subprocess.run([which(argv[0]), *argv[1:]], input=input, capture_output=True,
-                           timeout=60)
+                           timeout=60, start_new_session=detach)
     except subprocess.TimeoutExpired:
         raise SystemOpError(f"{' '.join(argv)}: no answer after 60 seconds") from None
     except OSError as exc:
@@ -76,8 +78,8 @@ class Ops:
             raise SystemOpError(f"cannot create {path}: {exc.strerror}") from None
 
     def run(self, argv: list[str], input: bytes | None = None) -> Result:
-        """A command that changes the machine (launchctl bootstrap, crontab -)."""
-        return run(argv, input)
+        """A command that changes the machine (launchctl bootstrap, crontab FILE)."""
+        return run(argv, input, detach=True)
 
 
 class DryOps(Ops):

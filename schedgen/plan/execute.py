@@ -8,15 +8,22 @@ and the job files must not run the new commands on the old schedule); what canno
 put back is listed. The ownership record is saved once, atomically, after the steps
 (also when one fails: then it records what the disk holds), so an apply stays linear in
 the number of jobs.
+
+INT, TERM and HUP during an apply are held until the step in progress ends (a crontab or
+launchctl call is never cut off halfway, so what it did is known), then end the apply as
+a failed step would: put back what can be, the record saved, exit 128 + N.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from schedgen.errors import SystemOpError
+from schedgen.errors import Interrupted, SystemOpError
 from schedgen.machine import ownership
 from schedgen.machine.ops import Ops
 from schedgen.plan.changes import CREATE, DELETE, UPDATE, Change, Plan
@@ -51,16 +58,21 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
             ownership.save(record)
 
     try:
-        for name in dict.fromkeys(c.target for c in steps):
-            check = getattr(by_name[name], "preflight", None)
-            if check is not None:
-                check(steps, ctx)  # e.g. no systemd user manager: fail before any write
-        if prepare is not None:
-            prepare(ctx)
-        for step, change in enumerate(steps):  # noqa: B007 (used after the loop on failure)
-            if change.target == "wrappers" and change.action in _UNDOABLE:
-                files.append((change, _mode(change.path)))
-            by_name[change.target].apply(change, ctx)
+        with _held_signals() as held:
+            for name in dict.fromkeys(c.target for c in steps):
+                check = getattr(by_name[name], "preflight", None)
+                if check is not None:
+                    check(steps, ctx)  # e.g. no systemd user manager: fail before any write
+            if prepare is not None:
+                prepare(ctx)
+            _stop_if(held)
+            for step, change in enumerate(steps):  # noqa: B007 (used after the loop on failure)
+                if change.target == "wrappers" and change.action in _UNDOABLE:
+                    files.append((change, _mode(change.path)))
+                by_name[change.target].apply(change, ctx)
+                if held:
+                    step += 1  # this one is done: the failure comes after it
+                    _stop_if(held)
     except SystemOpError as exc:
         # Once a plist, unit or crontab block changed, the job files it calls stay as they
         # are now: put back, they would run old commands on the new schedule.
@@ -70,7 +82,9 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
                    for c in steps[:step]):
             undone, kept = _undo(files, ops, record, before[0])
         save()
-        raise SystemOpError(_failure(str(exc), ctx.done, steps[step:], undone, kept)) from None
+        err = SystemOpError(_failure(str(exc), ctx.done, steps[step:], undone, kept))
+        err.exit_code = exc.exit_code
+        raise err from None
     except BaseException:
         save()  # interrupted (^C, a bug): the record still says what was done
         raise
@@ -79,6 +93,29 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
 
 
 _UNDOABLE = (CREATE, UPDATE, DELETE)
+_HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _held_signals() -> Iterator[list[int]]:
+    """The signals that came meanwhile, noted, not acted on (main thread only: elsewhere
+    Python cannot set handlers, and they stay as they are)."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    old = {s: signal.signal(s, lambda n, _f: held.append(n)) for s in _HELD}
+    try:
+        yield held
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    _stop_if(held)  # one that came during the last step or the save
+
+
+def _stop_if(held: list[int]) -> None:
+    if held:
+        raise Interrupted(held[0], signal.Signals(held[0]).name)
 
 
 def _mode(path: Path | None) -> int | None:

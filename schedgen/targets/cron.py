@@ -44,6 +44,13 @@ class CronTarget:
             return []
         before = crontab.block(table.text, ctx.record.namespace)
         after = wanted[0].content if wanted else None
+        if before != after:  # the table would be written: refused before anything is
+            try:
+                crontab.check_round_trip(table.text)
+            except crontab.DamagedBlock as exc:
+                if not ctx.review:
+                    raise
+                ctx.warnings.append(f"apply will refuse to write it: {exc}")
         jobs = tuple(j.name for j in ctx.config.for_target("cron")) if ctx.config else ()
         if not jobs and entry is not None:
             jobs = entry.jobs

@@ -8,7 +8,9 @@ Bytes that are not UTF-8 survive too (surrogateescape both ways).
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from typing import NamedTuple
 
 from schedgen.errors import SchedgenError, SystemOpError
@@ -38,10 +40,27 @@ def read() -> Table:
 
 
 def write(ops: Ops, text: str) -> None:
-    """Install `text` as the whole table; an empty table removes the crontab."""
+    """Install `text` as the whole table; an empty table removes the crontab.
+
+    The table goes to crontab(1) as a complete file, never through a pipe: `crontab -`
+    installs whatever it has read when its input ends, so schedgen killed halfway through
+    writing a pipe would leave the user an empty or cut crontab. A file is whole before
+    crontab starts, and crontab finishes reading it even if schedgen dies meanwhile.
+    """
     if text:
-        r = ops.run(["crontab", "-"], input=text.encode("utf-8", "surrogateescape"))
-        what = "crontab -"
+        what = "crontab <new table>"
+        if ops.dry_run:
+            r = ops.run(["crontab", "-"])
+        else:
+            fd, name = tempfile.mkstemp(prefix="schedgen-crontab-")  # 0600: it holds the table
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(text.encode("utf-8", "surrogateescape"))
+                r = ops.run(["crontab", name])
+            finally:
+                os.unlink(name)
+        if r.ok and not ops.dry_run:
+            _check_installed(text)
     else:
         r = ops.run(["crontab", "-r"])
         what = "crontab -r"
@@ -49,6 +68,36 @@ def write(ops: Ops, text: str) -> None:
             return
     if not r.ok:
         raise SystemOpError(f"{what} failed: {r.message()}")
+
+
+def _check_installed(text: str) -> None:
+    """The table crontab(1) now lists is the one written (a crontab that exits 0 and
+    installs nothing, or something else, must not pass for a done apply)."""
+    now = read().text
+    if now != text and now != listed(text):
+        raise SystemOpError("crontab reported success, but the crontab it now lists is not the "
+                            "one schedgen wrote")
+
+
+def listed(text: str) -> str:
+    """`text` as Debian's `crontab -l` shows it: a carriage return as \\r, a backspace as \\b."""
+    return text.replace("\r", "\\r").replace("\b", "\\b")
+
+
+def check_round_trip(text: str) -> None:
+    """Refuse a table that writing back would change. Debian's `crontab -l` shows a carriage
+    return as the two characters \\r, so a table with CRLF line ends is listed with each
+    line ending in them; written back, each would become a real backslash and r. Lines of
+    someone else's that end so are taken for that (a command ending in a literal \\r is
+    not plausible); a backspace (\\b) cannot be told from a literal \\b in a regex and
+    is not looked for (docs/install.md)."""
+    bad = [n for n, line in enumerate(table_lines(text), 1) if line.rstrip("\n").endswith("\\r")]
+    if bad:
+        lines = ", ".join(str(n) for n in bad[:5]) + (", ..." if len(bad) > 5 else "")
+        raise DamagedBlock(
+            f"the crontab has Windows (CRLF) line ends (lines {lines}, as `crontab -l` shows "
+            "them): written back they would change. Convert it first, e.g. `crontab -l | sed "
+            "'s/\\\\r$//' | crontab -` after checking that output; nothing was changed.")
 
 
 TRIES = 3
@@ -72,6 +121,10 @@ def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str 
         new = splice(table.text, namespace, after)
         if new == table.text:
             return
+        try:
+            check_round_trip(table.text)  # as in the plan, for a table changed since
+        except DamagedBlock as exc:
+            raise SystemOpError(str(exc)) from None
         if read().text != table.text:
             continue  # someone wrote the crontab in between: start over from theirs
         write(ops, new)
