@@ -55,6 +55,16 @@ def test_control_characters_are_refused_with_job_and_field(tmp_path: Path, field
     assert len(got) == 1 and got[0].startswith(f"jobs.one.{field}: holds a control character")
 
 
+def test_a_backslash_before_a_percent_in_a_cron_jobs_wrapper_dir_is_refused(
+        tmp_path: Path) -> None:
+    # Real cron never ran such a line: it takes \\% as escaping the %, which then ends it.
+    folder = json.dumps(str(tmp_path) + "/b\\%d")   # the path holds one backslash
+    got = problems(PLAIN + f"wrapper_dir = {folder}\n", tmp_path)
+    assert got == ["jobs.one.wrapper_dir: a backslash right before a % cannot be written in a "
+                   "crontab line (cron reads \\% as %); rename the folder"]
+    loads(PLAIN + f'wrapper_dir = "{tmp_path}/p%d"\n', tmp_path / "jobs.toml")  # % alone: fine
+
+
 def test_processed_through_dotdot_is_the_inbox(tmp_path: Path) -> None:
     got = problems(PLAIN.replace('"@daily"', '"@daily"\ncommand = ["w", "{item}"]', 1)
                    .replace('command = ["echo", "one"]\n', "")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -84,6 +86,33 @@ def test_every_rendered_unit_passes_systemd_analyze_verify(tmp_path: Path) -> No
     proc = subprocess.run(["systemd-analyze", "--user", "verify", str(bad)], capture_output=True,
                           text=True, env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
     assert proc.returncode != 0 and "is not executable" in proc.stderr
+
+
+@needs_analyze
+def test_a_wrapper_path_with_quotes_backslashes_and_a_tab_passes_verify_and_runs(
+        tmp_path: Path) -> None:
+    # systemd refuses ', ", \ and a tab in an executable's name (a home like
+    # /home/o'brien): bash runs the job file, whose path is then an argument.
+    out = tmp_path / "o'brien \"q\" back\\slash\ttab $x 100%"
+    cfg = write_config(tmp_path / "jobs.toml", CONFIG.replace(
+        '"__WRAPPERS__"', json.dumps(str(out / "wrappers"))))   # a TOML basic string
+    r = schedgen("render", "--out", str(out), "-c", str(cfg), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    files = sorted((out / "systemd").iterdir())
+    services = [f for f in files if f.suffix == ".service"]
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    proc = subprocess.run(["systemd-analyze", "--user", "verify", *map(str, files)],
+                          capture_output=True, text=True,
+                          env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    line = next(x for x in services[0].read_text().splitlines() if x.startswith("ExecStart="))
+    assert line.startswith('ExecStart=/bin/bash "')
+    # The argument as systemd unquotes it (C escapes; $$ and %% for $ and %): the job file.
+    quoted = line.removeprefix('ExecStart=/bin/bash "').removesuffix('"')
+    arg = re.sub(r"\\(.)", lambda m: "\t" if m.group(1) == "t" else m.group(1), quoted)
+    arg = arg.replace("$$", "$").replace("%%", "%")
+    assert Path(arg).is_file() and Path(arg).parent.parent == out
 
 
 def _timer(config, job: str) -> list[tuple[str, str]]:

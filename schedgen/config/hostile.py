@@ -63,6 +63,11 @@ def _job(job: Job, problem: Report) -> None:
         if bad:
             problem(f"{w}.{field}", f"holds a control character ({bad}); it would be written "
                                     "into a crontab line, a plist or a wrapper")
+    if "cron" in job.targets and "\\%" in str(job.wrapper_path):
+        # cron takes a backslash before % as escaping it, so the %-escaped line would name
+        # another path (and end at that %); refused rather than quoted around, as rare.
+        problem(f"{w}.wrapper_dir", "a backslash right before a % cannot be written in a "
+                                    "crontab line (cron reads \\% as %); rename the folder")
     _lengths(job, problem)
     if job.queue is not None:
         _queue(job, problem)

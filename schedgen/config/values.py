@@ -19,6 +19,16 @@ NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 # Shell variables the wrapper's runtime relies on (besides its own sg_*): an `env` key
 # may not overwrite them.
 RUNTIME_NAMES = ("IFS", "SECONDS", "EPOCHSECONDS")
+# Variables bash sets itself (read-only or dynamic: a value given is dropped or replaced)
+# or reads to decide how it runs (globbing, POSIX mode, read timeouts, function depth,
+# which commands exist): the wrapper is bash, so set in `env` they never reach the
+# command as given, or break the wrapper's own work.
+BASH_NAMES = frozenset((
+    "BASH", "BASHOPTS", "BASHPID", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV", "BASH_ARGV0",
+    "BASH_CMDS", "BASH_COMPAT", "BASH_LINENO", "BASH_SOURCE", "BASH_SUBSHELL",
+    "BASH_VERSINFO", "BASH_VERSION", "DIRSTACK", "EPOCHREALTIME", "EUID", "EXECIGNORE",
+    "FUNCNAME", "FUNCNEST", "GLOBIGNORE", "GROUPS", "HISTCMD", "LINENO", "PIPESTATUS",
+    "POSIXLY_CORRECT", "PPID", "RANDOM", "SHELLOPTS", "SHLVL", "SRANDOM", "TMOUT", "UID", "_"))
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
@@ -138,6 +148,9 @@ def env(value: Any) -> tuple[tuple[str, str], ...]:
         elif k.startswith("sg_") or k in RUNTIME_NAMES:
             bad.append(f"{k} is a name the wrapper's runtime uses itself (sg_*, "
                        f"{', '.join(RUNTIME_NAMES)}); choose another")
+        elif k in BASH_NAMES:
+            bad.append(f"{k} is a variable bash sets or acts on itself: the wrapper is bash, "
+                       "so it would not reach the command as given; set it inside the command")
         elif isinstance(v, bool) or not isinstance(v, str | int | float):
             bad.append(f"{k}: expected a string, got {type_name(v)}")
         elif "\0" in str(v):

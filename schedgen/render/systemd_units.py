@@ -36,6 +36,21 @@ def exec_word(program: str) -> str:
     return f'"{escaped}"'
 
 
+# Characters systemd refuses in an executable's name ("Executable name contains special
+# characters"), though it takes them in an argument: a home like /home/o'brien.
+_NOT_IN_PROGRAM = ("'", '"', "\\", "\t")
+
+
+def exec_start(wrapper: str) -> str:
+    """ExecStart for a job file: the file itself, or bash running it where its path holds
+    a character systemd takes in no program name (the job file is bash: the same run)."""
+    if any(c in wrapper for c in _NOT_IN_PROGRAM):
+        escaped = sd_escape(wrapper).replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t")
+        escaped = escaped.replace("$", "$$")  # an argument's $NAME is expanded: $$ is a $
+        return f'/bin/bash "{escaped}"'
+    return exec_word(wrapper)
+
+
 def timespan(seconds: int) -> str:
     """A duration in systemd's notation: 90 -> '1min 30s', 5400 -> '1h 30min'."""
     parts = []
@@ -66,7 +81,7 @@ def service(job: Job, config: Config) -> str:
     env = _env()
     env.filters.setdefault("sd_escape", sd_escape)
     return env.get_template("systemd.service.j2").render(
-        job=job, h=header(config), exec=exec_word(str(job.wrapper_path)),
+        job=job, h=header(config), exec=exec_start(str(job.wrapper_path)),
         service=f"{job.label}.service", timer=f"{job.label}.timer")
 
 
