@@ -8,6 +8,7 @@ exactly the code path of a real apply. Reads always go to the real machine.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -56,14 +57,44 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
+# atomic_write's temporary file beside PATH: .<name>.<8 random characters>.tmp
+_TEMP = re.compile(r"\.(.+)\.[A-Za-z0-9_]{8}\.tmp")
+
+
 class Ops:
     dry_run = False
 
+    def __init__(self) -> None:
+        self._temps: dict[Path, dict[str, list[Path]]] = {}  # per folder: name -> temp files
+
     def write(self, path: Path, content: str, mode: int) -> None:
+        self._sweep(path)
         try:
             atomic_write(path, content.encode("utf-8", "surrogateescape"), mode)
         except OSError as exc:
             raise SystemOpError(f"cannot write {path}: {exc.strerror}") from None
+
+    def _sweep(self, path: Path) -> None:
+        """Remove what an earlier apply, killed while writing this very file, left beside it
+        (applies of a user take turns, so none is being written now). Only temp files of
+        the name written: a shared folder's other temp files are not ours. The folder is
+        listed once an apply, so this stays linear in the number of files."""
+        if path.parent not in self._temps:
+            found: dict[str, list[Path]] = {}
+            try:
+                with os.scandir(path.parent) as it:
+                    for e in it:
+                        m = _TEMP.fullmatch(e.name)
+                        if m:
+                            found.setdefault(m.group(1), []).append(Path(e.path))
+            except OSError:
+                pass
+            self._temps[path.parent] = found
+        for tmp in self._temps[path.parent].pop(path.name, ()):
+            try:
+                tmp.unlink()
+            except OSError:
+                pass  # another user's, or gone: left as it is
 
     def remove(self, path: Path) -> None:
         try:

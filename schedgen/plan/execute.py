@@ -80,7 +80,10 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops
         kept: list[str] = []
         if not any(c.target != "wrappers" and (c.action in _UNDOABLE or c.reload)
                    for c in steps[:step]):
-            undone, kept = _undo(files, ops, record, before[0])
+            # The step that failed wrote nothing (a file is replaced whole or not at all).
+            failed = steps[step] if step < len(steps) else None
+            undone, kept = _undo([f for f in files if f[0] is not failed], ops, record,
+                                 before[0])
         save()
         err = SystemOpError(_failure(str(exc), ctx.done, steps[step:], undone, kept))
         err.exit_code = exc.exit_code
