@@ -65,6 +65,22 @@ def test_a_backslash_before_a_percent_in_a_cron_jobs_wrapper_dir_is_refused(
     loads(PLAIN + f'wrapper_dir = "{tmp_path}/p%d"\n', tmp_path / "jobs.toml")  # % alone: fine
 
 
+def test_a_program_named_with_a_leading_dash_is_refused(tmp_path: Path) -> None:
+    # The wrapper's `command -v` and `exec` took it for an option: exit 78, "not found".
+    got = problems(PLAIN.replace('["echo", "one"]', '["-dash", "a"]'), tmp_path)
+    assert got == ["jobs.one.command: the program '-dash' starts with '-': give its full path"]
+
+
+def test_a_dotted_job_name_and_every_bad_path_entry_are_each_reported_once(
+        tmp_path: Path) -> None:
+    text = ('[jobs."a.b"]\ncommand = ["true"]\nschedule = "@daily"\n'
+            'path = ["/a:b", "", "/ok"]\n')
+    assert problems(text, tmp_path) == [
+        'jobs."a.b": invalid job name: use a-z, 0-9, \'_\' and \'-\', starting with a letter or '
+        "digit, at most 64 characters",
+        'jobs."a.b".path: \'/a:b\' cannot be a PATH entry; \'\' cannot be a PATH entry']
+
+
 def test_processed_through_dotdot_is_the_inbox(tmp_path: Path) -> None:
     got = problems(PLAIN.replace('"@daily"', '"@daily"\ncommand = ["w", "{item}"]', 1)
                    .replace('command = ["echo", "one"]\n', "")

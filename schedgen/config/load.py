@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -92,7 +93,8 @@ class _Checker:
         return Config(path=path.resolve(), namespace=namespace, jobs=tuple(jobs))
 
     def job(self, name: str, raw: Any, defaults: dict[str, Any]) -> Job | None:
-        w = f"jobs.{name}"
+        # A name that is no bare TOML key (a.b, .., spaces) is shown quoted, as written.
+        w = f"jobs.{name}" if re.fullmatch(r"[A-Za-z0-9_-]+", name) else f"jobs.{json.dumps(name)}"
         start = len(self.problems.found)
         if not f.JOB_NAME.fullmatch(name):
             self.problems.add(w, "invalid job name: use a-z, 0-9, '_' and '-', starting with a "
@@ -174,7 +176,10 @@ def lock(problems: Problems, w: str, value: Any, job: str) -> Lock | None:
     if value is False:
         return None
     raw = {} if value is True else problems.table(f"{w}.lock", value, d.LOCK_KEYS)
-    v = Fields(problems, f"{w}.lock", {"name": job, **raw}, d.LOCK)  # DEPENDS: the job's name
+    # DEPENDS: the job's name; one that is no name is reported once, as the job's, not
+    # again as a lock name the user never wrote.
+    default = job if f.LOCK_NAME.fullmatch(job) else "invalid-job-name"
+    v = Fields(problems, f"{w}.lock", {"name": default, **raw}, d.LOCK)
     return Lock(name=v.get("name", lambda x: f.matches(x, f.LOCK_NAME, "lock name ([A-Za-z0-9._-])")),
                 wait=v.get("wait", f.duration), busy_exit=v.get("busy_exit", f.exit_status))
 

@@ -127,6 +127,9 @@ def command(value: Any, queue: bool) -> Command:
         args.append(arg)
     if not args[0].strip():
         raise ValueError("the program (first argument) is empty")
+    if args[0].startswith("-"):
+        # `command -v` and `exec` in the wrapper would read it as an option.
+        raise ValueError(f"the program {args[0]!r} starts with '-': give its full path")
     if not queue and any("{item}" in a for a in args):
         raise ValueError("uses {item} but the job has no [queue]")
     return tuple(_expand_home(a) for a in args)
@@ -174,10 +177,12 @@ def targets(value: Any) -> tuple[str, ...]:
 def path_list(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not value:
         raise ValueError("expected a non-empty list of directories")
-    out = []
+    out, bad = [], []
     for p in value:
         text = string(p)
         if ":" in text or not text:
-            raise ValueError(f"{text!r} cannot be a PATH entry")
+            bad.append(f"{text!r} cannot be a PATH entry")
         out.append(str(expand(text, Path("/"))) if text.startswith("~") else text)
+    if bad:
+        raise ValueError("; ".join(bad))   # every one, not just the first
     return tuple(out)
