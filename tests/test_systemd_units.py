@@ -74,18 +74,22 @@ def test_every_rendered_unit_passes_systemd_analyze_verify(tmp_path: Path) -> No
     # wrong ("is not executable").
     out = tmp_path / "out dir $x 100%"
     files = render(tmp_path, out)
-    runtime = tmp_path / "runtime"
-    runtime.mkdir(mode=0o700)
-    proc = subprocess.run(["systemd-analyze", "--user", "verify", *map(str, files)],
-                          capture_output=True, text=True,
-                          env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
+    proc = verify(tmp_path, files)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     # And a unit that verify must reject, so the check above can fail at all.
     bad = files[0].with_name("local.schedgen.bad.service")
     bad.write_text(files[0].read_text().replace("/wrappers/", "/nowhere/"))
-    proc = subprocess.run(["systemd-analyze", "--user", "verify", str(bad)], capture_output=True,
-                          text=True, env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
+    proc = verify(tmp_path, [bad])
     assert proc.returncode != 0 and "is not executable" in proc.stderr
+
+
+def verify(tmp_path: Path, files: list[Path]) -> subprocess.CompletedProcess[str]:
+    """The real `systemd-analyze --user verify` (no running systemd needed)."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    return subprocess.run(["systemd-analyze", "--user", "verify", *map(str, files)],
+                          capture_output=True, text=True,
+                          env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
 
 
 @needs_analyze
@@ -100,11 +104,7 @@ def test_a_wrapper_path_with_quotes_backslashes_and_a_tab_passes_verify_and_runs
     assert r.returncode == 0, r.stderr
     files = sorted((out / "systemd").iterdir())
     services = [f for f in files if f.suffix == ".service"]
-    runtime = tmp_path / "runtime"
-    runtime.mkdir(mode=0o700)
-    proc = subprocess.run(["systemd-analyze", "--user", "verify", *map(str, files)],
-                          capture_output=True, text=True,
-                          env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
+    proc = verify(tmp_path, files)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     line = next(x for x in services[0].read_text().splitlines() if x.startswith("ExecStart="))
     assert line.startswith('ExecStart=/bin/bash "')
