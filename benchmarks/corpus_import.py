@@ -39,11 +39,11 @@ sys.path.insert(0, str(ROOT))
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
 from schedgen.importers import cron_system as import_cron_system
-from schedgen.importers.cron import import_cron
 from schedgen.importers.document import LOCK_NOTES, ImportResult
-from schedgen.importers.launchd import import_launchd
 from schedgen.render.artifacts import cron_lines
 from schedgen.schedule.expressions import MACROS, Every
+from schedgen.targets.cron.importer import import_cron
+from schedgen.targets.launchd.importer import import_launchd
 from tests.import_oracle import job_argv, same_as_cron  # noqa: E402
 from tests.oracles import cronsim_minutes, launchd_minutes  # noqa: E402
 

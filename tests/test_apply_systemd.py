@@ -310,7 +310,7 @@ def test_diff_on_a_host_without_systemctl_shows_the_files(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from schedgen.commands import apply
 
-    monkeypatch.setattr("schedgen.targets.systemctl.available", lambda: False)
+    monkeypatch.setattr("schedgen.targets.systemd.systemctl.available", lambda: False)
     cfg = write_config(tmp_path / "jobs.toml", JOBS)
     plan = apply.diff(cfg)
     assert plan.count("create") == 7 and not plan.in_sync

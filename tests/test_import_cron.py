@@ -16,10 +16,10 @@ from cronsim import CronSim
 from schedgen.commands.import_jobs import run_import
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
-from schedgen.importers.cron import as_command, parse_crontab, unescape_command
 from schedgen.importers.document import LOCK_NOTES, ImportResult
 from schedgen.render.artifacts import cron_block
 from schedgen.schedule.expressions import MACROS
+from schedgen.targets.cron.importer import as_command, parse_crontab, unescape_command
 from tests.helpers import schedgen, write_executable
 from tests.import_oracle import job_argv, same_as_cron
 

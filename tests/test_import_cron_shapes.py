@@ -11,9 +11,9 @@ import pytest
 from schedgen.commands.import_jobs import run_import
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
-from schedgen.importers.cron import parse_crontab
 from schedgen.importers.cron_system import current_user, is_system_path
 from schedgen.importers.document import LOCK_NOTES, ImportResult
+from schedgen.targets.cron.importer import parse_crontab
 from tests.helpers import schedgen
 from tests.import_oracle import job_argv, same_as_cron
 

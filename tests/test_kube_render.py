@@ -15,11 +15,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from schedgen.config.load import loads
-from schedgen.render import kubernetes as kube
 from schedgen.render.artifacts import MARKER
 from schedgen.render.desired import desired
 from schedgen.schedule.expressions import MACROS, parse_cron, parse_entry
 from schedgen.schedule.kubernetes import kube_schedule
+from schedgen.targets.kubernetes import render as kube
 from tests.helpers import schedgen, write_config
 from tests.oracles import END, START, cronsim_minutes, robfig_minutes
 

@@ -14,6 +14,7 @@ from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron
 from schedgen.schedule.tznext import dst_mark
 from schedgen.schedule.upcoming import firings, local_zone
+from schedgen.targets import registry
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,11 @@ def next_times(job: Job, n: int, start: datetime) -> Upcoming:
     if not job.enabled:
         notes.append("disabled (enabled = false): it does not run")
     else:
-        launchd = "launchd" in job.targets
-        times, found = firings(job.schedule, n, start, launchd=launchd)
+        loads = [t for t in job.targets if registry.get(t).on_load]
+        times, found = firings(job.schedule, n, start, launchd=bool(loads))
         notes += found
-        if job.run_at_load and launchd:
-            notes.append("also whenever launchd loads it (run_at_load)")
+        if job.run_at_load and loads:
+            notes.append(f"also whenever {loads[0]} loads it (run_at_load)")
     marks: tuple[str, ...] = ()
     if job.timezone:
         crons = [e for e in job.schedule if isinstance(e, Cron)]

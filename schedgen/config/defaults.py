@@ -13,8 +13,6 @@ from typing import NamedTuple
 
 from schedgen import paths
 
-# Every install target schedgen knows, in the order `render` and `diff` list them.
-TARGETS = ("launchd", "cron", "systemd", "kubernetes")
 FORMAT = 1  # the jobs.toml format this schedgen reads
 
 

@@ -26,9 +26,11 @@ QUANTITY = re.compile(r"\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|[n
 IMAGE = re.compile(r"[^\s]+")
 
 
-class Checker(Protocol):
+class Reports(Protocol):
     def add(self, where: str, message: str) -> None: ...
 
+
+class Checker(Reports, Protocol):
     def parse(self, where: str, value: Any, parse: Any) -> Any: ...
 
     def table(self, where: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any]: ...
@@ -96,7 +98,7 @@ def _resources(ck: Checker, w: str, value: Any) -> tuple[tuple[str, tuple[tuple[
     return tuple(out)
 
 
-def check_job(ck: Checker, w: str, job: Job) -> None:
+def check_job(ck: Reports, w: str, job: Job) -> None:
     """What a job for target kubernetes uses that a CronJob cannot do."""
     why = "target kubernetes"
     if not CRONJOB_NAME.fullmatch(job.name):
@@ -127,7 +129,7 @@ def check_job(ck: Checker, w: str, job: Job) -> None:
             ck.add(f"{w}.schedule", f"{why}: {exc}")
 
 
-def check_config(ck: Checker, namespace: str, jobs: list[Job]) -> None:
+def check_config(ck: Reports, namespace: str, jobs: list[Job]) -> None:
     """Checks across jobs: shared locks, and the namespace as a label value."""
     kube = [j for j in jobs if "kubernetes" in j.targets]
     if not kube:

@@ -19,8 +19,8 @@ from schedgen.config.notify import parse as notify_parse
 from schedgen.config.problems import Fields, Problems
 from schedgen.config.timezone import conflicts, zone_name
 from schedgen.errors import ConfigError, Problem, SchedgenError
-from schedgen.schedule.expressions import Cron, Entry, Every, every_as_cron, parse_schedule
-from schedgen.schedule.to_calendar import NotExpressible, union_dicts
+from schedgen.schedule.expressions import parse_schedule
+from schedgen.targets import registry
 
 __all__ = ["FORMAT", "config_path", "load", "loads"]
 
@@ -84,12 +84,10 @@ class _Checker:
             job = self.job(name, raw, defaults)
             if job is not None:
                 jobs.append(job)
-        if any("kubernetes" in j.targets for j in jobs):
-            # The kubernetes checks only for configs that use them
-            # (tests/test_layout.py: LAZY_EDGES).
-            from schedgen.config import kubernetes as kube_config
-
-            kube_config.check_config(self.problems, namespace, jobs)
+        for name in registry.names():  # checks across the jobs, by the targets they use
+            if any(name in j.targets for j in jobs):
+                for where, message in registry.get(name).config_refusals(namespace, jobs):
+                    self.problems.add(where, message)
         return Config(path=path.resolve(), namespace=namespace, jobs=tuple(jobs))
 
     def job(self, name: str, raw: Any, defaults: dict[str, Any]) -> Job | None:
@@ -108,8 +106,6 @@ class _Checker:
         has_queue = merged.get("queue") is not None
         targets = v.get("targets", f.targets)
         schedule = v.get("schedule", parse_schedule)
-        if schedule and targets:
-            self.check_targets(f"{w}.schedule", schedule, targets)
         if merged.get("timezone") is not None and schedule:
             for message in conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
                 self.problems.add(f"{w}.timezone", message)
@@ -143,13 +139,10 @@ class _Checker:
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,
         )
-        if to_kube:
-            if merged.get("kubernetes") is None:
-                self.problems.add(f"{w}.kubernetes", "missing (required for target kubernetes): "
-                                                     f"add [{w}.kubernetes] with at least image = \"...\"")
-            from schedgen.config import kubernetes as kube_config
-
-            kube_config.check_job(self.problems, w, job)
+        # What each of its targets refuses of it (render --target asks the same).
+        for t in targets or ():
+            for where, message in registry.get(t).refusals(job, w):
+                self.problems.add(where, message)
         # Any problem drops the job, so a value that failed to parse never reaches the model.
         return None if len(self.problems.found) > start else job
 
@@ -157,19 +150,6 @@ class _Checker:
         from schedgen.config import kubernetes as kube_config
 
         return kube_config.parse(self.problems, w, raw, to_kube)
-
-    def check_targets(self, where: str, schedule: tuple[Entry, ...], targets: tuple[str, ...]) -> None:
-        crons = [e for e in schedule if isinstance(e, Cron)]
-        if "launchd" in targets:
-            try:
-                union_dicts(crons)
-            except NotExpressible as exc:
-                self.problems.add(where, f"target launchd: {exc}")
-        if "cron" in targets:
-            for e in schedule:
-                if isinstance(e, Every) and every_as_cron(e.seconds) is None:
-                    self.problems.add(where, f"target cron: {e.text!r} does not divide an hour or "
-                                             "a day evenly, so no cron step expression fires at that rate")
 
 
 def lock(problems: Problems, w: str, value: Any, job: str) -> Lock | None:

@@ -17,6 +17,7 @@ from schedgen.config import kubernetes as kube_config
 from schedgen.config import values as f
 from schedgen.config.notify import NOTIFY_KEYS
 from schedgen.schedule.expressions import MACROS
+from schedgen.targets import registry
 
 Schema = dict[str, Any]
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -93,7 +94,7 @@ SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label and systemd unit name = <label_prefix>.<job>",
                          {"type": "string", "pattern": _anchored(f.LABEL_PREFIX)}),
     "targets": _doc("Where the job is installed", {
-        "type": "array", "minItems": 1, "items": {"enum": list(cfg.TARGETS)}}),
+        "type": "array", "minItems": 1, "items": {"enum": list(registry.names())}}),
     "path": _doc("PATH for the command, in order", {
         "type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[^:]+$"}}),
     "log_root": _doc("Logs and run directories go under <log_root>/<job>/", _PATH),

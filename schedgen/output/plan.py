@@ -6,6 +6,7 @@ import os
 from typing import Any, TextIO
 
 from schedgen.plan import changes as p
+from schedgen.targets import registry
 
 _SYMBOL = {p.CREATE: "+", p.UPDATE: "~", p.DELETE: "-", p.ORPHAN: "?", p.KEPT: "!",
            p.CONFLICT: "!", p.DISOWN: "?"}
@@ -80,13 +81,8 @@ def change_json(c: p.Change, with_diff: bool = True) -> dict[str, Any]:
         "path": str(c.path) if c.path is not None else None,
         "job": c.job, "jobs": list(c.jobs), "note": c.note or None, "edited": c.edited,
     }
-    if c.target == "launchd":
-        d.update(label=c.label, reload=c.reload, deferred=c.deferred or None, loaded=c.loaded,
-                 pid=c.pid, last_exit=c.last_exit)
-    if c.target == "kubernetes":
-        d.update(object=c.ref, cluster=c.live, deferred=c.deferred or None)
-    if c.target == "systemd":
-        d.update(unit=c.label, reload=c.reload, state=c.unit)
+    if c.target in registry.names():  # the target's own facts (the job files have none)
+        d.update(registry.get(c.target).change_json(c))
     if with_diff:
         d["diff"] = c.unified_diff() if c.before != c.after else ""
     return d

@@ -16,14 +16,14 @@ from schedgen.machine.record_format import Installed
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact
-from schedgen.targets import systemctl
 from schedgen.targets.base import (
     plan_files,
     remove_file,
     settle,
     write_file,
 )
-from schedgen.targets.systemd_status import NOT_ARMED
+from schedgen.targets.systemd import systemctl
+from schedgen.targets.systemd.status import NOT_ARMED
 
 KINDS = ("service", "timer")
 

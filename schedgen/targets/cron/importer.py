@@ -19,11 +19,11 @@ from typing import Any
 from schedgen.config.model import PLACEHOLDERS
 from schedgen.errors import SchedgenError
 from schedgen.importers import cron_system as system_cron
-from schedgen.importers import cron_text as text
 from schedgen.importers.cron_command import CRON_DEFAULT_SHELL, as_command, unescape_command
 from schedgen.importers.document import Found, ImportResult, Note, build, program_name
 from schedgen.schedule.expressions import MACROS, parse_entry
-from schedgen.targets import crontab
+from schedgen.targets.cron import cron_text as text
+from schedgen.targets.cron import crontab
 
 # as_command and unescape_command live in import_cron_command; named here as before.
 __all__ = ["as_command", "import_cron", "parse_crontab", "read_crontab", "unescape_command"]

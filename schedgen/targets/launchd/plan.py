@@ -13,13 +13,15 @@ from schedgen.machine.ownership import Installed
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact
-from schedgen.targets import launchctl
 from schedgen.targets.base import (
     plan_files,
     remove_file,
     settle,
     write_file,
 )
+from schedgen.targets.launchd import launchctl
+
+NOT_LOADED = "not loaded in launchd"
 
 
 class LaunchdTarget:
@@ -51,7 +53,7 @@ class LaunchdTarget:
             elif c.action in (p.CREATE, p.UPDATE):
                 c = c._replace(reload=True)
             elif c.action == p.UNCHANGED and svc is None:
-                c = c._replace(action=p.UPDATE, reload=True, note="not loaded in launchd")
+                c = c._replace(action=p.UPDATE, reload=True, note=NOT_LOADED)
             elif c.action == p.FORGET and svc is not None:
                 c = c._replace(action=p.DELETE, note="plist already removed, still loaded")
             busy = c.reload or c.action == p.DELETE

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from schedgen.commands.status_types import JobStatus
 from schedgen.plan import changes as p
 
 NOT_ARMED = "timer not enabled and active in systemd"
@@ -20,6 +22,15 @@ def systemd_part(part: dict[str, Any] | None, c: p.Change) -> dict[str, Any]:
     else:
         out.update(service=c.label, pid=c.pid, last_exit=c.last_exit)
     return out
+
+
+def with_facts(jobs: tuple[JobStatus, ...], changes: list[p.Change]) -> tuple[JobStatus, ...]:
+    by_job: dict[str, dict[str, Any]] = {}
+    for c in changes:  # the service before the timer, as the plan has them
+        if c.job:
+            by_job[c.job] = systemd_part(by_job.get(c.job), c)
+    return tuple(dataclasses.replace(js, facts={**js.facts, "systemd": by_job[js.job]})
+                 if js.job in by_job else js for js in jobs)
 
 
 def systemd_lines(sd: dict[str, Any]) -> list[str]:

@@ -21,10 +21,10 @@ from schedgen.machine.ops import read_file
 from schedgen.machine.record_format import key
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
-from schedgen.render import kubernetes as kube
 from schedgen.render.artifacts import Artifact
-from schedgen.targets import kubectl
 from schedgen.targets.base import record_file, settle
+from schedgen.targets.kubernetes import kubectl
+from schedgen.targets.kubernetes import render as kube
 
 KIND = "cronjob"
 

@@ -23,10 +23,10 @@ from schedgen.config.model import PLACEHOLDERS
 from schedgen.errors import SchedgenError
 from schedgen.importers import cron_system as import_cron_system
 from schedgen.importers.document import Found, ImportResult, Note, build
-from schedgen.importers.plist_read import read_plist
 from schedgen.paths import launch_agents_dir
 from schedgen.render.artifacts import MARKER
 from schedgen.schedule.from_calendar import to_cron
+from schedgen.targets.launchd.plist_read import read_plist
 from schedgen.units import format_duration
 
 _PLACEHOLDER = re.compile(r"\{(?:" + "|".join(PLACEHOLDERS) + r")\}")

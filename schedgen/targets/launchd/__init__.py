@@ -1,0 +1,87 @@
+"""The launchd target: one plist per job in ~/Library/LaunchAgents, loaded per user.
+
+Its parts: fit (what it refuses), plan (read, plan, apply), launchctl (the program),
+importer and plist_read (`import --from launchd`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from schedgen.targets.interface import Defaults, Refusal
+from schedgen.targets.launchd import fit
+
+if TYPE_CHECKING:
+    from schedgen.commands.status_types import JobStatus
+    from schedgen.config.model import Config, Job
+    from schedgen.importers.document import ImportResult
+    from schedgen.plan.changes import Change
+    from schedgen.plan.context import Planner
+    from schedgen.render.artifacts import Artifact
+    from schedgen.schedule.expressions import Every
+
+
+class Launchd(Defaults):
+    name = "launchd"
+    imports = True
+    kinds = ("plist",)
+    schedule_kinds = ("plist",)
+    on_load = True
+    facts = True
+
+    def refusals(self, job: Job, where: str) -> list[Refusal]:
+        return fit.refusals(job, where)
+
+    def render(self, config: Config, jobs: tuple[Job, ...]) -> list[Artifact]:
+        from schedgen.paths import launch_agents_dir
+        from schedgen.render import artifacts
+
+        return [artifacts.Artifact("plist", job.name, f"launchd/{job.label}.plist",
+                                   launch_agents_dir() / f"{job.label}.plist",
+                                   artifacts.plist(job, config)) for job in jobs]
+
+    def planner(self) -> Planner:
+        from schedgen.targets.launchd.plan import LaunchdTarget
+
+        return LaunchdTarget()
+
+    def change_json(self, c: Change) -> dict[str, Any]:
+        return {"label": c.label, "reload": c.reload, "deferred": c.deferred or None,
+                "loaded": c.loaded, "pid": c.pid, "last_exit": c.last_exit}
+
+    def with_facts(self, jobs: tuple[JobStatus, ...], changes: list[Change],
+                   namespace: str) -> tuple[JobStatus, ...]:
+        from schedgen.targets.launchd.status import with_facts
+
+        return with_facts(jobs, changes)
+
+    def status_lines(self, facts: dict[str, Any]) -> list[str]:
+        from schedgen.targets.launchd.status import lines
+
+        return lines(facts)
+
+    def drift_words(self, c: Change) -> str | None:
+        from schedgen.plan.changes import UPDATE
+        from schedgen.targets.launchd.plan import NOT_LOADED
+
+        return "not loaded" if c.action == UPDATE and c.note == NOT_LOADED else None
+
+    def every_note(self, every: Every) -> str | None:
+        from schedgen.units import format_duration
+
+        # StartInterval counts from when launchd loaded the job: no calendar time to show.
+        return (f"{every.text}: launchd runs it every {format_duration(every.seconds)} after "
+                "it is loaded (StartInterval); there is no calendar time")
+
+    def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
+                    lock: bool) -> ImportResult | None:
+        from schedgen.errors import UsageError
+        from schedgen.targets.launchd.importer import import_launchd
+
+        if system:
+            raise UsageError("--system is for --from cron (a crontab with a user field)")
+        return import_launchd(file, dest, lock=lock)
+
+
+TARGET = Launchd()
