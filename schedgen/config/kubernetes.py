@@ -129,9 +129,10 @@ def check_job(ck: Reports, w: str, job: Job) -> None:
             ck.add(f"{w}.schedule", f"{why}: {exc}")
 
 
-def check_config(ck: Reports, namespace: str, jobs: list[Job]) -> None:
-    """Checks across jobs: shared locks, and the namespace as a label value."""
-    kube = [j for j in jobs if "kubernetes" in j.targets]
+def check_config(ck: Reports, namespace: str, jobs: list[Job], wanted: set[str]) -> None:
+    """Checks across jobs: shared locks, and the namespace as a label value; `wanted`:
+    the jobs that go to a cluster."""
+    kube = [j for j in jobs if j.name in wanted]
     if not kube:
         return
     if not LABEL_VALUE.fullmatch(namespace) or len(namespace) > 63:

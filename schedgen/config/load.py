@@ -99,7 +99,7 @@ class _Checker:
                                  "letter or digit, at most 64 characters")
         own = self.problems.table(w, raw, (*d.SHARED_KEYS, *d.JOB_KEYS))
         merged = {**defaults, **own}
-        for sub in ("lock", "queue", "logs", "kubernetes", "notify"):
+        for sub in ("lock", "queue", "logs", d.KUBERNETES, "notify"):
             if isinstance(defaults.get(sub), dict) and isinstance(own.get(sub), dict):
                 merged[sub] = {**defaults[sub], **own[sub]}
         v = Fields(self.problems, w, merged, {**d.SHARED, **d.JOB})
@@ -109,7 +109,7 @@ class _Checker:
         if merged.get("timezone") is not None and schedule:
             for message in conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
                 self.problems.add(f"{w}.timezone", message)
-        to_kube = "kubernetes" in (targets or ())
+        to_kube = d.KUBERNETES in (targets or ())
         job = Job(
             name=name,
             description=v.get("description", f.one_line),
@@ -133,8 +133,8 @@ class _Checker:
             wrapper_dir=v.get("wrapper_dir", self.path),
             label_prefix=v.get("label_prefix",
                                lambda x: f.matches(x, f.LABEL_PREFIX, "label prefix")),
-            kubernetes=self.kubernetes(w, merged["kubernetes"], to_kube)
-            if merged.get("kubernetes") is not None else None,
+            kubernetes=self.kubernetes(w, merged[d.KUBERNETES], to_kube)
+            if merged.get(d.KUBERNETES) is not None else None,
             timezone=v.optional("timezone", zone_name),
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,

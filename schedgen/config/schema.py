@@ -86,7 +86,7 @@ JOB_TYPES: dict[str, Schema] = {
         "type": ["boolean", "object"], "$ref": "#/$defs/lock"}),
     "queue": _doc("Claim files from a shared folder, one run per item", {"$ref": "#/$defs/queue"}),
     "logs": _doc("Log rotation and run-directory pruning", {"$ref": "#/$defs/logs"}),
-    "kubernetes": _doc("The CronJob for target kubernetes", {"$ref": "#/$defs/kubernetes"}),
+    cfg.KUBERNETES: _doc("The CronJob for target kubernetes", {"$ref": "#/$defs/kubernetes"}),
     "notify": _doc("Who hears about failures, recoveries and missed firings",
                    {"$ref": "#/$defs/notify"}),
 }
@@ -218,7 +218,7 @@ def schema() -> Schema:
                      if k != "type"},  # the job key says: boolean or table
             "queue": _table(cfg.QUEUE_KEYS, QUEUE_TYPES, "[queue]", cfg.QUEUE),
             "logs": _table(cfg.LOGS_KEYS, LOGS_TYPES, "[logs]", cfg.LOGS),
-            "kubernetes": _table(kube_config.KEYS, KUBERNETES_TYPES, "[kubernetes]"),
+            cfg.KUBERNETES: _table(kube_config.KEYS, KUBERNETES_TYPES, "[kubernetes]"),
             "notify": {**_table(NOTIFY_KEYS, NOTIFY_TYPES, "[notify]"),
                        "anyOf": [{"required": ["command"]}, {"required": ["ping_url"]}]},
         },

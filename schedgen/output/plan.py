@@ -28,7 +28,7 @@ def use_color(stream: TextIO) -> bool:
 
 def headline(c: p.Change) -> str:
     what = f"{c.kind} {c.where}"
-    if c.job and c.kind != "cron":
+    if c.job:  # the crontab block holds several (c.jobs)
         what += f" (job {c.job})"
     notes = [n for n in (c.note, c.deferred and f"{c.deferred}: apply leaves it alone unless "
                                                "--force") if n]

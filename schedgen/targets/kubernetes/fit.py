@@ -29,5 +29,6 @@ def refusals(job: Job, w: str) -> list[Refusal]:
 
 def config_refusals(namespace: str, jobs: Sequence[Job]) -> list[tuple[str, str]]:
     found = _Found()
-    kube_config.check_config(found, namespace, list(jobs))
+    kube_config.check_config(found, namespace, list(jobs),
+                             {j.name for j in jobs if "kubernetes" in j.targets})
     return [(r.where, r.message) for r in found.found]
