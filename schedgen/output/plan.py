@@ -65,9 +65,10 @@ def diff_text(plan: p.Plan, color: bool) -> str:
                     out.append(paint(line, fg="cyan"))
                 else:
                     out.append(line)
-        if c.live and c.live.get("kubectl_diff"):
-            out.append(paint("kubectl diff (the cluster's own view of this change):", bold=True)
-                       + "\n" + c.live["kubectl_diff"].rstrip("\n") + "\n")
+        extra = registry.get(c.target).diff_text(c) if c.target in registry.names() else None
+        if extra:  # the target's own view of the change (a cluster's dry run)
+            title, body = extra
+            out.append(paint(title, bold=True) + "\n" + body.rstrip("\n") + "\n")
     for w in plan.warnings:
         out.append(paint(f"warning: {w}", fg="yellow") + "\n")
     state = "in sync" if plan.in_sync else "changes pending"

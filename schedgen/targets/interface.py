@@ -68,6 +68,10 @@ class Target(Protocol):
         """Its own facts of a change, for `diff --json` (empty: none)."""
         ...
 
+    def diff_text(self, change: Change) -> tuple[str, str] | None:
+        """A title and text `diff` prints after the change's own diff (None: nothing)."""
+        ...
+
     def job_changes(self, change: Change, jobs: tuple[Job, ...]) -> dict[str, Change]:
         """A change of its split into each job's own part (status reports per job)."""
         ...
@@ -118,6 +122,9 @@ class Defaults:
 
     def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
                     lock: bool) -> ImportResult | None:
+        return None
+
+    def diff_text(self, change: Change) -> tuple[str, str] | None:
         return None
 
     def job_changes(self, change: Change, jobs: tuple[Job, ...]) -> dict[str, Change]:

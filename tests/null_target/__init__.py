@@ -78,6 +78,9 @@ class Null:
     def change_json(self, change: p.Change) -> dict[str, Any]:
         return {"queued": change.before is not None}
 
+    def diff_text(self, change: p.Change) -> tuple[str, str] | None:
+        return None
+
     def job_changes(self, change: p.Change, jobs: tuple[Job, ...]) -> dict[str, p.Change]:
         return {change.job: change} if change.job else {}
 

@@ -56,8 +56,14 @@ class Kubernetes(Defaults):
 
         return text_lines(facts)
 
+    def diff_text(self, c: Change) -> tuple[str, str] | None:
+        if not (c.details and c.details.get("kubectl_diff")):
+            return None
+        return ("kubectl diff (the cluster's own view of this change):",
+                c.details["kubectl_diff"])
+
     def change_json(self, c: Change) -> dict[str, Any]:
-        return {"object": c.ref, "cluster": c.live, "deferred": c.deferred or None}
+        return {"object": c.ref, "cluster": c.details, "deferred": c.deferred or None}
 
 
 TARGET = Kubernetes()

@@ -24,8 +24,8 @@ def with_cluster(jobs: tuple[JobStatus, ...], changes: list[p.Change],
         if c is None:
             out.append(js)
             continue
-        info: dict[str, Any] = {"object": c.ref, "known": c.live is not None,
-                                **(c.live or {}), "jobs": runs.get(js.job, [])[:RUNS_SHOWN]}
+        info: dict[str, Any] = {"object": c.ref, "known": c.details is not None,
+                                **(c.details or {}), "jobs": runs.get(js.job, [])[:RUNS_SHOWN]}
         info.pop("kubectl_diff", None)
         local = set(js.targets) - {"kubernetes"}
         if local:
@@ -68,7 +68,7 @@ def text_lines(k: dict[str, Any]) -> list[str]:
 def job_runs(changes: list[p.Change], namespace: str) -> dict[str, list[dict[str, Any]]]:
     """The Jobs each CronJob made, newest first, per schedgen job (for `status`)."""
     spaces = sorted({(c.ref or "/").split("/")[0] for c in changes
-                     if c.kind == KIND and c.live is not None and c.live.get("exists")})
+                     if c.kind == KIND and c.details is not None and c.details.get("exists")})
     out: dict[str, list[dict[str, Any]]] = {}
     for kns in spaces:
         try:

@@ -47,8 +47,11 @@ class Launchd(Defaults):
         return LaunchdTarget()
 
     def change_json(self, c: Change) -> dict[str, Any]:
-        return {"label": c.label, "reload": c.reload, "deferred": c.deferred or None,
-                "loaded": c.loaded, "pid": c.pid, "last_exit": c.last_exit}
+        from schedgen.targets.base import service
+
+        s = service(c)
+        return {"label": s.label, "reload": c.reload, "deferred": c.deferred or None,
+                "loaded": s.loaded, "pid": s.pid, "last_exit": s.last_exit}
 
     def with_facts(self, jobs: tuple[JobStatus, ...], changes: list[Change],
                    namespace: str) -> tuple[JobStatus, ...]:

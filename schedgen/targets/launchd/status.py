@@ -7,6 +7,7 @@ from typing import Any
 
 from schedgen.commands.status_types import JobStatus
 from schedgen.plan import changes as p
+from schedgen.targets.base import service
 
 
 def with_facts(jobs: tuple[JobStatus, ...], changes: list[p.Change]) -> tuple[JobStatus, ...]:
@@ -14,8 +15,9 @@ def with_facts(jobs: tuple[JobStatus, ...], changes: list[p.Change]) -> tuple[Jo
     out = []
     for js in jobs:
         c = plists.get(js.job)
-        facts = {"label": c.label, "loaded": c.loaded, "pid": c.pid,
-                 "last_exit": c.last_exit} if c is not None else None
+        s = service(c) if c is not None else None
+        facts = {"label": s.label, "loaded": s.loaded, "pid": s.pid,
+                 "last_exit": s.last_exit} if s is not None else None
         out.append(dataclasses.replace(js, facts={**js.facts, "launchd": facts})
                    if facts else js)
     return tuple(out)

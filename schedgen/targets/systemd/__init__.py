@@ -41,7 +41,9 @@ class Systemd(Defaults):
         return SystemdTarget()
 
     def change_json(self, c: Change) -> dict[str, Any]:
-        return {"unit": c.label, "reload": c.reload, "state": c.unit}
+        from schedgen.targets.base import service
+
+        return {"unit": service(c).label, "reload": c.reload, "state": service(c).state}
 
     def with_facts(self, jobs: tuple[JobStatus, ...], changes: list[Change],
                    namespace: str) -> tuple[JobStatus, ...]:

@@ -7,20 +7,22 @@ from typing import Any
 
 from schedgen.commands.status_types import JobStatus
 from schedgen.plan import changes as p
+from schedgen.targets.base import service
 
 NOT_ARMED = "timer not enabled and active in systemd"
 
 
 def systemd_part(part: dict[str, Any] | None, c: p.Change) -> dict[str, Any]:
     """Fold one unit's change into the job's systemd view (timer state, service PID)."""
-    out = dict(part or {"timer": None, "known": c.loaded is not None})
-    u = c.unit or {}
+    s = service(c)
+    out = dict(part or {"timer": None, "known": s.loaded is not None})
+    u = s.state or {}
     if c.kind == "timer":
-        out.update(timer=c.label, active=u.get("active"), sub=u.get("sub"),
+        out.update(timer=s.label, active=u.get("active"), sub=u.get("sub"),
                    enabled=u.get("enabled"), next_elapse=u.get("next_elapse"),
                    last_trigger=u.get("last_trigger"), result=u.get("result"))
     else:
-        out.update(service=c.label, pid=c.pid, last_exit=c.last_exit)
+        out.update(service=s.label, pid=s.pid, last_exit=s.last_exit)
     return out
 
 
