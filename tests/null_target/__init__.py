@@ -51,12 +51,12 @@ class NullPlanner:
 
 class Null:
     name = NAME
-    kinds = (KIND,)
+    kinds: tuple[str, ...] = (KIND,)
     local = True
     keeps_disabled = False
     imports = False
     on_load = False
-    schedule_kinds = (KIND,)
+    schedule_kinds: tuple[str, ...] = (KIND,)
     facts = True
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:

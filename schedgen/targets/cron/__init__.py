@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from schedgen.targets.cron import fit
-from schedgen.targets.interface import Defaults, Refusal
+from schedgen.targets.interface import Defaults, Refusal, Target
 
 if TYPE_CHECKING:
     from schedgen.config.model import Config, Job
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 class Cron(Defaults):
     name = "cron"
     imports = True
-    kinds = ("cron",)
-    schedule_kinds = ("cron",)
+    kinds: tuple[str, ...] = ("cron",)
+    schedule_kinds: tuple[str, ...] = ("cron",)
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
         return fit.refusals(job, where)
@@ -57,4 +57,4 @@ class Cron(Defaults):
         return import_cron(file, dest, system=system, lock=lock)
 
 
-TARGET = Cron()
+TARGET: Target = Cron()  # the type checker holds it to the interface

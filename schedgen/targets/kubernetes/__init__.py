@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from schedgen.targets.interface import Defaults, Refusal
+from schedgen.targets.interface import Defaults, Refusal, Target
 from schedgen.targets.kubernetes import fit
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 class Kubernetes(Defaults):
     name = "kubernetes"
-    kinds = ("cronjob",)
+    kinds: tuple[str, ...] = ("cronjob",)
     local = False  # the job runs in a pod, from the manifest's command
     keeps_disabled = True  # a disabled CronJob stays, suspended
     facts = True
@@ -66,4 +66,4 @@ class Kubernetes(Defaults):
         return {"object": c.ref, "cluster": c.details, "deferred": c.deferred or None}
 
 
-TARGET = Kubernetes()
+TARGET: Target = Kubernetes()  # the type checker holds it to the interface

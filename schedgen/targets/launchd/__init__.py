@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schedgen.targets.interface import Defaults, Refusal
+from schedgen.targets.interface import Defaults, Refusal, Target
 from schedgen.targets.launchd import fit
 
 if TYPE_CHECKING:
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 class Launchd(Defaults):
     name = "launchd"
     imports = True
-    kinds = ("plist",)
-    schedule_kinds = ("plist",)
+    kinds: tuple[str, ...] = ("plist",)
+    schedule_kinds: tuple[str, ...] = ("plist",)
     on_load = True
     facts = True
 
@@ -87,4 +87,4 @@ class Launchd(Defaults):
         return import_launchd(file, dest, lock=lock)
 
 
-TARGET = Launchd()
+TARGET: Target = Launchd()  # the type checker holds it to the interface

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schedgen.targets.interface import Defaults, Refusal
+from schedgen.targets.interface import Defaults, Refusal, Target
 
 if TYPE_CHECKING:
     from schedgen.commands.status_types import JobStatus
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class Systemd(Defaults):
     name = "systemd"
     imports = True
-    kinds = ("service", "timer")
+    kinds: tuple[str, ...] = ("service", "timer")
     facts = True
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
@@ -79,4 +79,4 @@ class Systemd(Defaults):
         return import_systemd(file, dest, lock=lock)
 
 
-TARGET = Systemd()
+TARGET: Target = Systemd()  # the type checker holds it to the interface
