@@ -24,6 +24,7 @@ from schedgen.schedule.expressions import Every
 from schedgen.schedule.upcoming import local_zone
 from schedgen.targets import registry
 from schedgen.targets.registry import all_targets
+from schedgen.units import format_duration
 
 
 def status(config_path: Path, targets: tuple[str, ...] | None = None,
@@ -72,10 +73,11 @@ def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
     notes = upcoming.notes
     every = next((e for e in job.schedule if isinstance(e, Every)), None)
     if every is not None:  # under some schedulers it counts from a load or a run, not the clock
-        note = next((n for t in registry.names() if t in job.targets
-                     and (n := registry.get(t).every_note(every)) is not None), None)
-        if note is not None:
-            next_run, notes = None, (note,)
+        words = next((w for t in registry.names() if t in job.targets
+                      and (w := registry.get(t).every_words)), "")
+        if words:
+            next_run = None
+            notes = (words.format(every=every.text, interval=format_duration(every.seconds)),)
     return JobStatus(
         job=job.name, enabled=job.enabled, targets=job.targets,
         schedule=" | ".join(job.schedule_text), readable=upcoming.readable,
@@ -88,14 +90,14 @@ def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
 def _words(c: p.Change, job: Job) -> str:
     target = registry.get(c.target) if c.target in registry.names() else None
     what = target.kind_words(c.kind) if target is not None else c.kind
-    own = target.drift_words(c) if target is not None else None
+    own = target.drift_notes.get(c.note) if target is not None else None
     if c.deferred and c.action == p.UNCHANGED:
         return f"{what}: reload pending ({c.deferred})"
     if not job.enabled and not (target is not None and target.keeps_disabled):
         return f"{what}: still installed although the job is disabled"
     if c.action == p.CREATE:
         return f"{what}: missing"
-    if own is not None:
+    if own is not None and c.action == p.UPDATE:
         return f"{what}: {own}"
     if c.action == p.UPDATE:
         return f"{what}: {'hand-edited' if c.edited else 'differs from the config'}"

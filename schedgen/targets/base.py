@@ -91,6 +91,23 @@ def remove_file(ctx: ApplyContext, c: p.Change) -> None:
     ctx.did("remove", f"{c.kind} {c.path}" + (f" ({c.note})" if c.note else ""))
 
 
+def undo_write(ctx: ApplyContext, c: p.Change, old_entry: Installed | None, why: str) -> bool:
+    """Take back the write of `c` that its scheduler refused: remove the new file, or put
+    the previous one back with its record entry. True: the file was new (removed)."""
+    assert c.path is not None
+    if c.before is None:
+        ctx.ops.remove(c.path)
+        ctx.record.drop(c.key)
+        ctx.did("remove", f"{c.kind} {c.path} again ({why})")
+        return True
+    ctx.ops.write(c.path, c.before, c.mode)
+    ctx.record.drop(c.key)
+    if old_entry is not None:
+        ctx.record.set(old_entry)
+    ctx.did("restore", f"previous {c.kind} {c.path}")
+    return False
+
+
 def settle(ctx: ApplyContext, c: p.Change) -> bool:
     """Handle the actions that change no file. True if nothing more is to be done."""
     if c.action == p.FORGET:

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from schedgen.errors import UsageError
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
     from schedgen.render.artifacts import Artifact
-    from schedgen.schedule.expressions import Every
 
 
 class Refusal(NamedTuple):
@@ -46,6 +47,10 @@ class Target(Protocol):
     on_load: bool
     schedule_kinds: tuple[str, ...]  # kinds whose install time starts its schedule
     facts: bool  # it adds facts of its own to a job's status (JSON: a key by its name)
+    # How `status` words a drift its plan notes: an update with this note -> these words.
+    drift_notes: dict[str, str]
+    # Why an @every has no calendar time under it, with {every} and {interval} ("": it has).
+    every_words: str
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
         """What keeps this job from going to this target (empty: it fits); `where` is
@@ -85,17 +90,11 @@ class Target(Protocol):
         """Its facts of one job, as `status` prints them."""
         ...
 
-    def drift_words(self, change: Change) -> str | None:
-        """How `status` names a drift of its own (None: the usual words)."""
-        ...
 
     def kind_words(self, kind: str) -> str:
         """An artifact kind of its, as `status` names it."""
         ...
 
-    def every_note(self, every: Every) -> str | None:
-        """Why an @every has no calendar time under it (None: it has one)."""
-        ...
 
     def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
                     lock: bool) -> ImportResult | None:
@@ -113,6 +112,8 @@ class Defaults:
     on_load = False
     schedule_kinds: tuple[str, ...] = ()
     facts = False
+    drift_notes: dict[str, str] = {}  # read only
+    every_words = ""
 
     def config_refusals(self, namespace: str, jobs: Sequence[Job]) -> list[tuple[str, str]]:
         return []
@@ -137,11 +138,11 @@ class Defaults:
     def status_lines(self, facts: dict[str, Any]) -> list[str]:
         return []
 
-    def drift_words(self, change: Change) -> str | None:
-        return None
-
     def kind_words(self, kind: str) -> str:
         return kind
 
-    def every_note(self, every: Every) -> str | None:
-        return None
+
+def refuse_system(system: bool) -> None:
+    """`import --system` reads a crontab's user field: no other format has one."""
+    if system:
+        raise UsageError("--system is for --from cron (a crontab with a user field)")

@@ -20,7 +20,7 @@ from schedgen.importers.document import ImportResult
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext, Planner
 from schedgen.render.artifacts import MARKER, Artifact
-from schedgen.schedule.expressions import Every, Reboot
+from schedgen.schedule.expressions import Reboot
 from schedgen.targets.base import plan_files, remove_file, settle, write_file
 from schedgen.targets.interface import Refusal, Target
 
@@ -58,6 +58,8 @@ class Null:
     on_load = False
     schedule_kinds: tuple[str, ...] = (KIND,)
     facts = True
+    drift_notes: dict[str, str] = {}  # read only
+    every_words = ""
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
         return [Refusal(f"{where}.schedule", "target null: @reboot: the null folder never boots")
@@ -94,14 +96,8 @@ class Null:
     def status_lines(self, facts: dict[str, Any]) -> list[str]:
         return [f"  null       {facts['file']}: {'queued' if facts['present'] else 'absent'}"]
 
-    def drift_words(self, change: p.Change) -> str | None:
-        return None
-
     def kind_words(self, kind: str) -> str:
         return "null file"
-
-    def every_note(self, every: Every) -> str | None:
-        return None
 
     def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
                     lock: bool) -> ImportResult | None:

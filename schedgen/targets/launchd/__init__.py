@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schedgen.targets.interface import Defaults, Refusal, Target
+from schedgen.targets.interface import Defaults, Refusal, Target, refuse_system
 from schedgen.targets.launchd import fit
+from schedgen.targets.launchd.launchctl import UNLOADED_NOTE
 
 if TYPE_CHECKING:
     from schedgen.commands.status_types import JobStatus
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
     from schedgen.render.artifacts import Artifact
-    from schedgen.schedule.expressions import Every
 
 
 class Launchd(Defaults):
@@ -29,6 +29,10 @@ class Launchd(Defaults):
     schedule_kinds: tuple[str, ...] = ("plist",)
     on_load = True
     facts = True
+    drift_notes = {UNLOADED_NOTE: "not loaded"}  # read only
+    # StartInterval counts from when launchd loaded the job: no calendar time to show.
+    every_words = ("{every}: launchd runs it every {interval} after it is loaded "
+                   "(StartInterval); there is no calendar time")
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
         return fit.refusals(job, where)
@@ -60,30 +64,18 @@ class Launchd(Defaults):
         return with_facts(jobs, changes)
 
     def status_lines(self, facts: dict[str, Any]) -> list[str]:
-        from schedgen.targets.launchd.status import lines
-
-        return lines(facts)
-
-    def drift_words(self, c: Change) -> str | None:
-        from schedgen.plan.changes import UPDATE
-        from schedgen.targets.launchd.plan import NOT_LOADED
-
-        return "not loaded" if c.action == UPDATE and c.note == NOT_LOADED else None
-
-    def every_note(self, every: Every) -> str | None:
-        from schedgen.units import format_duration
-
-        # StartInterval counts from when launchd loaded the job: no calendar time to show.
-        return (f"{every.text}: launchd runs it every {format_duration(every.seconds)} after "
-                "it is loaded (StartInterval); there is no calendar time")
+        running = (f"running, PID {facts['pid']}" if facts["pid"] else
+                   "running unknown" if facts["loaded"] is None else "not running")
+        loaded = ("loaded state unknown (no launchctl here)" if facts["loaded"] is None
+                  else "loaded" if facts["loaded"] else "not loaded")
+        last = f", last exit {facts['last_exit']}" if facts["last_exit"] is not None else ""
+        return [f"  launchd    {facts['label']}: {loaded}, {running}{last}"]
 
     def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
                     lock: bool) -> ImportResult | None:
-        from schedgen.errors import UsageError
         from schedgen.targets.launchd.importer import import_launchd
 
-        if system:
-            raise UsageError("--system is for --from cron (a crontab with a user field)")
+        refuse_system(system)
         return import_launchd(file, dest, lock=lock)
 
 

@@ -20,6 +20,8 @@ from typing import NamedTuple
 from schedgen.errors import SystemOpError
 from schedgen.machine.ops import Ops, Result, run
 
+UNLOADED_NOTE = "not loaded in launchd"  # a plan's note: the plist is there, launchd has it not
+
 NOT_LOADED = (3, 113)
 BUSY = 5
 DISABLED = 119

@@ -19,11 +19,11 @@ from schedgen.targets.base import (
     remove_file,
     service,
     settle,
+    undo_write,
     write_file,
 )
 from schedgen.targets.launchd import launchctl
-
-NOT_LOADED = "not loaded in launchd"
+from schedgen.targets.launchd.launchctl import UNLOADED_NOTE
 
 
 class LaunchdTarget:
@@ -56,7 +56,7 @@ class LaunchdTarget:
             elif c.action in (p.CREATE, p.UPDATE):
                 c = c._replace(reload=True)
             elif c.action == p.UNCHANGED and svc is None:
-                c = c._replace(action=p.UPDATE, reload=True, note=NOT_LOADED)
+                c = c._replace(action=p.UPDATE, reload=True, note=UNLOADED_NOTE)
             elif c.action == p.FORGET and svc is not None:
                 c = c._replace(action=p.DELETE, note="plist already removed, still loaded")
             busy = c.reload or c.action == p.DELETE
@@ -101,16 +101,8 @@ class LaunchdTarget:
         s = service(c)
         assert c.path is not None
         try:
-            if c.before is None:
-                ctx.ops.remove(c.path)
-                ctx.record.drop(c.key)
-                ctx.did("remove", f"plist {c.path} again (it could not be loaded)")
+            if undo_write(ctx, c, old_entry, "it could not be loaded"):
                 return f"{s.label}: the new plist was removed again; the job is not installed."
-            ctx.ops.write(c.path, c.before, 0o644)
-            ctx.record.drop(c.key)
-            if old_entry is not None:
-                ctx.record.set(old_entry)
-            ctx.did("restore", f"previous plist {c.path}")
             if not s.loaded:
                 return f"{s.label}: the previous plist was put back (it was not loaded before)."
             launchctl.bootstrap(ctx.ops, s.label, c.path)

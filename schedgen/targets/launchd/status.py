@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from schedgen.commands.status_types import JobStatus
 from schedgen.plan import changes as p
@@ -22,11 +21,3 @@ def with_facts(jobs: tuple[JobStatus, ...], changes: list[p.Change]) -> tuple[Jo
                    if facts else js)
     return tuple(out)
 
-
-def lines(ld: dict[str, Any]) -> list[str]:
-    running = (f"running, PID {ld['pid']}" if ld["pid"] else
-               "running unknown" if ld["loaded"] is None else "not running")
-    loaded = ("loaded state unknown (no launchctl here)" if ld["loaded"] is None
-              else "loaded" if ld["loaded"] else "not loaded")
-    last = f", last exit {ld['last_exit']}" if ld["last_exit"] is not None else ""
-    return [f"  launchd    {ld['label']}: {loaded}, {running}{last}"]

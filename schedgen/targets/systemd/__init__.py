@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schedgen.targets.interface import Defaults, Refusal, Target
+from schedgen.targets.interface import Defaults, Refusal, Target, refuse_system
+from schedgen.targets.systemd.systemctl import NOT_ARMED
 
 if TYPE_CHECKING:
     from schedgen.commands.status_types import JobStatus
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
     from schedgen.render.artifacts import Artifact
-    from schedgen.schedule.expressions import Every
 
 
 class Systemd(Defaults):
@@ -26,6 +26,10 @@ class Systemd(Defaults):
     imports = True
     kinds: tuple[str, ...] = ("service", "timer")
     facts = True
+    drift_notes = {NOT_ARMED: NOT_ARMED}  # read only
+    # OnUnitActiveSec counts from the last run's start, not the clock
+    every_words = ("{every}: systemd runs it every {interval} from the timer's start, then "
+                   "from each run's start; there is no calendar time")
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
         return []  # OnCalendar, OnStartupSec and OnUnitActiveSec say every schedule
@@ -52,30 +56,24 @@ class Systemd(Defaults):
         return with_facts(jobs, changes)
 
     def status_lines(self, facts: dict[str, Any]) -> list[str]:
-        from schedgen.targets.systemd.status import systemd_lines
-
-        return systemd_lines(facts)
-
-    def drift_words(self, c: Change) -> str | None:
-        from schedgen.plan.changes import UPDATE
-        from schedgen.targets.systemd.status import NOT_ARMED
-
-        return c.note if c.action == UPDATE and c.note == NOT_ARMED else None
-
-    def every_note(self, every: Every) -> str | None:
-        from schedgen.units import format_duration
-
-        # OnUnitActiveSec counts from the last run's start, not the clock
-        return (f"{every.text}: systemd runs it every {format_duration(every.seconds)} from "
-                "the timer's start, then from each run's start; there is no calendar time")
+        sd = facts
+        if not sd.get("known"):
+            return [f"  systemd    {sd.get('timer') or sd.get('service')}: state unknown"]
+        if not sd.get("active"):
+            return [f"  systemd    {sd.get('timer')}: not loaded"]
+        state = f"{sd['active']} ({sd['sub']}), {sd.get('enabled') or 'no unit file'}"
+        lines = [f"  systemd    {sd['timer']}: {state}",
+                 f"             next elapse {sd.get('next_elapse') or 'n/a'}, last fired "
+                 f"{sd.get('last_trigger') or 'never'}, result {sd.get('result') or 'n/a'}"]
+        if sd.get("pid"):
+            lines.append(f"             {sd['service']}: running, PID {sd['pid']}")
+        return lines
 
     def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
                     lock: bool) -> ImportResult | None:
-        from schedgen.errors import UsageError
         from schedgen.targets.systemd.importer import import_systemd
 
-        if system:
-            raise UsageError("--system is for --from cron (a crontab with a user field)")
+        refuse_system(system)
         return import_systemd(file, dest, lock=lock)
 
 

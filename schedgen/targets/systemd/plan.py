@@ -16,16 +16,9 @@ from schedgen.machine.record_format import Installed
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact
-from schedgen.targets.base import (
-    Service,
-    plan_files,
-    remove_file,
-    service,
-    settle,
-    write_file,
-)
+from schedgen.targets import base
 from schedgen.targets.systemd import systemctl
-from schedgen.targets.systemd.status import NOT_ARMED
+from schedgen.targets.systemd.systemctl import NOT_ARMED
 
 KINDS = ("service", "timer")
 
@@ -43,7 +36,7 @@ class SystemdTarget:
         def targets_of(a: Artifact) -> tuple[str, ...]:
             return ("systemd",)
 
-        changes = [c for k in KINDS for c in plan_files(self.name, k, wanted[k], ctx, targets_of)]
+        changes = [c for k in KINDS for c in base.plan_files(self.name, k, wanted[k], ctx, targets_of)]
         units = _query(ctx, [c.path.name for c in changes if c.path is not None])
         if units is not None and wanted["timer"] and systemctl.lingering() is False:
             ctx.warnings.append(
@@ -56,7 +49,7 @@ class SystemdTarget:
         for c in changes:
             assert c.path is not None
             u = units.get(c.path.name) if units is not None else None
-            c = c._replace(details=Service(
+            c = c._replace(details=base.Service(
                 c.path.name, None if units is None else u is not None and u.load == "loaded",
                 u.pid if u else None, u.exit_status if u else None, _view(u)))
             if c.kind == "timer":
@@ -79,7 +72,7 @@ class SystemdTarget:
             systemctl.check_manager()
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
-        if settle(ctx, change):
+        if base.settle(ctx, change):
             return
         if change.kind == "service":
             self._service(change, ctx)
@@ -87,16 +80,16 @@ class SystemdTarget:
             self._timer(change, ctx)
 
     def _service(self, c: p.Change, ctx: ApplyContext) -> None:
-        s = service(c)
+        s = base.service(c)
         running = f"{s.label} is running (PID {s.pid})" if s.pid else ""
         if c.action in (p.CREATE, p.UPDATE):
-            write_file(ctx, c)  # the timer's step reloads the manager
+            base.write_file(ctx, c)  # the timer's step reloads the manager
             if running and c.action == p.UPDATE:
                 ctx.say(f"note: {running}; that run goes on as it started, the next one "
                         "uses the new unit")
             return
         if c.before is not None:
-            remove_file(ctx, c)
+            base.remove_file(ctx, c)
         else:
             ctx.record.drop(c.key)
         systemctl.daemon_reload(ctx.ops)
@@ -105,7 +98,7 @@ class SystemdTarget:
             ctx.say(f"left running: {running}; its current run finishes, nothing stops it")
 
     def _timer(self, c: p.Change, ctx: ApplyContext) -> None:
-        s = service(c)
+        s = base.service(c)
         assert c.path is not None
         if c.action == p.DELETE:
             # Also when not loaded: disable removes the timers.target.wants link.
@@ -113,13 +106,13 @@ class SystemdTarget:
                 systemctl.disable_now(ctx.ops, s.label)
                 ctx.did("unload", f"{s.label} (disabled and stopped)")
             if c.before is not None:
-                remove_file(ctx, c)
+                base.remove_file(ctx, c)
             else:
                 ctx.record.drop(c.key)
             return
         old_entry = ctx.record.get(c.key)
         if c.action in (p.CREATE, p.UPDATE):
-            write_file(ctx, c)
+            base.write_file(ctx, c)
         # daemon-reload re-arms an active timer with its new schedule; one that is not
         # enabled and active is enabled and started.
         armed = s.state is not None and s.state.get("active") == "active" and (
@@ -163,20 +156,12 @@ def _view(u: systemctl.Unit | None) -> dict[str, Any] | None:
 
 def _roll_back(c: p.Change, ctx: ApplyContext, old_entry: Installed | None) -> str:
     """Put the previous timer back (or take the new one away). Returns what happened."""
-    s = service(c)
+    s = base.service(c)
     assert c.path is not None
     try:
-        if c.before is None:
-            ctx.ops.remove(c.path)
-            ctx.record.drop(c.key)
-            ctx.did("remove", f"timer {c.path} again (it could not be started)")
+        if base.undo_write(ctx, c, old_entry, "it could not be started"):
             what = f"{s.label}: the new timer was removed again; the job is not scheduled."
         else:
-            ctx.ops.write(c.path, c.before, c.mode)
-            ctx.record.drop(c.key)
-            if old_entry is not None:
-                ctx.record.set(old_entry)
-            ctx.did("restore", f"previous timer {c.path}")
             what = f"{s.label}: the previous timer was put back."
         systemctl.daemon_reload(ctx.ops)
         return what

@@ -9,8 +9,6 @@ from schedgen.commands.status_types import JobStatus
 from schedgen.plan import changes as p
 from schedgen.targets.base import service
 
-NOT_ARMED = "timer not enabled and active in systemd"
-
 
 def systemd_part(part: dict[str, Any] | None, c: p.Change) -> dict[str, Any]:
     """Fold one unit's change into the job's systemd view (timer state, service PID)."""
@@ -34,16 +32,3 @@ def with_facts(jobs: tuple[JobStatus, ...], changes: list[p.Change]) -> tuple[Jo
     return tuple(dataclasses.replace(js, facts={**js.facts, "systemd": by_job[js.job]})
                  if js.job in by_job else js for js in jobs)
 
-
-def systemd_lines(sd: dict[str, Any]) -> list[str]:
-    if not sd.get("known"):
-        return [f"  systemd    {sd.get('timer') or sd.get('service')}: state unknown"]
-    if not sd.get("active"):
-        return [f"  systemd    {sd.get('timer')}: not loaded"]
-    state = f"{sd['active']} ({sd['sub']}), {sd.get('enabled') or 'no unit file'}"
-    lines = [f"  systemd    {sd['timer']}: {state}"]
-    lines.append(f"             next elapse {sd.get('next_elapse') or 'n/a'}, last fired "
-                 f"{sd.get('last_trigger') or 'never'}, result {sd.get('result') or 'n/a'}")
-    if sd.get("pid"):
-        lines.append(f"             {sd['service']}: running, PID {sd['pid']}")
-    return lines
