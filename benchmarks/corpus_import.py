@@ -40,10 +40,10 @@ from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
 from schedgen.importers import cron_system as import_cron_system
 from schedgen.importers.document import ImportResult
-from schedgen.render.artifacts import cron_lines
 from schedgen.schedule.expressions import MACROS, Every
 from schedgen.targets.cron.importer import LOCK_NOTE as CRON_LOCK_NOTE
 from schedgen.targets.cron.importer import import_cron
+from schedgen.targets.cron.render import cron_lines
 from schedgen.targets.launchd.importer import LOCK_NOTE as LAUNCHD_LOCK_NOTE
 from schedgen.targets.launchd.importer import import_launchd
 from tests.import_oracle import job_argv, same_as_cron  # noqa: E402

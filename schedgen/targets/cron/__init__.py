@@ -21,21 +21,21 @@ if TYPE_CHECKING:
 
 
 class Cron(Defaults):
+    """All of a namespace's jobs in one block: its install time starts their schedules."""
+
     name = "cron"
-    imports = True
     kinds: tuple[str, ...] = ("cron",)
-    schedule_kinds: tuple[str, ...] = ("cron",)
+    imports = True
+    schedule_kinds = kinds
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
         return fit.refusals(job, where)
 
     def render(self, config: Config, jobs: tuple[Job, ...]) -> list[Artifact]:
-        from schedgen.render import artifacts
+        from schedgen.render.artifacts import Artifact
+        from schedgen.targets.cron.render import cron_block
 
-        if not jobs:
-            return []
-        return [artifacts.Artifact("cron", None, "cron/crontab", None,
-                                   artifacts.cron_block(config, jobs))]
+        return [Artifact("cron", None, "cron/crontab", None, cron_block(config, jobs))] if jobs else []
 
     def job_changes(self, change: Change, jobs: tuple[Job, ...]) -> dict[str, Change]:
         from schedgen.targets.cron.status import job_parts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from schedgen.config.model import Job
 from schedgen.plan import changes as p
-from schedgen.render.artifacts import cron_command
+from schedgen.targets.cron.render import cron_command
 
 
 def job_parts(c: p.Change, jobs: tuple[Job, ...]) -> dict[str, p.Change]:

@@ -39,11 +39,12 @@ class Launchd(Defaults):
 
     def render(self, config: Config, jobs: tuple[Job, ...]) -> list[Artifact]:
         from schedgen.paths import launch_agents_dir
-        from schedgen.render import artifacts
+        from schedgen.render.artifacts import Artifact
+        from schedgen.targets.launchd.render import plist
 
-        return [artifacts.Artifact("plist", job.name, f"launchd/{job.label}.plist",
-                                   launch_agents_dir() / f"{job.label}.plist",
-                                   artifacts.plist(job, config)) for job in jobs]
+        return [Artifact("plist", job.name, f"launchd/{job.label}.plist",
+                         launch_agents_dir() / f"{job.label}.plist", plist(job, config))
+                for job in jobs]
 
     def planner(self) -> Planner:
         from schedgen.targets.launchd.plan import LaunchdTarget
