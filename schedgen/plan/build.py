@@ -21,10 +21,11 @@ def build(config: Config | None, record: Record, targets: Sequence[Planner], *,
     changes: list[Change] = []
     for target in targets:
         changes += target.plan(ctx, tuple(changes))
-    # A job left running keeps the wrapper its loaded plist calls.
-    running = {c.job: c.deferred for c in changes
-               if c.deferred and c.action == DELETE and c.kind == "plist"}
-    changes = [c._replace(deferred=f"its launchd job is {running[c.job]}")
+    # A job its scheduler leaves running keeps the job file it runs.
+    running = {c.job: f"its {c.target} job is {c.deferred}" for c in changes
+               if c.deferred and c.action == DELETE and c.target in registry.names()
+               and registry.get(c.target).local}
+    changes = [c._replace(deferred=running[c.job])
                if c.kind == "wrapper" and c.action == DELETE and c.job in running else c
                for c in changes]
     # ... and the runtime that wrapper sources.
