@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_kubectl import FakeKubectl
-from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
+from tests.fakes import FakeCrontab, FakeLaunchctl, FakeMacTools, FakeSystemctl
 from tests.helpers import isolate_home
 from tests.pinghub import PingHub
 from tests.wrapper_kit import SYSTEM_PATH, hidden_tools_bin
@@ -59,6 +59,14 @@ def fake_launchctl(fake_bin: Path, tmp_path: Path,
     for k, v in fake.env.items():
         monkeypatch.setenv(k, v)
     monkeypatch.setattr("schedgen.targets.launchd.launchctl.RETRY_DELAYS", (0.01, 0.01, 0.01))
+    return fake
+
+
+@pytest.fixture
+def fake_mac_tools(fake_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeMacTools:
+    fake = FakeMacTools(fake_bin, tmp_path)
+    for k, v in fake.env.items():
+        monkeypatch.setenv(k, v)
     return fake
 
 

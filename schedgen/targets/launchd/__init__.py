@@ -16,6 +16,7 @@ from schedgen.targets.launchd.launchctl import UNLOADED_NOTE
 if TYPE_CHECKING:
     from schedgen.commands.status_types import JobStatus
     from schedgen.config.model import Config, Job
+    from schedgen.doctor import Check
     from schedgen.importers.document import ImportResult
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
@@ -71,6 +72,11 @@ class Launchd(Defaults):
                   else "loaded" if facts["loaded"] else "not loaded")
         last = f", last exit {facts['last_exit']}" if facts["last_exit"] is not None else ""
         return [f"  launchd    {facts['label']}: {loaded}, {running}{last}"]
+
+    def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
+        from schedgen.targets.launchd.doctor import checks
+
+        return checks(jobs)
 
     def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
                     lock: bool) -> ImportResult | None:
