@@ -157,11 +157,7 @@ def log_dir(job: Job) -> Check:
     if not os.access(up, os.W_OK | os.X_OK):
         return problem(name, f"{d} does not exist and cannot be created ({up} is not writable)",
                        "set `log_root` to a folder of yours, then run `schedgen apply`")
-    if "launchd" not in job.targets:
-        return ok(name, f"{d} will be created at the first run")
-    return warning(name, f"{d} does not exist yet: launchd opens the job's log files there "
-                         "before it starts, and fails the job without it (apply creates it)",
-                   "run `schedgen apply`")
+    return ok(name, f"{d} will be created at the first run")
 
 
 def notify_mail(job: Job) -> Check:

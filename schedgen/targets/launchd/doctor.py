@@ -158,6 +158,17 @@ def launched_program(job: Job) -> Check:
     return ok(name, f"{p} exists and is executable")
 
 
+def log_folder(job: Job) -> Check:
+    """launchd opens StandardOutPath before it starts the job: a missing folder fails
+    every run before the job file can say why."""
+    name = "log folder"
+    if job.log_dir.is_dir():
+        return ok(name, f"{job.log_dir} exists")
+    return problem(name, f"{job.log_dir} is missing: launchd cannot open the job's "
+                         "StandardOutPath there and fails every run before it starts",
+                   "schedgen apply (it creates the folder)")
+
+
 def quarantined(job: Job) -> Check:
     """A file downloaded through a browser carries com.apple.quarantine: Gatekeeper stops
     it from running in the background, with no dialog to say so."""
@@ -227,6 +238,6 @@ def checks(jobs: tuple[Job, ...], wait: float = 15.0) -> list[Check]:
     disabled = disabled_labels()
     for job in jobs:
         out += [c.of(job.name) for c in (plist_valid(job), service(job, refusals),
-                                         background(job, disabled), launched_program(job),
+                                         background(job, disabled), launched_program(job), log_folder(job),
                                          quarantined(job), tcc(job, wait))]
     return out
