@@ -11,8 +11,7 @@ import pytest
 
 from schedgen.config.load import load
 from schedgen.config.model import Job
-from schedgen.doctor import OK, PROBLEM, SKIPPED, WARNING
-from schedgen.doctor import shared
+from schedgen.doctor import OK, PROBLEM, SKIPPED, WARNING, shared
 from schedgen.targets.launchd import doctor, explain, memory
 from schedgen.targets.launchd.plan import BACKGROUND_NOTICE
 from tests.fakes import FakeCrontab, FakeLaunchctl, FakeMacTools
