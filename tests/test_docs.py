@@ -269,7 +269,7 @@ def check_console(doc: Doc, where: Path) -> list[str]:
     for b in doc.blocks:
         d = b.directive or ""
         if d.startswith("file "):
-            files[d[5:].strip()] = "\n".join(b.lines) + "\n"
+            files[d.split()[1]] = "\n".join(b.lines) + "\n"
             continue
         if d and not d.startswith("skip"):
             out.append(f"{rel(doc.path)}:{b.start}: unknown docs-test directive: {d}")
@@ -304,6 +304,22 @@ def runnable(path: Path) -> bool:
 def test_console_examples_print_what_the_commands_print(path: Path, tmp_path: Path) -> None:
     problems = check_console(parse(path), tmp_path)
     assert not problems, "\n\n".join(problems)
+
+
+def example_configs() -> list[tuple[str, Block]]:
+    """toml examples that are whole configs: a [jobs.x] table, not the NAME placeholder,
+    not marked `invalid` (an example of what validate refuses)."""
+    return [(f"{rel(p)}:{b.start}", b) for p in DOCS for b in parse(p).blocks
+            if b.lang == "toml" and any(line.startswith("[jobs.") for line in b.lines)
+            and not any(line.startswith("[jobs.NAME") for line in b.lines)
+            and not (b.directive or "").endswith(" invalid")]
+
+
+@pytest.mark.parametrize(("where", "block"), example_configs(), ids=lambda v: v if isinstance(v, str) else "")
+def test_example_configs_are_valid(where: str, block: Block, tmp_path: Path) -> None:
+    from schedgen.config.load import loads
+
+    loads("\n".join(block.lines), tmp_path / "jobs.toml")  # ConfigError: says which key
 
 
 def test_readme_is_a_front_door() -> None:
