@@ -5,7 +5,7 @@ print today, and a jobs.toml reference that is what the schema and the defaults 
 Console examples: every ```console block holding a `$ schedgen ...` line is run, one
 block in a fresh folder (`HOME` inside it, the folder shown as /tmp/demo), its commands
 in order through bash with stderr merged into stdout, and each command's output must
-be the lines under it (run IDs are compared as a shape, not a value). Files come from
+be the lines under it (run IDs and a run's duration are compared as a shape, not a value). Files come from
 earlier blocks of the same document marked `<!-- docs-test: file NAME -->`; without a
 jobs.toml of its own the block gets the bundled one. A block that cannot run here says
 so right above it: `<!-- docs-test: skip (why) -->`. The scheduler programs (crontab,
@@ -47,6 +47,12 @@ DIRECTIVE = re.compile(r"^<!-- docs-test: (.*?) -->$")
 LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 MARK = "@@docs-test-step@@"
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-\d+")
+TOOK = re.compile(r"(\(exit \d+), \d+s\)")  # a run's whole seconds: 0 or 1 by chance
+
+
+def shape(line: str) -> str:
+    """What must match of a printed line: run IDs and a run's seconds vary run by run."""
+    return TOOK.sub(r"\1, <n>s)", RUN_ID.sub("<run id>", line))
 
 
 def markdown_files() -> list[Path]:
@@ -252,9 +258,8 @@ def run_console(doc: Doc, block: Block, files: dict[str, str], where: Path) -> l
     parts = re.split(rf"\n?\n{MARK}\d+\n", "\n" + r.stdout.replace(str(demo), SHOWN_AS))[1:]
     out = []
     for step, printed in zip(todo, parts, strict=True):
-        got = [RUN_ID.sub("<run id>", g) for g in printed.rstrip("\n").split("\n")] \
-            if printed.strip("\n") else []
-        want = [RUN_ID.sub("<run id>", w) for w in step.expected]
+        got = [shape(g) for g in printed.rstrip("\n").split("\n")] if printed.strip("\n") else []
+        want = [shape(w) for w in step.expected]
         if got != want:
             diff = "\n".join(difflib.unified_diff(want, got, "in the docs", "printed today",
                                                   lineterm=""))
