@@ -2,15 +2,17 @@
 no link to a missing file or heading, console examples that print what the commands
 print today, and a jobs.toml reference that is what the schema and the defaults say.
 
-Console examples: every ```console block holding a `$ schedgen ...` line is run, one
-block in a fresh folder (`HOME` inside it, the folder shown as /tmp/demo), its commands
-in order through bash with stderr merged into stdout, and each command's output must
-be the lines under it (run IDs and a run's duration are compared as a shape, not a value). Files come from
-earlier blocks of the same document marked `<!-- docs-test: file NAME -->`; without a
-jobs.toml of its own the block gets the bundled one. A block that cannot run here says
-so right above it: `<!-- docs-test: skip (why) -->`. The scheduler programs (crontab,
-launchctl, systemctl, loginctl, kubectl) are fakes that refuse every call, so an
-example can never touch the machine.
+Console examples: every ```console block holding a `$ schedgen ...` line is run. A page
+is one terminal session: its blocks run in order in one fresh folder (`HOME` inside it,
+the folder shown as /tmp/demo, the bundled jobs.toml in it to start with), each block's
+commands through one bash with stderr merged into stdout, and each command's output must
+be the lines under it (run IDs, times and a run's seconds are compared as a shape; `...`
+in a shown line stands for any text). A block marked `<!-- docs-test: file NAME -->`
+writes NAME into the folder at that point of the page. A block that cannot run here says
+so right above it: `<!-- docs-test: skip (why) -->`. The scheduler programs are fakes, so
+an example can never touch the machine: `crontab` keeps its table in a file (a block
+marked `file crontab` is the table it starts with), launchctl, systemctl, loginctl and
+kubectl refuse every call.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.fakes import CRONTAB
 
 REPO = Path(__file__).resolve().parent.parent
 SHOWN_AS = "/tmp/demo"  # the folder the transcripts were made in
@@ -48,11 +52,22 @@ LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)
 MARK = "@@docs-test-step@@"
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-\d+")
 TOOK = re.compile(r"(\(exit \d+), \d+s\)")  # a run's whole seconds: 0 or 1 by chance
+WHEN = re.compile(r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?"
+                  r"(?:Z|[+-]\d\d:\d\d)?")
 
 
 def shape(line: str) -> str:
-    """What must match of a printed line: run IDs and a run's seconds vary run by run."""
-    return TOOK.sub(r"\1, <n>s)", RUN_ID.sub("<run id>", line))
+    """What must match of a printed line: run IDs, times and a run's seconds vary."""
+    return WHEN.sub("<time>", TOOK.sub(r"\1, <n>s)", RUN_ID.sub("<run id>", line)))
+
+
+def matches(want: list[str], got: list[str]) -> bool:
+    """Line by line; `...` in a shown line stands for any text within that line (a size
+    or a count that changes whenever the runtime does)."""
+    if len(want) != len(got):
+        return False
+    return all(re.fullmatch(".*".join(map(re.escape, w.split("..."))), g) is not None
+               for w, g in zip(want, got, strict=True))
 
 
 def markdown_files() -> list[Path]:
@@ -230,60 +245,75 @@ def runs_schedgen(block: Block) -> bool:
 REFUSE = "#!/bin/sh\necho \"$0: not available in the docs tests\" >&2\nexit 1\n"
 
 
-def run_console(doc: Doc, block: Block, files: dict[str, str], where: Path) -> list[str]:
-    """Run a console block in a fresh folder; the differences, as problems."""
-    demo = where / "demo"
-    shutil.rmtree(demo, ignore_errors=True)
-    (demo / "home").mkdir(parents=True)
-    fake = where / "fakebin"
-    fake.mkdir(exist_ok=True)
-    for prog in ("crontab", "launchctl", "systemctl", "loginctl", "kubectl"):
-        (fake / prog).write_text(REFUSE)
-        (fake / prog).chmod(0o755)
-    if "jobs.toml" not in files:
-        shutil.copy(REPO / "jobs.toml", demo / "jobs.toml")
-    for name, content in files.items():
-        (demo / name).write_text(content)
-    env = {"HOME": str(demo / "home"), "PATH": f"{fake}:{Path(sys.executable).parent}:/usr/bin:/bin",
-           "LANG": "C.UTF-8", "TZ": os.environ.get("TZ", "UTC"), "NO_COLOR": "1",
-           "COLUMNS": "100", "TMPDIR": str(where)}
-    # One shell for the whole block, as in a terminal: `$?`, `cd` and variables carry
-    # over. A marker line before each command splits the output.
-    todo = steps(block)
-    script = "exec 2>&1\n" + "".join(
-        f"sg_s=$?; printf '\\n{MARK}%d\\n' {i}; (exit $sg_s)\n{s.command}\n"
-        for i, s in enumerate(todo))
-    r = subprocess.run(["bash", "-c", script], cwd=demo, env=env, text=True,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
-    parts = re.split(rf"\n?\n{MARK}\d+\n", "\n" + r.stdout.replace(str(demo), SHOWN_AS))[1:]
-    out = []
-    for step, printed in zip(todo, parts, strict=True):
-        got = [shape(g) for g in printed.rstrip("\n").split("\n")] if printed.strip("\n") else []
-        want = [shape(w) for w in step.expected]
-        if got != want:
-            diff = "\n".join(difflib.unified_diff(want, got, "in the docs", "printed today",
-                                                  lineterm=""))
-            out.append(f"{rel(doc.path)}:{block.start}: `$ {step.command}` prints something "
-                       f"else today:\n{diff}")
-    return out
+@dataclass
+class Session:
+    """One page's terminal: a folder that its console blocks share, in page order."""
+
+    where: Path
+
+    def __post_init__(self) -> None:
+        self.demo = self.where / "demo"
+        self.table = self.where / "crontab.table"  # the fake crontab's table
+        shutil.rmtree(self.demo, ignore_errors=True)
+        self.table.unlink(missing_ok=True)
+        (self.demo / "home").mkdir(parents=True)
+        shutil.copy(REPO / "jobs.toml", self.demo / "jobs.toml")
+        self.fake = self.where / "fakebin"
+        self.fake.mkdir(exist_ok=True)
+        for prog in ("launchctl", "systemctl", "loginctl", "kubectl"):
+            (self.fake / prog).write_text(REFUSE)
+            (self.fake / prog).chmod(0o755)
+        (self.fake / "crontab").write_text(CRONTAB)  # file-backed, behaving like Debian's
+        (self.fake / "crontab").chmod(0o755)
+
+    def write(self, name: str, content: str) -> None:
+        (self.table if name == "crontab" else self.demo / name).write_text(content)
+
+    def env(self) -> dict[str, str]:
+        return {"HOME": str(self.demo / "home"),
+                "PATH": f"{self.fake}:{Path(sys.executable).parent}:/usr/bin:/bin",
+                "LANG": "C.UTF-8", "TZ": os.environ.get("TZ", "UTC"), "NO_COLOR": "1",
+                "COLUMNS": "100", "TMPDIR": str(self.where), "LOGNAME": "me",
+                "FAKE_CRONTAB_FILE": str(self.table), "FAKE_CRONTAB_LOG": os.devnull}
+
+    def run(self, doc: Doc, block: Block) -> list[str]:
+        """Run a console block; the differences, as problems."""
+        # One shell for the whole block, as in a terminal: `$?`, `cd` and variables carry
+        # over. A marker line before each command splits the output.
+        todo = steps(block)
+        script = "exec 2>&1\n" + "".join(
+            f"sg_s=$?; printf '\\n{MARK}%d\\n' {i}; (exit $sg_s)\n{s.command}\n"
+            for i, s in enumerate(todo))
+        r = subprocess.run(["bash", "-c", script], cwd=self.demo, env=self.env(), text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        printed = r.stdout.replace(str(self.demo), SHOWN_AS)
+        parts = re.split(rf"\n?\n{MARK}\d+\n", "\n" + printed)[1:]
+        out = []
+        for step, part in zip(todo, parts, strict=True):
+            got = [shape(g) for g in part.rstrip("\n").split("\n")] if part.strip("\n") else []
+            want = [shape(w) for w in step.expected]
+            if not matches(want, got):
+                diff = "\n".join(difflib.unified_diff(want, got, "in the docs", "printed today",
+                                                      lineterm=""))
+                out.append(f"{rel(doc.path)}:{block.start}: `$ {step.command}` prints "
+                           f"something else today:\n{diff}")
+        return out
 
 
 def check_console(doc: Doc, where: Path) -> list[str]:
-    files: dict[str, str] = {}
+    session = Session(where)
     out = []
     for b in doc.blocks:
         d = b.directive or ""
         if d.startswith("file "):
-            files[d.split()[1]] = "\n".join(b.lines) + "\n"
+            session.write(d.split()[1], "\n".join(b.lines) + "\n")
             continue
         if d and not d.startswith("skip"):
             out.append(f"{rel(doc.path)}:{b.start}: unknown docs-test directive: {d}")
             continue
-        if not runs_schedgen(b) or d.startswith("skip"):
+        if not runs_schedgen(b) or d.startswith("skip") or rel(doc.path) in NOT_RUN:
             continue
-        if rel(doc.path) in NOT_RUN:
-            continue
-        out += run_console(doc, b, files, where)
+        out += session.run(doc, b)
     return out
 
 
