@@ -57,8 +57,10 @@ WHEN = re.compile(r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?\d{4}-\d\d-\d\d[T ]\d\d
 
 
 def shape(line: str) -> str:
-    """What must match of a printed line: run IDs, times and a run's seconds vary."""
-    return WHEN.sub("<time>", TOOK.sub(r"\1, <n>s)", RUN_ID.sub("<run id>", line)))
+    """What must match of a printed line: run IDs, times and a run's seconds vary, and
+    so do the widths of the columns that hold them (a pid of 4 digits or 6)."""
+    line = WHEN.sub("<time>", TOOK.sub(r"\1, <n>s)", RUN_ID.sub("<run id>", line)))
+    return re.sub(r"(?<=\S) {2,}", "  ", line)
 
 
 def matches(want: list[str], got: list[str]) -> bool:
