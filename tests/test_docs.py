@@ -11,8 +11,8 @@ in a shown line stands for any text). A block marked `<!-- docs-test: file NAME 
 writes NAME into the folder at that point of the page. A block that cannot run here says
 so right above it: `<!-- docs-test: skip (why) -->`. The scheduler programs are fakes, so
 an example can never touch the machine: `crontab` keeps its table in a file (a block
-marked `file crontab` is the table it starts with), launchctl, systemctl, loginctl and
-kubectl refuse every call.
+marked `file crontab` is the table it starts with), systemctl, loginctl and kubectl
+refuse every call, and there is no launchctl (as on Linux).
 """
 
 from __future__ import annotations
@@ -262,7 +262,8 @@ class Session:
         shutil.copy(REPO / "jobs.toml", self.demo / "jobs.toml")
         self.fake = self.where / "fakebin"
         self.fake.mkdir(exist_ok=True)
-        for prog in ("launchctl", "systemctl", "loginctl", "kubectl"):
+        # No launchctl at all, as on any Linux host (there is none to protect).
+        for prog in ("systemctl", "loginctl", "kubectl"):
             (self.fake / prog).write_text(REFUSE)
             (self.fake / prog).chmod(0o755)
         (self.fake / "crontab").write_text(CRONTAB)  # file-backed, behaving like Debian's
