@@ -360,6 +360,28 @@ def test_example_configs_are_valid(where: str, block: Block, tmp_path: Path) -> 
     loads("\n".join(block.lines), tmp_path / "jobs.toml")  # ConfigError: says which key
 
 
+def commands_table(path: Path) -> list[str]:
+    """The commands a page's command table names, in order (the first word of each
+    first cell; `(also x)` names an alias)."""
+    doc = parse(path)
+    names: list[str] = []
+    rows = [line for _, line in doc.prose if line.startswith("| `")]
+    for row in rows:
+        first = re.split(r"(?<!\\)\|", row)[1]
+        names.append(re.findall(r"`([a-z]+)", first)[0])
+        names += re.findall(r"\(also `([a-z]+)`\)", first)
+    return names
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/commands.md"])
+def test_the_commands_table_names_every_command_once(page: str) -> None:
+    from schedgen.cli import app
+
+    cli = sorted(c.name or (c.callback.__name__ if c.callback else "")
+                 for c in app.registered_commands)
+    assert sorted(commands_table(REPO / page)) == cli
+
+
 def test_readme_is_a_front_door() -> None:
     assert len((REPO / "README.md").read_text().splitlines()) <= 250
 
