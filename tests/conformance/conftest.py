@@ -65,8 +65,6 @@ def user_manager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserManag
 
 # Cases that fail today, each named for what is wrong; strict: a fixed one must leave.
 KNOWN_BROKEN: dict[tuple[str, str], str] = {
-    ("test_notify_and_ping_are_delivered_after_the_run_ends", "systemd"):
-        "the oneshot service's leftover processes (notify, ping) are killed at its end",
     ("test_another_machines_objects_are_never_removed", "kubernetes"):
         "CronJobs are found and deleted by namespace label, whoever applied them",
     **{("test_env_values_and_ping_url_are_masked_in_diff", t):
