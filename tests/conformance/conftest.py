@@ -73,8 +73,6 @@ KNOWN_BROKEN: dict[tuple[str, str], str] = {
         "--target systemd: nothing installed is seen for it",
     ("test_diff_for_a_target_the_jobs_moved_away_from_lists_the_removals", "kubernetes"):
         "--target kubernetes: nothing installed is seen for it",
-    ("test_render_refuses_what_validate_refuses", "kubernetes"):
-        "render's fit check misses kubernetes' day-AND rule (exit 70)",
 }
 
 
