@@ -69,10 +69,6 @@ KNOWN_BROKEN: dict[tuple[str, str], str] = {
         "CronJobs are found and deleted by namespace label, whoever applied them",
     **{("test_env_values_and_ping_url_are_masked_in_diff", t):
        "ping_url and short env values are shown in diff" for t in d.targets()},
-    ("test_diff_for_a_target_the_jobs_moved_away_from_lists_the_removals", "systemd"):
-        "--target systemd: nothing installed is seen for it",
-    ("test_diff_for_a_target_the_jobs_moved_away_from_lists_the_removals", "kubernetes"):
-        "--target kubernetes: nothing installed is seen for it",
 }
 
 
