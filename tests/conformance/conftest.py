@@ -67,8 +67,6 @@ def user_manager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserManag
 KNOWN_BROKEN: dict[tuple[str, str], str] = {
     ("test_another_machines_objects_are_never_removed", "kubernetes"):
         "CronJobs are found and deleted by namespace label, whoever applied them",
-    **{("test_env_values_and_ping_url_are_masked_in_diff", t):
-       "ping_url and short env values are shown in diff" for t in d.targets()},
 }
 
 

@@ -120,7 +120,7 @@ def test_env_values_and_ping_url_are_masked_in_diff(driver: Driver, tmp_path: Pa
     for text in shown:
         for secret in (SECRET, SHORT, NEW, "z7W", "0ld-uuid-1111", "n3w-uuid-2222"):
             assert secret not in text, f"{secret!r} shown in:\n{text}"
-    assert "TOKEN" in shown[2], "the change is not named at all"
+    assert "TOKEN" in shown[2] and "<masked>" in shown[2], "the change is not named at all"
 
 
 def test_diff_for_a_target_the_jobs_moved_away_from_lists_the_removals(
