@@ -65,8 +65,6 @@ def user_manager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserManag
 
 # Cases that fail today, each named for what is wrong; strict: a fixed one must leave.
 KNOWN_BROKEN: dict[tuple[str, str], str] = {
-    ("test_another_machines_objects_are_never_removed", "kubernetes"):
-        "CronJobs are found and deleted by namespace label, whoever applied them",
 }
 
 

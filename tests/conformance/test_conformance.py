@@ -218,7 +218,7 @@ def test_another_machines_objects_are_never_removed(driver: Driver, tmp_path: Pa
     r = cli(other, "diff", "--prune")
     assert r.returncode == 0 and "alpha" not in r.stdout, \
         f"another machine's job is listed here:\n{r.stdout}"
-    for args in (("apply", "--prune"), ("apply", "--prune", "--force")):
+    for args in (("--prune",), ("--prune", "--force")):
         applied(other, *args)
         assert driver.installed("alpha") == mine, f"{args} changed another machine's job"
     r = cli(other, "uninstall")
