@@ -4,7 +4,9 @@ modules use them without importing them."""
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +18,7 @@ from tests.fake_kubectl import FakeKubectl
 from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
 from tests.helpers import isolate_home
 from tests.pinghub import PingHub
+from tests.sdmanager import Unavailable, UserManager
 from tests.wrapper_kit import SYSTEM_PATH, hidden_tools_bin
 
 
@@ -102,6 +105,52 @@ def pinghub() -> Iterator[PingHub]:
     yield hub
     hub.server.shutdown()
     hub.server.server_close()
+def _unavailable(why: str) -> None:
+    """Skip where the real thing cannot run here; in CI it must (.ci/run installs it)."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{why}: CI must run the conformance suite against it (.ci/run)")
+    pytest.skip(why)
+
+
+def _worker(config: pytest.Config) -> str:
+    return getattr(config, "workerinput", {}).get("workerid", "gw")
+
+
+@pytest.fixture(scope="session")
+def cron_user(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A throwaway user whose crontab the real `crontab -u` edits (one per test worker)."""
+    if not os.path.exists("/usr/bin/crontab"):
+        _unavailable("no /usr/bin/crontab (Debian package cron)")
+    if os.geteuid() != 0:
+        _unavailable("crontab -u (another user's table) needs root")
+    name = f"sgconform{_worker(request.config).removeprefix('gw')}"
+    made = False
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        if shutil.which("useradd") is None:
+            _unavailable("useradd is not installed")
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", name],
+                       check=True, capture_output=True)
+        made = True
+    yield name
+    subprocess.run(["/usr/bin/crontab", "-u", name, "-r"], capture_output=True)
+    if made:
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def user_manager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserManager]:
+    """One real systemd user manager per test worker, for every systemd case."""
+    m = UserManager(tmp_path_factory.mktemp("systemd-user"))
+    try:
+        m.start()
+    except Unavailable as exc:
+        _unavailable(f"no systemd user manager here: {exc}")
+    yield m
+    m.stop()
+
+
 # Started first, so their waiting overlaps the rest of the run: the real cron daemon
 # reads a changed crontab only at the next minute.
 _LONG_FIRST = ("tests/test_e2e_cron.py::", "tests/test_import_calendar.py::test_any_dicts",
