@@ -8,6 +8,7 @@ import pwd
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -112,31 +113,35 @@ def _unavailable(why: str) -> None:
     pytest.skip(why)
 
 
-def _worker(config: pytest.Config) -> str:
-    return getattr(config, "workerinput", {}).get("workerid", "gw")
-
-
 @pytest.fixture(scope="session")
-def cron_user(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A throwaway user whose crontab the real `crontab -u` edits (one per test worker)."""
+def cron_user() -> Iterator[str]:
+    """A throwaway user whose crontab the real `crontab -u` edits: one per test process
+    (named by its pid, so two test runs on one machine never share a table), removed at
+    the end with its table."""
     if not os.path.exists("/usr/bin/crontab"):
         _unavailable("no /usr/bin/crontab (Debian package cron)")
     if os.geteuid() != 0:
         _unavailable("crontab -u (another user's table) needs root")
-    name = f"sgconform{_worker(request.config).removeprefix('gw')}"
-    made = False
+    if shutil.which("useradd") is None:
+        _unavailable("useradd is not installed (Debian package passwd)")
+    name = f"sgtest{os.getpid()}"
     try:
         pwd.getpwnam(name)
     except KeyError:
-        if shutil.which("useradd") is None:
-            _unavailable("useradd is not installed")
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", name],
-                       check=True, capture_output=True)
-        made = True
+        for _ in range(50):  # another worker may hold /etc/passwd's lock a moment
+            r = subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh",
+                                name], capture_output=True, text=True)
+            if r.returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"useradd {name}: {r.stderr}")
     yield name
     subprocess.run(["/usr/bin/crontab", "-u", name, "-r"], capture_output=True)
-    if made:
-        subprocess.run(["userdel", name], capture_output=True)
+    for _ in range(50):
+        if subprocess.run(["userdel", name], capture_output=True).returncode in (0, 6):
+            break
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="session")
