@@ -41,6 +41,7 @@ class Driver:
     name = ""
     runs_wrapper = True  # a firing runs schedgen's wrapper on this machine
     shared = False  # another machine's install can be seen here (one cluster)
+    kept_per_job = True  # a job's own object, hand-edited, is kept when the job goes
     config = ""  # the [defaults] lines that send jobs here
 
     def __init__(self, tmp: Path, bin_dir: Path, mp: pytest.MonkeyPatch) -> None:
@@ -123,6 +124,7 @@ class CronDriver(Driver):
 
     name = "cron"
     config = 'targets = ["cron"]\n'
+    kept_per_job = False  # the block between schedgen's markers is one artifact
 
     def __init__(self, tmp: Path, bin_dir: Path, mp: pytest.MonkeyPatch, user: str) -> None:
         super().__init__(tmp, bin_dir, mp)

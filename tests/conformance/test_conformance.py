@@ -182,6 +182,9 @@ def test_uninstall_leaves_the_users_own_objects_byte_exact(driver: Driver,
 
 def test_a_kept_object_stays(driver: Driver, tmp_path: Path) -> None:
     """An object the plan says it keeps (changed by hand since apply) is not removed."""
+    if not driver.kept_per_job:
+        pytest.skip(f"{driver.name}: one artifact holds every job; a hand-edited part of it "
+                    "is taken back with the rest, never kept")
     config(driver, tmp_path, job("alpha") + job("beta"))
     applied(tmp_path)
     driver.edit("beta")
@@ -190,10 +193,10 @@ def test_a_kept_object_stays(driver: Driver, tmp_path: Path) -> None:
     plan = cli(tmp_path, "diff", "--prune", "--json")
     kept = [c for c in _changes(plan)
             if c["job"] == "beta" and c["action"] == "kept"]
+    assert kept, [(c["job"], c["action"], c["note"]) for c in _changes(plan)]
     r = cli(tmp_path, "apply", "--prune")
     assert r.returncode == 0, r.stdout + r.stderr
-    if kept:
-        assert driver.installed("beta") == edited, f"said kept, removed anyway:\n{r.stdout}"
+    assert driver.installed("beta") == edited, f"said kept, removed anyway:\n{r.stdout}"
     r = cli(tmp_path, "uninstall")
     assert r.returncode == 0, r.stdout + r.stderr
     if any(line.startswith("kept:") and "beta" in line for line in r.stdout.splitlines()):
