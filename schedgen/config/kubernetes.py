@@ -100,6 +100,19 @@ def check_job(ck: Checker, w: str, job: Job) -> None:
     """What a job for target kubernetes uses that a CronJob cannot do."""
     for field, message in unfit(job):
         ck.add(f"{w}{field}", message)
+    # Not a reason to leave a job out of `render --target kubernetes` (the CronJob is
+    # fine), but validate says it: nothing would ever send these.
+    n = job.notify
+    if n is not None and n.ping_url:
+        ck.add(f"{w}.notify.ping_url", "target kubernetes: the pod runs the command without "
+                                       "schedgen's wrapper, so nothing would ever ping; ping "
+                                       "from the command itself, or keep this job on a "
+                                       "machine target")
+    run_events = [e for e in (n.on if n is not None and n.command else ()) if e != "missed"]
+    if run_events:
+        ck.add(f"{w}.notify.on", f"target kubernetes: {', '.join(run_events)} would never be "
+                                 "told: the pod runs the command without schedgen's wrapper, "
+                                 "which runs the notify command on this machine's targets")
 
 
 def unfit(job: Job) -> list[tuple[str, str]]:
