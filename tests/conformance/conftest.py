@@ -28,19 +28,11 @@ def driver(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.M
     bin_dir.mkdir(exist_ok=True)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{others / 'bin'}{os.pathsep}"
                                f"{os.environ['PATH']}")
-    drv: d.Driver
-    if name == "launchd":
-        drv = d.LaunchdDriver(tmp_path, bin_dir, monkeypatch)
-    elif name == "cron":
-        drv = d.CronDriver(tmp_path, bin_dir, monkeypatch, request.getfixturevalue("cron_user"))
-    elif name == "systemd":
-        drv = d.SystemdDriver(tmp_path, bin_dir, monkeypatch,
-                              request.getfixturevalue("user_manager"))
-    elif name == "kubernetes":
-        drv = d.KubernetesDriver(tmp_path, bin_dir, monkeypatch)
-    else:
+    kind = d.drivers().get(name)
+    if kind is None:
         raise AssertionError(f"target {name!r} is registered but has no conformance driver "
-                             "(tests/conformance/drivers.py)")
+                             "(a Driver subclass in tests/conformance/drivers.py)")
+    drv = kind.make(request, tmp_path, bin_dir, monkeypatch)
     try:
         yield drv
     finally:

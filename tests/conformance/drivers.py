@@ -47,6 +47,12 @@ class Driver:
     def __init__(self, tmp: Path, bin_dir: Path, mp: pytest.MonkeyPatch) -> None:
         self.tmp, self.bin, self.mp = tmp, bin_dir, mp
 
+    @classmethod
+    def make(cls, request: pytest.FixtureRequest, tmp: Path, bin_dir: Path,
+             mp: pytest.MonkeyPatch) -> Driver:
+        """The driver for one test (`request` gives session fixtures: a real manager)."""
+        return cls(tmp, bin_dir, mp)
+
     def fire(self, job: str) -> int:
         """Run one firing of `job` as the scheduler would; its exit status."""
         raise NotImplementedError
@@ -133,6 +139,11 @@ class CronDriver(Driver):
         write_executable(bin_dir / "crontab", f'#!/bin/sh\nexec {real} -u {user} "$@"\n')
         subprocess.run([real, "-u", user, "-r"], capture_output=True)
 
+    @classmethod
+    def make(cls, request: pytest.FixtureRequest, tmp: Path, bin_dir: Path,
+             mp: pytest.MonkeyPatch) -> Driver:
+        return cls(tmp, bin_dir, mp, request.getfixturevalue("cron_user"))
+
     def _table(self) -> str:
         r = subprocess.run([str(self.bin / "crontab"), "-l"], capture_output=True, text=True)
         return r.stdout if r.returncode == 0 else ""
@@ -199,6 +210,11 @@ class SystemdDriver(Driver):
         manager.install_shim(bin_dir)
         self.units = manager.home / ".config" / "systemd" / "user"
 
+    @classmethod
+    def make(cls, request: pytest.FixtureRequest, tmp: Path, bin_dir: Path,
+             mp: pytest.MonkeyPatch) -> Driver:
+        return cls(tmp, bin_dir, mp, request.getfixturevalue("user_manager"))
+
     def fire(self, job: str) -> int:
         # `systemctl start` of a oneshot service returns when the service has finished.
         r = self.manager.run("start", f"local.conform.{job}.service", check=False)
@@ -260,3 +276,8 @@ class KubernetesDriver(Driver):
 
     def edit(self, job: str) -> None:
         self.fake.edit("jobs", job, ["spec", "suspend"], True)
+
+
+def drivers() -> dict[str, type[Driver]]:
+    """Every driver, by its target's name (a subclass of Driver is one)."""
+    return {cls.name: cls for cls in Driver.__subclasses__()}
