@@ -389,3 +389,17 @@ def test_a_failure_midway_keeps_the_record_true_to_the_cluster(kc: FakeKubectl,
     r = run(tmp_path, "apply")
     assert r.returncode == 0, r.stderr
     assert "1 added, 0 changed, 0 removed, 1 unchanged" in r.stdout
+
+
+def test_an_install_id_that_cannot_be_kept_or_read_is_exit_3(kc: FakeKubectl,
+                                                              tmp_path: Path) -> None:
+    state_dir = home_state()
+    (state_dir / "install-id").mkdir(parents=True)  # not a file: it cannot be read
+    r = run(tmp_path, "apply")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "install ID" in r.stderr and "unexpected" not in r.stderr
+    (state_dir / "install-id").rmdir()
+    (state_dir / "install-id").write_text("not-an-id\n")
+    r = run(tmp_path, "apply")
+    assert r.returncode == 3 and "is not an install ID" in r.stderr, r.stderr
+    assert kc.cronjobs() == {}

@@ -46,20 +46,20 @@ def install_id() -> str:
     labels every CronJob with it."""
     path = paths.state_dir() / "install-id"
     try:
-        text = path.read_text().strip()
-    except FileNotFoundError:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = path.with_name(f".install-id.{os.getpid()}")
-        tmp.write_text(os.urandom(8).hex() + "\n")
-        try:
-            os.link(tmp, path)  # the first of two racing commands wins
-        except FileExistsError:
-            pass
-        finally:
-            tmp.unlink(missing_ok=True)
+        if not path.exists():
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = path.with_name(f".install-id.{os.getpid()}")
+            try:
+                tmp.write_text(os.urandom(8).hex() + "\n")
+                os.link(tmp, path)  # the first of two racing commands wins
+            except FileExistsError:
+                pass
+            finally:
+                tmp.unlink(missing_ok=True)
         text = path.read_text().strip()
     except OSError as exc:
-        raise SystemOpError(f"cannot read {path}: {exc.strerror}") from None
+        raise SystemOpError(f"cannot keep this machine's install ID in {path}: "
+                            f"{exc.strerror or exc}") from None
     if not _ID.fullmatch(text):
         raise SystemOpError(f"{path} is not an install ID (16 hex digits); it names the "
                             "CronJobs this machine applied: put it back, do not replace it")
