@@ -10,6 +10,7 @@ the same mount namespace: a two-line `systemctl` on the test's PATH enters it
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import signal
@@ -27,6 +28,13 @@ mount -t tmpfs -o mode=0755 schedgen-test /run/systemd
 mkdir -p /run/systemd/system
 exec "$0" --user --log-target=console --log-level=notice
 """
+
+
+def _die_with_parent() -> None:
+    """SIGTERM to the manager when the test process ends, however it ends (the setting
+    survives the execs of unshare, sh and systemd: none is set-user-ID)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class Unavailable(Exception):
@@ -61,7 +69,7 @@ class UserManager:
             self.proc = subprocess.Popen(
                 ["unshare", "-m", "--propagation", "private", "sh", "-c", _START, SYSTEMD],
                 env=self.env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                start_new_session=True)
+                start_new_session=True, preexec_fn=_die_with_parent)
         deadline = time.monotonic() + 20
         state = ""
         while time.monotonic() < deadline:
