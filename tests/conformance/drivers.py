@@ -73,6 +73,10 @@ class Driver:
         """Change schedgen's object for `job` the way a user would by hand."""
         raise NotImplementedError
 
+    def put_in_place(self, job: str) -> bool:
+        """The user's own object where schedgen's for `job` would go (False: no such place)."""
+        raise NotImplementedError
+
     def close(self) -> None:
         pass
 
@@ -119,6 +123,12 @@ class LaunchdDriver(Driver):
     def edit(self, job: str) -> None:
         p = self._plist(job)
         p.write_bytes(p.read_bytes().replace(b"<dict>", b"<dict>\n<key>Nice</key><integer>5</integer>", 1))
+
+    def put_in_place(self, job: str) -> bool:
+        self.agents.mkdir(parents=True, exist_ok=True)
+        self._plist(job).write_bytes(plistlib.dumps(
+            {"Label": f"local.conform.{job}", "ProgramArguments": ["/usr/bin/true"]}))
+        return True
 
 
 CRON_FOREIGN = b"# my own lines\nMAILTO=me@example.com\n17 3 * * * /usr/bin/true backup\n"
@@ -186,6 +196,9 @@ class CronDriver(Driver):
         p.write_text(table.replace(line, line.replace(line.split()[0], "7", 1)))
         subprocess.run([str(self.bin / "crontab"), str(p)], check=True)
 
+    def put_in_place(self, job: str) -> bool:
+        return False  # the user's lines and schedgen's block never share a place
+
     def close(self) -> None:
         subprocess.run(["/usr/bin/crontab", "-u", self.user, "-r"], capture_output=True)
 
@@ -244,6 +257,11 @@ class SystemdDriver(Driver):
         p = self.units / f"local.conform.{job}.service"
         p.write_bytes(p.read_bytes() + b"Nice=5\n")
 
+    def put_in_place(self, job: str) -> bool:
+        self.units.mkdir(parents=True, exist_ok=True)
+        (self.units / f"local.conform.{job}.service").write_bytes(UNIT)
+        return True
+
 
 class KubernetesDriver(Driver):
     """kubernetes-validate checks what render makes; the fake kubectl is the cluster."""
@@ -276,6 +294,10 @@ class KubernetesDriver(Driver):
 
     def edit(self, job: str) -> None:
         self.fake.edit("jobs", job, ["spec", "suspend"], True)
+
+    def put_in_place(self, job: str) -> bool:
+        self.fake.put_foreign("jobs", job)
+        return True
 
 
 def drivers() -> dict[str, type[Driver]]:

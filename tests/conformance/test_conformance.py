@@ -186,6 +186,20 @@ def test_uninstall_leaves_the_users_own_objects_byte_exact(driver: Driver,
     assert driver.foreign() == before
 
 
+def test_the_users_object_where_a_job_would_go_is_never_changed(driver: Driver,
+                                                                tmp_path: Path) -> None:
+    if not driver.put_in_place("alpha"):
+        pytest.skip(f"{driver.name}: the user's objects and schedgen's never share a place")
+    before = driver.installed("alpha")
+    config(driver, tmp_path, job("alpha"))
+    r = cli(tmp_path, "apply")
+    assert r.returncode == 2 and "nothing was changed" in r.stderr, r.stdout + r.stderr
+    assert driver.installed("alpha") == before
+    r = cli(tmp_path, "uninstall")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert driver.installed("alpha") == before
+
+
 def test_a_kept_object_stays(driver: Driver, tmp_path: Path) -> None:
     """An object the plan says it keeps (changed by hand since apply) is not removed."""
     if not driver.kept_per_job:
