@@ -77,6 +77,9 @@ class Driver:
         """The user's own object where schedgen's for `job` would go (False: no such place)."""
         raise NotImplementedError
 
+    def check(self, files: list[Path]) -> None:
+        """What the scheduler itself would say of rendered or applied files (its parser)."""
+
     def close(self) -> None:
         pass
 
@@ -123,6 +126,11 @@ class LaunchdDriver(Driver):
     def edit(self, job: str) -> None:
         p = self._plist(job)
         p.write_bytes(p.read_bytes().replace(b"<dict>", b"<dict>\n<key>Nice</key><integer>5</integer>", 1))
+
+    def check(self, files: list[Path]) -> None:
+        for f in files:
+            if f.suffix == ".plist":
+                assert plistlib.loads(f.read_bytes())["Label"].startswith("local.conform.")
 
     def put_in_place(self, job: str) -> bool:
         self.agents.mkdir(parents=True, exist_ok=True)
@@ -298,6 +306,16 @@ class KubernetesDriver(Driver):
     def put_in_place(self, job: str) -> bool:
         self.fake.put_foreign("jobs", job)
         return True
+
+    def check(self, files: list[Path]) -> None:
+        import kubernetes_validate
+        import yaml
+
+        manifests = [f for f in files if f.suffix == ".yaml"]
+        assert manifests
+        for f in manifests:
+            doc = yaml.safe_load(f.read_text())
+            assert kubernetes_validate.validate(doc, "1.32.0", strict=True) == "1.32", f
 
 
 def drivers() -> dict[str, type[Driver]]:

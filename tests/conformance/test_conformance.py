@@ -9,6 +9,7 @@ delivered after the run ends -> env values and ping_url masked in `diff` -> owne
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -46,11 +47,14 @@ def test_render_diff_apply_and_status_in_sync(driver: Driver, tmp_path: Path) ->
     config(driver, tmp_path, job("alpha") + job("beta", "echo beta", "*/20 * * * *"))
     r = cli(tmp_path, "render", "--target", driver.name, "--out", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
-    assert any(p.is_file() for p in (tmp_path / "out").rglob("*"))
+    rendered = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert rendered
+    driver.check(rendered)
     r = cli(tmp_path, "diff")
     assert r.returncode == 1 and "alpha" in r.stdout and "beta" in r.stdout, r.stdout
     applied(tmp_path)
     assert driver.installed("alpha") is not None and driver.installed("beta") is not None
+    driver.check([p for p in (Path(os.environ["HOME"])).rglob("*") if p.is_file()])
     r = cli(tmp_path, "diff")
     assert r.returncode == 0, r.stdout + r.stderr
     r = cli(tmp_path, "status", "--json")
