@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 class Refusal(NamedTuple):
     where: str  # as validate reports it: `where` given, or a key under it
     message: str  # as validate reports it
+    renders: bool = False  # the artifact is still fine: `render --target` does not skip it
 
 
 class Target(Protocol):
