@@ -126,7 +126,9 @@ def parse_cron(text: str) -> Cron:
         months=frozenset(sets[3]), weekdays=frozenset(weekdays),
         day_and=parts[2].startswith("*") or parts[4].startswith("*"),
     )
-    if not any(days_in_month(cron, m) for m in cron.months):
+    # With both day fields restricted cron ORs them, and the weekdays alone fire
+    # (`0 0 31 2 1`: every Monday in February); only under AND do the days decide.
+    if cron.day_and and not any(days_in_month(cron, m) for m in cron.months):
         raise ValueError(f"{text!r} can never fire: no month it names has those days")
     return cron
 
