@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from schedgen.config.model import Config, Job
-from schedgen.schedule.expressions import Cron, Every, every_as_cron
+from schedgen.schedule.expressions import Cron, Every, every_as_cron, every_cron_problem
 from schedgen.schedule.to_calendar import NotExpressible, union_dicts
 
 
@@ -13,14 +13,15 @@ def why_not(job: Job, target: str) -> str | None:
         return "disabled (enabled = false)"
     if target == "launchd":
         try:
-            union_dicts([e for e in job.schedule if isinstance(e, Cron)])
+            union_dicts([e for e in job.schedule if isinstance(e, Cron)],
+                        widen=job.timezone is not None)
         except NotExpressible as exc:
             return f"launchd: {exc}"
     if target == "cron":
         for e in job.schedule:
-            if isinstance(e, Every) and every_as_cron(e.seconds) is None:
-                return (f"cron: {e.text!r} does not divide an hour or a day evenly, so no cron "
-                        "step expression fires at that rate")
+            problem = every_cron_problem(e.seconds) if isinstance(e, Every) else None
+            if problem:
+                return f"cron: {problem}"
     if target == "kubernetes":
         if job.kubernetes is None:
             return "kubernetes: no [kubernetes] table (image) for this job"
