@@ -87,10 +87,10 @@ def _date_dicts(cron: Cron, widen: bool = False) -> list[CalendarDict]:
             if all(covered(m, key, v) for m in possible) or key == "Weekday" and widen:
                 out.append({key: v})
             elif key == "Weekday":
-                months = ",".join(str(m) for m in sorted(need) if v in need[m])
+                where = ",".join(str(m) for m in sorted(need) if v in need[m])
                 raise NotExpressible(
                     f"{cron.text!r}: fires on weekday {v} in some months only (month "
-                    f"{months}); launchd's documentation and its code disagree on a dict "
+                    f"{where}); launchd's documentation and its code disagree on a dict "
                     "with Weekday and Month (the code ignores the Month), so no plist fires "
                     "at exactly these times on every macOS. Restrict the month or the "
                     "weekday, not both, or split the job")
