@@ -95,6 +95,7 @@ def macos_userland(tmp_path_factory: pytest.TempPathFactory,
         _BSD_BIN.append(bsd_bin(tmp_path_factory.mktemp("macos")))
     monkeypatch.setattr(wrapper_kit, "BASH", str(b32))
     monkeypatch.setattr(wrapper_kit, "SYSTEM_PATH", [str(_BSD_BIN[0])])
+    monkeypatch.setattr(wrapper_kit, "MACOS", True)
     return _BSD_BIN[0]
 
 
