@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from tests import wrapper_kit
+from tests.bsd_userland import NO_BASH32, bash32, bsd_bin
 from tests.fake_kubectl import FakeKubectl
 from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
 from tests.helpers import isolate_home
 from tests.pinghub import PingHub
-from tests import wrapper_kit
-from tests.bsd_userland import NO_BASH32, bash32, bsd_bin
 from tests.wrapper_kit import SYSTEM_PATH
 
 

@@ -23,8 +23,8 @@ from schedgen.render.tzgate import Gate, settings
 from schedgen.render.tzrender import host_cron_lines
 from schedgen.schedule.expressions import parse_cron
 from schedgen.schedule.tzwiden import transitions
-from tests.tzkit import PAIRS, WINDOW, host_fires, rendered, times
 from tests import wrapper_kit
+from tests.tzkit import PAIRS, WINDOW, host_fires, rendered, times
 from tests.wrapper_kit import Wrapped, make_job
 
 GATE = Path(str(resources.files("schedgen.templates").joinpath("tzgate.sh")))
