@@ -67,7 +67,8 @@ MODELS = ("documented", "code")
 @pytest.mark.parametrize(("expr", "count"), CASES)
 def test_calendar_fires_exactly_like_debian_cron(expr: str, count: int) -> None:
     dicts = calendar_dicts(parse_cron(expr))
-    for model in MODELS:
+    # The readings differ only on a dict with a Weekday; without one, one check is both.
+    for model in MODELS if any("Weekday" in d for d in dicts) else MODELS[:1]:
         if expr == "* * * * *":
             # Every minute: a year is half a million of them (4 s); January and the leap
             # February show the same.
