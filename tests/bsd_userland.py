@@ -383,9 +383,9 @@ def bsd_bin(root: Path) -> Path:
         (bindir / name).write_text(text)
         (bindir / name).chmod(0o755)
     (bindir / "bash").symlink_to(b32)
-    dirs = os.environ.get("PATH", "").split(os.pathsep) + ["/usr/local/bin", "/usr/bin", "/bin",
-                                                          "/usr/sbin", "/sbin"]
-    for d in dirs:
+    # The system's folders only: the folder is made once per test worker, and a test's
+    # PATH may hold that test's own fakes.
+    for d in ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"):
         if not d or not os.path.isdir(d):
             continue
         for entry in os.scandir(d):
