@@ -216,3 +216,49 @@ def _days(d: dict[str, int]) -> set[date]:
     """Days on which one date dict fires over a full 28-year weekday cycle."""
     return {day for day, mo, dm, wd in _CYCLE
             if d.get("Month", mo) == mo and d.get("Day", dm) == dm and d.get("Weekday", wd) == wd}
+
+
+# --- every expression the tests know --------------------------------------------------
+
+def _known_expressions() -> list[str]:
+    """The expression lists of the other schedule tests, and the schedules of the
+    real-world crontabs when the corpus is here (read in place)."""
+    from tests import test_firings, test_kube_render, test_nexttimes, test_oncalendar
+    from tests.test_import_corpus import CORPUS
+
+    found = [c for c, _ in CASES] + WEEKDAY_IN_SOME_MONTHS + list(test_firings.EXPRESSIONS)
+    found += test_kube_render.EXPRESSIONS + test_nexttimes.EXPRESSIONS + test_oncalendar.EXTRA
+    if CORPUS is not None:
+        for f in sorted((CORPUS / "cron").iterdir()):
+            for line in f.read_text(errors="replace").splitlines():
+                words = line.split()
+                if len(words) > 5 and not words[0].startswith("#") and "=" not in words[0]:
+                    found.append(" ".join(words[:5]))
+    return list(dict.fromkeys(found))
+
+
+# Seven weeks over a leap February's ends, with both month changes around it.
+KNOWN_START, KNOWN_END = datetime(2028, 1, 24), datetime(2028, 3, 13)
+
+
+def test_every_known_expression_fires_like_cronsim_under_both_readings() -> None:
+    from schedgen.schedule.expressions import MACROS
+
+    checked = refused = 0
+    for expr in _known_expressions():
+        try:
+            cron = parse_cron(MACROS.get(expr.lower(), expr))
+        except ValueError:
+            continue   # not an expression schedgen takes (the corpus has some)
+        try:
+            dicts = calendar_dicts(cron)
+        except NotExpressible as exc:
+            assert "some months only" in str(exc) or "cannot require" in str(exc), expr
+            refused += 1
+            continue
+        assert not any("Weekday" in d and ("Month" in d or "Day" in d) for d in dicts), expr
+        want = cronsim_minutes([cron.text], KNOWN_START, KNOWN_END)
+        for model in MODELS:
+            assert launchd_minutes(dicts, KNOWN_START, KNOWN_END, model) == want, (expr, model)
+        checked += 1
+    assert checked > 60 and refused >= len(WEEKDAY_IN_SOME_MONTHS)
