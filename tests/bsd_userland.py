@@ -7,7 +7,8 @@ bash 3.2, and the tools the runtime calls are shims that take only what their BS
 page (macOS 11) lists, reject the rest with the BSD tool's own message and exit status,
 and otherwise do the work with the GNU tool underneath. So a GNU-only option, or a
 GNU habit (options after operands, `sed -i` without a suffix, `stat -c`, `date -d`),
-fails the run as it would on a Mac. What a shim does not model (a BSD option the
+fails the run as it would on a Mac (and is noted in $BSD_SHIM_LOG, so that a refusal
+the runtime hides still fails the test). What a shim does not model (a BSD option the
 runtime does not use) fails loudly with "not modelled" (status 2), never silently.
 
 The shims are /bin/sh scripts (a fork and exec each; python would cost 30x more).
@@ -41,13 +42,18 @@ _PRELUDE = """#!/bin/sh
 # BSD {name}(1), as its manual page has it, over the GNU {name} ({real}).
 real={real}
 prog={name}
+all="$*"
+# Every refusal is also noted in $BSD_SHIM_LOG when set: the runtime hides most of its
+# tools' errors (2>/dev/null), and the tests read the notes (tests/plugin.py).
+refused() {{ [ -z "${{BSD_SHIM_LOG-}}" ] || printf '%s %s\\n' "$prog" "$all" >>"$BSD_SHIM_LOG"; }}
 usage() {{
+  refused
   printf '%s\\n' {usage} >&2
   exit {status}
 }}
 illegal() {{ printf '%s: illegal option -- %s\\n' "$prog" "$1" >&2; usage; }}
 needarg() {{ printf '%s: option requires an argument -- %s\\n' "$prog" "$1" >&2; usage; }}
-unmodelled() {{ printf '%s (bsd shim): %s is not modelled\\n' "$prog" "$1" >&2; exit 2; }}
+unmodelled() {{ refused; printf '%s (bsd shim): %s is not modelled\\n' "$prog" "$1" >&2; exit 2; }}
 """
 
 
@@ -218,7 +224,7 @@ for a in "$@"; do
     -mindepth|-mmin|-mnewer|-mtime|-name|-newer|-newer[aBcmt][aBcmt]|-path|-perm|-regex|\
     -samefile|-size|-type|-uid|-user|-wholename|-xattrname) skip=1 ;;
     -exec|-execdir|-ok|-okdir) skip=exec ;;
-    *) printf 'find: %s: unknown primary or operator\n' "$a" >&2; exit 1 ;;
+    *) refused; printf 'find: %s: unknown primary or operator\n' "$a" >&2; exit 1 ;;
   esac
 done
 exec "$real" $opts "$@"
@@ -262,7 +268,7 @@ while getopts ":A:achmr:t:d:" o; do
     t) t=$OPTARG; g="$g -t \"\$t\"" ;;
     d) case $OPTARG in
          [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][T\ ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]*) ;;
-         *) printf 'touch: out of range or illegal time specification: YYYY-MM-DDThh:mm:SS[.frac][tz]\n' >&2; exit 1 ;;
+         *) refused; printf 'touch: out of range or illegal time specification: YYYY-MM-DDThh:mm:SS[.frac][tz]\n' >&2; exit 1 ;;
        esac
        d=$OPTARG; g="$g -d \"\$d\"" ;;
     A) unmodelled -A ;;
@@ -327,7 +333,7 @@ while getopts ":Ffrqb:c:n:" o; do
   case $o in
     F|f|q) g="$g -$o" ;;
     c|n) case $OPTARG in
-           ''|*[!0-9+-]*) printf 'tail: illegal offset -- %s\n' "$OPTARG" >&2; exit 1 ;;
+           ''|*[!0-9+-]*) refused; printf 'tail: illegal offset -- %s\n' "$OPTARG" >&2; exit 1 ;;
          esac
          g="$g -$o $OPTARG" ;;
     r|b) unmodelled "-$o" ;;

@@ -4,6 +4,7 @@ modules use them without importing them."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -84,15 +85,30 @@ def fake_kubectl(fake_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 _BSD_BIN: list[Path] = []
 
 
-def macos_userland(tmp_path_factory: pytest.TempPathFactory,
-                   monkeypatch: pytest.MonkeyPatch) -> Path:
+# What a BSD tool may refuse during a test: fscheck.sh asks `stat -c` first where OSTYPE
+# is not darwin (bash 3.2 here says linux-gnu), then `stat -f`.
+_REFUSALS_EXPECTED = re.compile(r"stat -L -c %d -- .*")
+
+
+def macos_userland(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                   request: pytest.FixtureRequest | None = None) -> Path:
     """Wrappers from here on run under bash 3.2; returns the BSD PATH folder for the job
-    (made once per worker). Skips when there is no bash 3.2 here."""
+    (made once per worker). Skips when there is no bash 3.2 here. With ``request``, the
+    test fails at its end if a BSD shim refused anything (the runtime hides most errors)."""
     b32 = bash32()
     if b32 is None:
         pytest.skip(NO_BASH32)
     if not _BSD_BIN:
         _BSD_BIN.append(bsd_bin(tmp_path_factory.mktemp("macos")))
+    if request is not None:
+        log = tmp_path_factory.mktemp("refused") / "log"
+        monkeypatch.setenv("BSD_SHIM_LOG", str(log))
+
+        def no_refusal() -> None:
+            lines = log.read_text().splitlines() if log.exists() else []
+            bad = [x for x in lines if not _REFUSALS_EXPECTED.fullmatch(x)]
+            assert not bad, f"a BSD tool refused what the runtime asked of it: {bad}"
+        request.addfinalizer(no_refusal)
     monkeypatch.setattr(wrapper_kit, "BASH", str(b32))
     monkeypatch.setattr(wrapper_kit, "SYSTEM_PATH", [str(_BSD_BIN[0])])
     monkeypatch.setattr(wrapper_kit, "MACOS", True)
@@ -108,7 +124,7 @@ def tool_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         if shutil.which("flock") is None:
             pytest.skip("flock(1) is not installed here")
         return SYSTEM_PATH
-    return [str(macos_userland(tmp_path_factory, monkeypatch))]
+    return [str(macos_userland(tmp_path_factory, monkeypatch, request))]
 
 
 @pytest.fixture
@@ -118,7 +134,7 @@ def userland(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     and the BSD userland, set in tests.wrapper_kit: BASH, and SYSTEM_PATH, the default
     PATH of make_job)."""
     if request.param == "macos":
-        macos_userland(tmp_path_factory, monkeypatch)
+        macos_userland(tmp_path_factory, monkeypatch, request)
     return str(request.param)
 
 
