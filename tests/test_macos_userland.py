@@ -174,3 +174,25 @@ def test_the_same_scenario_passes_under_bash_3_2_without_a_plant(
 
     macos_userland(tmp_path_factory, monkeypatch)
     _queue_scenario(tmp_path)
+
+
+def test_a_gnu_only_option_the_runtime_hides_is_still_caught(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """GNU find's -readable in the rotation's find: BSD find refuses it, the runtime sends
+    find's errors to /dev/null and the run ends well, only never rotating. The shims' note
+    of the refusal is what fails the macOS leg (tests/plugin.py reads it after each test)."""
+    from tests.plugin import macos_userland
+
+    old = "-maxdepth 1 -type f \\( -name events.jsonl"
+    text = artifacts.runtime_text()
+    assert text.count(old) == 1
+    planted = text.replace(old, "-maxdepth 1 -type f -readable \\( -name events.jsonl")
+    monkeypatch.setattr(wrapper_kit, "runtime_text", lambda: planted)
+    macos_userland(tmp_path_factory, monkeypatch)
+    log = tmp_path / "refused"
+    monkeypatch.setenv("BSD_SHIM_LOG", str(log))
+    w = make_job(tmp_path, command=["true"], logs={"max_size": "1KB"})
+    assert w.run().returncode == 0                     # the run does not notice
+    [line] = log.read_text().splitlines()
+    assert line.startswith("find ") and "-readable" in line
