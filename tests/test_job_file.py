@@ -103,8 +103,8 @@ def test_a_run_keeps_the_notify_part_it_started_with(tmp_path: Path) -> None:
     nf.unlink()
     p.communicate(timeout=60)
     assert p.returncode == 3
-    wait_for(out.exists, what="the failure notice")
-    assert out.read_text() == "sent\n"
+    # (the file exists a moment before the line is in it)
+    wait_for(lambda: out.exists() and out.read_text() == "sent\n", what="the failure notice")
 
 
 def _run(argv: list[str], w: Wrapped, cwd: Path | None = None,
