@@ -4,9 +4,12 @@ modules use them without importing them."""
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import shutil
+import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +22,7 @@ from tests.fake_kubectl import FakeKubectl
 from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
 from tests.helpers import isolate_home
 from tests.pinghub import PingHub
+from tests.sdmanager import Unavailable, UserManager
 from tests.wrapper_kit import SYSTEM_PATH
 
 
@@ -155,6 +159,54 @@ def pinghub() -> Iterator[PingHub]:
     yield hub
     hub.server.shutdown()
     hub.server.server_close()
+def _unavailable(why: str) -> None:
+    """Skip, saying why, where the real thing cannot run (.ci/run installs what it needs)."""
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def cron_user() -> Iterator[str]:
+    """A throwaway user whose crontab the real `crontab -u` edits: one per test process
+    (named by its pid, so two test runs on one machine never share a table), removed at
+    the end with its table."""
+    if not os.path.exists("/usr/bin/crontab"):
+        _unavailable("no /usr/bin/crontab (Debian package cron)")
+    if os.geteuid() != 0:
+        _unavailable("crontab -u (another user's table) needs root")
+    if shutil.which("useradd") is None:
+        _unavailable("useradd is not installed (Debian package passwd)")
+    name = f"sgtest{os.getpid()}"
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        for _ in range(50):  # another worker may hold /etc/passwd's lock a moment
+            r = subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh",
+                                name], capture_output=True, text=True)
+            if r.returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"useradd {name}: {r.stderr}")
+    yield name
+    subprocess.run(["/usr/bin/crontab", "-u", name, "-r"], capture_output=True)
+    for _ in range(50):
+        if subprocess.run(["userdel", name], capture_output=True).returncode in (0, 6):
+            break
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def user_manager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserManager]:
+    """One real systemd user manager per test worker, for every systemd case."""
+    m = UserManager(tmp_path_factory.mktemp("systemd-user"))
+    try:
+        m.start()
+    except Unavailable as exc:
+        _unavailable(f"no systemd user manager here: {exc}")
+    yield m
+    m.stop()
+
+
 # Started first, so their waiting overlaps the rest of the run: the real cron daemon
 # reads a changed crontab only at the next minute.
 _LONG_FIRST = ("tests/test_e2e_cron.py::", "tests/test_import_calendar.py::test_any_dicts",
