@@ -70,8 +70,8 @@ Texts and codes as macOS prints them (launchctl(1); public reports):
 A RunAtLoad job is spawned at bootstrap when the state says `spawn` (launchd always does;
 the tests that want it say so, the others keep their wrappers from running). TCC cannot
 be reproduced on Linux: a spawned job gets a PATH whose `ls` answers as macOS's does for
-a folder it may not read ("ls: P: Operation not permitted", exit 1) for each folder in
-`tcc_denied`."""
+a folder it may not read ("ls: P: Operation not permitted", exit 1, as in
+github.com/stablyai/orca/issues/17600) for each folder in `tcc_denied`."""
 import marshal, os, sys  # plistlib where needed: each call is a process (json would double it)
 path = os.environ["FAKE_LAUNCHCTL_STATE"]
 state = marshal.load(open(path, "rb")) if os.path.exists(path) else {}

@@ -132,7 +132,7 @@ def probe(job: Job, folders: list[Path], domain: str, wait: float = 15.0) -> Out
     work = paths.state_dir() / "doctor"
     plist_path, result = work / f"{label}.plist", work / f"{label}.result"
     result.unlink(missing_ok=True)
-    plist = {"Label": label, "RunAtLoad": True, "LaunchOnlyOnce": True,
+    plist = {"Label": label, "RunAtLoad": True,  # once per load: no schedule, no KeepAlive
              "ProgramArguments": [interpreter(job), "-c", SCRIPT, "schedgen-probe",
                                   str(result), *map(str, folders)],
              "EnvironmentVariables": {"PATH": ":".join(job.path)},
