@@ -154,6 +154,13 @@ def test_cron_daemon_running(tmp_path: Path) -> None:
     (proc / "1" / "comm").write_text("systemd\n")
     c = cron.daemon_running(tmp_path)
     assert c.verdict == PROBLEM and c.remedy.startswith("start it and have it start at boot")
+    (proc / "7").mkdir()
+    (proc / "7" / "comm").write_text("busybox\n")
+    (proc / "7" / "cmdline").write_bytes(b"busybox\0sh\0")
+    assert cron.daemon_running(tmp_path).verdict == PROBLEM  # busybox, but not its crond
+    (proc / "7" / "cmdline").write_bytes(b"crond\0-f\0")
+    assert cron.daemon_running(tmp_path).detail == "busybox is running (pid 7)"
+    (proc / "7" / "comm").write_text("sh\n")
     (proc / "812").mkdir()
     (proc / "812" / "comm").write_text("cron\n")
     assert cron.daemon_running(tmp_path).detail == "cron is running (pid 812)"

@@ -8,16 +8,18 @@ import getpass
 import os
 from pathlib import Path
 
+from schedgen import paths
 from schedgen.doctor import Check, ok, problem, warning
 
 ROOT = Path("/")
-# The daemons' process names: Debian's cron, cronie's crond, busybox crond, fcron, the
-# systemd-cron generator's socket, and macOS's own cron (started by launchd).
-DAEMONS = ("cron", "crond", "fcron", "busybox", "systemd-cron")
+# The daemons' process names: Debian's cron, cronie's crond (also busybox's applet), fcron.
+DAEMONS = ("cron", "crond", "fcron")
 
 
 def daemon_running(root: Path | None = None) -> Check:
     name = "cron daemon"
+    if root is None and paths.is_macos():
+        return ok(name, "macOS's launchd starts cron (com.vix.cron) whenever a crontab exists")
     proc = (root or ROOT) / "proc"
     if not proc.is_dir():
         return warning(name, f"{proc} cannot be read: whether cron runs is unknown",
@@ -27,8 +29,8 @@ def daemon_running(root: Path | None = None) -> Check:
             continue
         try:
             comm = (d / "comm").read_text(encoding="utf-8", errors="replace").strip()
-            if comm in DAEMONS[:3] or (comm == "busybox" and b"crond" in
-                                       (d / "cmdline").read_bytes()):
+            if comm in DAEMONS or (comm == "busybox"
+                                   and b"crond" in (d / "cmdline").read_bytes()):
                 return ok(name, f"{comm} is running (pid {d.name})")
         except OSError:
             continue
