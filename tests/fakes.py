@@ -501,7 +501,8 @@ class FakeLaunchctl:
         self._update(calls=[])
 
     def mutating_calls(self) -> list[list[str]]:
-        return [c for c in self.calls() if c and c[0] not in ("list", "print")]
+        return [c for c in self.calls()
+                if c and c[0] not in ("list", "print", "print-disabled", "managername")]
 
     def set_running(self, label: str, pid: int | None = 4242) -> None:
         s = self.state()
