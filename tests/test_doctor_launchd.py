@@ -383,6 +383,8 @@ def test_doctor_prints_every_check_with_verdict_and_remedy(mac: FakeLaunchctl, t
 def test_doctor_exits_0_when_all_is_well(mac: FakeLaunchctl, tmp_path: Path) -> None:
     write_config(tmp_path / "jobs.toml", JOBS.replace('"~/Documents/notes.txt"', '"/etc/hosts"'))
     apply(tmp_path)
+    mac.clear_calls()
     r = schedgen("doctor", cwd=tmp_path)
     assert r.returncode == 0, r.stdout
+    assert mac.mutating_calls() == []  # it only looks (no probe needed here)
     assert r.stdout.splitlines()[-1] in ("no problems found", "0 problems, 1 warning")
