@@ -33,6 +33,11 @@ def data_dir() -> Path:
     return _xdg("XDG_DATA_HOME", ".local/share") / "schedgen"
 
 
+def private_tmp() -> Path:
+    """schedgen's own temp folder (0700): files that hold what others must not read."""
+    return state_dir() / "tmp"
+
+
 def cache_dir() -> Path:
     if is_macos():
         return home() / "Library" / "Caches" / "schedgen"

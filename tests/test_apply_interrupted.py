@@ -178,3 +178,24 @@ def test_a_job_file_that_cannot_be_written_is_not_said_to_be_left_unrestored(
     assert "Put back as it was:" in r.stderr
     assert {n: (wrappers / n).read_bytes() for n in old} == old
     assert cron.read() == table
+
+
+def test_a_kill_9_in_the_crontab_step_leaves_no_copy_of_the_table_outside_schedgens_folder(
+        cron: FakeCrontab, tmp_path: Path, home: Path) -> None:
+    # The table is handed to crontab as a file; kill -9 leaves that file. It holds the
+    # user's whole crontab, so it must be in schedgen's private folder, swept next time.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    p = _start_apply(tmp_path, FAKE_CRONTAB_WRITE_DELAY="1", TMPDIR=str(tmp))
+    _until(lambda: cron.writes())
+    p.kill()
+    p.wait()
+    _until(lambda: b"# BEGIN schedgen namespace=default" in (cron.read() or b""))
+    assert list(tmp.iterdir()) == []
+    private = home / ".local/state/schedgen/tmp"
+    assert private.stat().st_mode & 0o777 == 0o700
+    [left] = private.iterdir()
+    assert FOREIGN in left.read_bytes()
+    write_config(tmp_path / "jobs.toml", JOBS.replace("alpha", "alpha2"))
+    assert schedgen("apply", "--prune", cwd=tmp_path, env={"TMPDIR": str(tmp)}).returncode == 0
+    assert list(private.iterdir()) == [] and list(tmp.iterdir()) == []

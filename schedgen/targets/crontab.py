@@ -13,6 +13,7 @@ import re
 import tempfile
 from typing import NamedTuple
 
+from schedgen import paths
 from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.machine.ops import Ops, run
 from schedgen.plan.changes import table_lines
@@ -52,7 +53,10 @@ def write(ops: Ops, text: str) -> None:
         if ops.dry_run:
             r = ops.run(["crontab", "-"])
         else:
-            fd, name = tempfile.mkstemp(prefix="schedgen-crontab-")  # 0600: it holds the table
+            folder = paths.private_tmp()
+            ops.mkdir(folder, 0o700)
+            ops.sweep(folder / "crontab")
+            fd, name = tempfile.mkstemp(dir=folder, prefix=".crontab.", suffix=".tmp")  # 0600
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(text.encode("utf-8", "surrogateescape"))
