@@ -162,8 +162,8 @@ def ts(value: object) -> datetime | None:
 
 
 def _ts(value: object) -> datetime | None:
-    if not isinstance(value, str) or len(value) > 64:
-        return None
+    if not isinstance(value, str) or len(value) > 64 or not value.isascii():
+        return None  # (int() would read other scripts' digits: "１９７０")
     try:
         if len(value) == 20 and value[10] == "T" and value[19] == "Z":  # the wrapper's own
             return datetime(int(value[0:4]), int(value[5:7]), int(value[8:10]),
