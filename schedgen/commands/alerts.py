@@ -124,8 +124,7 @@ def notify(h: Health, now: datetime | None = None) -> list[dict[str, Any]]:
         if old.get("state", "sent") != "sent" or job is None or job.notify is None \
                 or job.notify.command is None or "recovery" not in job.notify.on:
             continue  # a problem never told is not told resolved either
-        record = {
-            "job": job.name, "kind": str(old.get("kind", "")), "event": "recovery",
+        record = {"job": job.name, "kind": str(old.get("kind", "")), "event": "recovery",
                   "text": f"resolved: {old.get('text', key)}", "recovery": True}
         out += _attempt(memory, f"{key} (recovery)", record, job, now)
     for key in [k for k, v in memory.sent.items() if v.get("recovery")]:
