@@ -34,8 +34,12 @@ def data_dir() -> Path:
 
 
 def private_tmp() -> Path:
-    """schedgen's own temp folder (0700): files that hold what others must not read."""
-    return state_dir() / "tmp"
+    """schedgen's own temp folder (0700, the apply lock's in /tmp): files that hold what
+    others must not read. A short path: Debian's crontab(1) cuts a FILE argument at 99
+    bytes, so the user's state dir (as deep as $HOME) will not do for the crontab's."""
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"schedgen-{os.getuid()}"
 
 
 def cache_dir() -> Path:

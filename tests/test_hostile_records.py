@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgen.output.safe import shown
+from schedgen.records.shown import shown
 from tests.fakes import FakeCrontab
 from tests.helpers import write_config
 

@@ -30,7 +30,7 @@ from schedgen.config.model import Job
 from schedgen.errors import SystemOpError
 from schedgen.machine.fs import atomic_write
 from schedgen.outcomes import events
-from schedgen.output.safe import shown
+from schedgen.records.shown import shown
 
 FORMAT = 1
 MAX_ATTEMPTS = 3  # tries of one send before it is given up

@@ -19,7 +19,7 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.outcomes import history
 from schedgen.outcomes.missed import missed_text
-from schedgen.output.safe import shown
+from schedgen.records.shown import shown
 from schedgen.schedule.upcoming import local_zone
 from schedgen.units import format_duration
 

@@ -12,7 +12,7 @@ from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
 from schedgen.machine import ownership as state
 from schedgen.outcomes import events, history, missed
-from schedgen.output.safe import shown
+from schedgen.records.shown import shown
 from schedgen.schedule.upcoming import local_zone
 from schedgen.units import parse_duration
 

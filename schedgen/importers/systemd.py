@@ -18,7 +18,7 @@ from typing import Any
 from schedgen import paths
 from schedgen.errors import SchedgenError
 from schedgen.importers.document import Found, ImportResult, Note, build
-from schedgen.output.safe import shown
+from schedgen.records.shown import shown
 from schedgen.render.artifacts import MARKER
 from schedgen.schedule.from_oncalendar import NotExpressible, to_cron
 from schedgen.units import format_duration

@@ -74,10 +74,6 @@ class Ops:
         except OSError as exc:
             raise SystemOpError(f"cannot write {path}: {exc.strerror}") from None
 
-    def sweep(self, path: Path) -> None:
-        """Remove the temp files an earlier, killed apply left for ``path`` (see _sweep)."""
-        self._sweep(path)
-
     def _sweep(self, path: Path) -> None:
         """Remove what an earlier apply, killed while writing this very file, left beside it
         (applies of a user take turns, so none is being written now). Only temp files of

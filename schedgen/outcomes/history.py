@@ -12,8 +12,8 @@ from typing import Any, NamedTuple
 
 from schedgen.config.model import Job
 from schedgen.outcomes import events
-from schedgen.output.safe import field, shown
 from schedgen.records.runs import dead_here
+from schedgen.records.shown import field, shown
 
 BEGINS = frozenset({"start", "busy", "empty", "precondition"})
 # Outcomes that mean the job did not do its work.

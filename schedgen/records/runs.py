@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.config.model import Job
-from schedgen.output.safe import shown
+from schedgen.records.shown import shown
 
 PID_LIMIT = 2**31  # pid_t is 32 bits; Linux's pid_max is at most 2**22, macOS's 99,999
 # The fields of a manifest shown by `status`, and what each must be.
