@@ -90,13 +90,13 @@ def _texts(job: Job) -> list[tuple[str, str]]:
 
 
 def _too_long(path: Path) -> str | None:
-    whole = len(os.fsencode(path))
-    if whole > PATH_MAX:
-        return f"{whole} bytes, more than the {PATH_MAX} a path may have"
-    for part in path.parts:
-        n = len(os.fsencode(part))
-        if n > NAME_MAX:
-            return f"a name of {n} bytes, more than the {NAME_MAX} a file name may have"
+    data = os.fsencode(path)  # once, then its names by bytes (not one encode per name)
+    if len(data) > PATH_MAX:
+        return f"{len(data)} bytes, more than the {PATH_MAX} a path may have"
+    n = max(map(len, data.split(b"/")))
+    if n > NAME_MAX:
+        n = next(len(part) for part in data.split(b"/") if len(part) > NAME_MAX)
+        return f"a name of {n} bytes, more than the {NAME_MAX} a file name may have"
     return None
 
 
