@@ -48,6 +48,7 @@ LAZY_EDGES = {
     ("schedgen.targets.registry", "schedgen.targets.launchd"): "when it has a plist to plan",
     ("schedgen.targets.registry", "schedgen.targets.systemd"): "when it has units to plan",
     ("schedgen.targets.registry", "schedgen.targets.kubernetes"): "when it has CronJobs",
+    ("schedgen.commands.status", "schedgen.commands.status_kubernetes"): "CronJobs only",
 }
 CLI_ONLY = ("typer", "click")
 

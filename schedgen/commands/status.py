@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.commands.next import next_times
-from schedgen.commands.status_kubernetes import with_cluster
 from schedgen.commands.status_types import JobStatus, Status
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
@@ -41,6 +40,9 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
     jobs = tuple(replace(_job(job, by_job.get(job.name, []), now),
                          missed=missed(job, record, now)) for job in config.jobs)
     if any(c.kind == "cronjob" for c in plan.changes):
+        # The cluster's side only for configs with CronJobs (tests/test_layout.py: LAZY_EDGES).
+        from schedgen.commands.status_kubernetes import with_cluster
+
         jobs = with_cluster(jobs, plan, config.namespace)
     names = {j.name for j in config.jobs}
     other = tuple(f"{c.kind} {c.where}: {c.action} ({c.note})" for c in plan.changes

@@ -44,26 +44,6 @@ def with_cluster(jobs: tuple[JobStatus, ...], plan: p.Plan, namespace: str) -> t
     return tuple(out)
 
 
-def text_lines(k: dict[str, Any]) -> list[str]:
-    if not k.get("known"):
-        return [f"  kubernetes {k['object']}: cluster state unknown (kubectl could not reach it)"]
-    if not k.get("exists"):
-        return [f"  kubernetes {k['object']}: not in the cluster"]
-    state = "suspended" if k.get("suspend") else "scheduled"
-    active = f", {k['active']} running" if k.get("active") else ""
-    zone = f" ({k['time_zone']})" if k.get("time_zone") else ""
-    lines = [f"  kubernetes {k['object']}: {state}{active}, schedule {k.get('schedule')}{zone}",
-             f"  k8s times  last scheduled {k.get('last_schedule') or 'never'}, "
-             f"last succeeded {k.get('last_success') or 'never'}"]
-    for r in k.get("jobs", []):
-        why = f" ({r['reason']})" if r.get("reason") else ""
-        when = r.get("finished_at") or r.get("started_at") or "not started"
-        lines.append(f"  k8s job    {r['name']}: {r['outcome']}{why} at {when}")
-    if k.get("other_managers"):
-        lines.append(f"  k8s edits  changed in the cluster by {', '.join(k['other_managers'])}")
-    return lines
-
-
 def job_runs(changes: list[p.Change], namespace: str) -> dict[str, list[dict[str, Any]]]:
     """The Jobs each CronJob made, newest first, per schedgen job (for `status`)."""
     spaces = sorted({(c.ref or "/").split("/")[0] for c in changes

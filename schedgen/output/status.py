@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedgen.commands.status_kubernetes import text_lines
 from schedgen.commands.status_types import Status
 from schedgen.outcomes.missed import missed_json, missed_text
 from schedgen.targets.systemd_status import systemd_lines
@@ -44,7 +43,7 @@ def as_text(s: Status) -> str:
         if j.systemd:
             lines += systemd_lines(j.systemd)
         if j.kubernetes:
-            lines += text_lines(j.kubernetes)
+            lines += kubernetes_lines(j.kubernetes)
         lr = j.last_run
         if lr:
             when = lr.get("finished_at") or lr.get("started_at") or "?"
@@ -68,3 +67,25 @@ def as_text(s: Status) -> str:
     lines += [f"drift: {o}" for o in s.other]
     lines += [f"warning: {w}" for w in s.warnings]
     return "\n".join(lines)
+
+
+def kubernetes_lines(k: dict[str, Any]) -> list[str]:
+    """A CronJob's part of a job's status (here, not beside the cluster code: a cron-only
+    status loads none of that)."""
+    if not k.get("known"):
+        return [f"  kubernetes {k['object']}: cluster state unknown (kubectl could not reach it)"]
+    if not k.get("exists"):
+        return [f"  kubernetes {k['object']}: not in the cluster"]
+    state = "suspended" if k.get("suspend") else "scheduled"
+    active = f", {k['active']} running" if k.get("active") else ""
+    zone = f" ({k['time_zone']})" if k.get("time_zone") else ""
+    lines = [f"  kubernetes {k['object']}: {state}{active}, schedule {k.get('schedule')}{zone}",
+             f"  k8s times  last scheduled {k.get('last_schedule') or 'never'}, "
+             f"last succeeded {k.get('last_success') or 'never'}"]
+    for r in k.get("jobs", []):
+        why = f" ({r['reason']})" if r.get("reason") else ""
+        when = r.get("finished_at") or r.get("started_at") or "not started"
+        lines.append(f"  k8s job    {r['name']}: {r['outcome']}{why} at {when}")
+    if k.get("other_managers"):
+        lines.append(f"  k8s edits  changed in the cluster by {', '.join(k['other_managers'])}")
+    return lines
