@@ -29,6 +29,7 @@ import os
 import pwd
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -40,7 +41,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = ("first install", "re-apply in sync", "review in sync", "status")
-TOOLS = ("schedgen", "whenever", "python-crontab")
 
 # The user's own table: spacing, an env line with spaces around '=', a blank line, a
 # trailing comment and a '%'. Every byte must survive schedgen's steps.
@@ -129,12 +129,13 @@ class User:
         subprocess.run(["userdel", self.name], capture_output=True)
 
 
-def install_site(tmp: Path) -> Path:
+def install_site(tmp: Path, src: Path, name: str) -> Path:
     """schedgen as a user installs it (not editable: an import hook would be timed too)."""
-    site = tmp / "site"
+    site = tmp / name
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
-                    str(site), str(ROOT)], check=True, stdout=subprocess.DEVNULL,
+                    str(site), str(src)], check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
+    site.chmod(0o755)
     return site
 
 
@@ -178,8 +179,43 @@ class Tool:
         self.name, self.steps, self.reset, self.keeps = name, steps, reset, keeps
 
 
-def tools_for(n: int, user: User, tmp: Path, py: str | None, env: dict[str, str],
+def schedgen_tool(label: str, env: dict[str, str], n: int, user: User, py: str, d: Path,
+                  want: list[str]) -> Tool:
+    cfg = d / "jobs.toml"
+    cfg.write_text(schedgen_config(jobs(n)))
+    sg = [py, "-m", "schedgen"]
+
+    def reset() -> None:
+        shutil.rmtree(user.home / ".local", ignore_errors=True)  # wrappers, record, logs
+        user.set_crontab(USER_LINES)
+
+    def keeps(table: str) -> bool:
+        return outside_block(table, "# BEGIN schedgen", "# END schedgen") == USER_LINES
+
+    def step(verb: list[str]) -> Callable[[], float]:
+        def run() -> float:
+            elapsed, _ = user.run([*sg, *verb, "-c", str(cfg)], env, d)
+            table = user.crontab()
+            if not keeps(table):
+                raise SystemExit(f"{label} {verb[0]} changed the user's own lines:\n"
+                                 f"{table!r}\nwas\n{USER_LINES!r}")
+            if schedules(table, "schedgen") != want:
+                raise SystemExit(f"{label} {verb[0]}: the crontab does not hold the {n} jobs")
+            return elapsed
+        return run
+
+    return Tool(label, {
+        "first install": step(["apply"]),
+        "re-apply in sync": step(["apply"]),
+        "review in sync": step(["diff"]),  # exit 1 (changes pending) fails the run
+        "status": step(["status", "--check"]),
+    }, reset, keeps)
+
+
+def tools_for(n: int, user: User, py: str | None, envs: dict[str, dict[str, str]],
               report: Callable[[str], None]) -> list[Tool]:
+    """envs: per schedgen build (its name: "schedgen", or "schedgen@base" for --baseline)
+    the environment it runs in; the first one's also runs the python-crontab script."""
     js = jobs(n)
     want = sorted(j["schedule"] for j in js)
     out: list[Tool] = []
@@ -192,39 +228,12 @@ def tools_for(n: int, user: User, tmp: Path, py: str | None, env: dict[str, str]
         os.chown(d, user.uid, user.gid)
         return d
 
-    if py is not None:
-        d = fresh("schedgen")
-        cfg = d / "jobs.toml"
-        cfg.write_text(schedgen_config(js))
-        sg = [py, "-m", "schedgen"]
-
-        def sg_reset() -> None:
-            shutil.rmtree(home / ".local", ignore_errors=True)  # wrappers, record, logs
-            user.set_crontab(USER_LINES)
-
-        def sg_step(verb: list[str]) -> Callable[[], float]:
-            def step() -> float:
-                elapsed, _ = user.run([*sg, *verb, "-c", str(cfg)], env, d)
-                table = user.crontab()
-                mine = outside_block(table, "# BEGIN schedgen", "# END schedgen")
-                if mine != USER_LINES:
-                    raise SystemExit(f"schedgen {verb[0]} changed the user's own lines:\n"
-                                     f"{mine!r}\nwas\n{USER_LINES!r}")
-                if schedules(table, "schedgen") != want:
-                    raise SystemExit(f"schedgen {verb[0]}: the crontab does not hold the {n} jobs")
-                return elapsed
-            return step
-
-        out.append(Tool("schedgen", {
-            "first install": sg_step(["apply"]),
-            "re-apply in sync": sg_step(["apply"]),
-            "review in sync": sg_step(["diff"]),  # exit 1 (changes pending) fails the run
-            "status": sg_step(["status", "--check"]),
-        }, sg_reset, lambda t: outside_block(t, "# BEGIN schedgen", "# END schedgen")
-            == USER_LINES))
-    else:
+    for label, env in (envs.items() if py is not None else ()):
+        out.append(schedgen_tool(label, env, n, user, py or "", fresh(label), want))
+    if py is None:
         report("schedgen and python-crontab: skipped (no python the benchmark user can run "
                "imports them)")
+    env = next(iter(envs.values()))
 
     if shutil.which("whenever"):
         d = fresh("whenever")
@@ -265,10 +274,10 @@ def tools_for(n: int, user: User, tmp: Path, py: str | None, env: dict[str, str]
     return out
 
 
-def measure(n: int, rounds: int, user: User, tmp: Path, py: str | None, env: dict[str, str],
+def measure(n: int, rounds: int, user: User, py: str | None, envs: dict[str, dict[str, str]],
             report: Callable[[str], None]) -> tuple[dict[tuple[str, str], list[float]],
                                                     dict[str, bool]]:
-    tools = tools_for(n, user, tmp, py, env, report)
+    tools = tools_for(n, user, py, envs, report)
     times: dict[tuple[str, str], list[float]] = {}
     keeps: dict[str, bool] = {}
     for r in range(rounds + 1):  # round 0 warms caches (bytecode, templates) and is dropped
@@ -286,7 +295,7 @@ def fmt(ms: float | None) -> str:
     return "–" if ms is None else f"{ms:,.0f}"
 
 
-def table(n: int, times: dict[tuple[str, str], list[float]]) -> list[str]:
+def table(n: int, times: dict[tuple[str, str], list[float]], names: list[str]) -> list[str]:
     """Medians, and each tool's speed against whenever (median of per-round ratios)."""
     def against(tool: str, step: str) -> str:
         mine = times.get((tool, step))
@@ -295,14 +304,14 @@ def table(n: int, times: dict[tuple[str, str], list[float]]) -> list[str]:
             return "–"
         return f"{statistics.median(b / m for m, b in zip(mine, base, strict=True)):.2f}×"
 
-    rows = [f"| {n} jobs: step (ms, median) | " + " | ".join(TOOLS) + " | "
-            + " | ".join(f"{t} speed vs whenever" for t in TOOLS if t != "whenever") + " |",
-            "|---" * (1 + len(TOOLS) + len(TOOLS) - 1) + "|"]
+    rows = [f"| {n} jobs: step (ms, median) | " + " | ".join(names) + " | "
+            + " | ".join(f"{t} speed vs whenever" for t in names if t != "whenever") + " |",
+            "|---" * (1 + len(names) + len(names) - 1) + "|"]
     for step in STEPS:
         cells = [fmt(statistics.median(times[(t, step)])) if (t, step) in times else "–"
-                 for t in TOOLS]
+                 for t in names]
         rows.append(f"| {step} | " + " | ".join(cells) + " | "
-                    + " | ".join(against(t, step) for t in TOOLS if t != "whenever") + " |")
+                    + " | ".join(against(t, step) for t in names if t != "whenever") + " |")
     return rows
 
 
@@ -311,6 +320,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20 and 200 jobs, 3 rounds (CI)")
     ap.add_argument("--rounds", type=int, help="rounds per size (default 5; --quick 3)")
     ap.add_argument("--sizes", help="comma-separated job counts (default 20,200,2000)")
+    ap.add_argument("--baseline", metavar="DIR", type=Path,
+                    help="another schedgen source tree (say, an earlier commit checked out) "
+                         "measured in the same rounds, as schedgen@base")
     args = ap.parse_args()
     sizes = [int(s) for s in (args.sizes or ("20,200" if args.quick else "20,200,2000")).split(",")]
     rounds = args.rounds or (3 if args.quick else 5)
@@ -325,34 +337,39 @@ def main() -> None:
     if not shutil.which("crontab") or not shutil.which("useradd"):
         report("bench_compare: skipped (crontab(1) or useradd not installed)")
         return
+    # A TERM ends it like a ^C: the throwaway user and its crontab are removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     tmp = Path(tempfile.mkdtemp(prefix="schedgen-bench-"))
     tmp.chmod(0o755)
     user = None
     try:
-        site = install_site(tmp)
+        sites = {"schedgen": install_site(tmp, ROOT, "schedgen")}
+        if args.baseline:
+            sites["schedgen@base"] = install_site(tmp, args.baseline, "schedgen@base")
         user = User(tmp / "home")
         # schedgen installed (above), its dependencies and python-crontab from this Python.
         deps = sysconfig.get_paths()["purelib"]
-        env = {"HOME": str(user.home), "USER": user.name, "LOGNAME": user.name,
-               "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-               "PYTHONPATH": f"{site}:{deps}"}
-        py = user_python(user, env)
+        envs = {label: {"HOME": str(user.home), "USER": user.name, "LOGNAME": user.name,
+                        "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+                        "PYTHONPATH": f"{site}:{deps}"} for label, site in sites.items()}
+        py = user_python(user, envs["schedgen"])
+        names = [*sites, "whenever", "python-crontab"]
         results = {}
         for n in sizes:
-            times, keeps = measure(n, rounds, user, tmp, py, env, report)
+            times, keeps = measure(n, rounds, user, py, envs, report)
             results[n] = times
             report("")
-            report("\n".join(table(n, times)))
+            report("\n".join(table(n, times, names)))
             report("keeps the user's own lines byte for byte: "
                    + ", ".join(f"{t} {'yes' if k else 'no'}" for t, k in keeps.items()))
         if len(sizes) > 1:
             big, small = sizes[-1], sizes[-2]
             report("")
-            report(f"| {big} jobs / {small} jobs (median ms ratio) | " + " | ".join(TOOLS) + " |")
-            report("|---" * (1 + len(TOOLS)) + "|")
+            report(f"| {big} jobs / {small} jobs (median ms ratio) | " + " | ".join(names) + " |")
+            report("|---" * (1 + len(names)) + "|")
             for step in STEPS:
                 cells = []
-                for t in TOOLS:
+                for t in names:
                     a, b = results[small].get((t, step)), results[big].get((t, step))
                     cells.append(f"{statistics.median(b) / statistics.median(a):.1f}×"
                                  if a and b else "–")
