@@ -4,6 +4,7 @@ command that makes them live (docs/performance.md)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,7 +87,7 @@ def test_a_first_install_syncs_once_not_once_per_file(
     calls = log.read_text().splitlines()
     wrappers = home / ".local/share/schedgen/wrappers"
     assert len(list(wrappers.glob("j*.sh"))) == 12
-    names = [c.split(" ", 1)[1].split("(")[0] for c in calls if " " in c and "(" in c]
+    names = [m.group(1) for c in calls if (m := re.match(r"\d+\s+(\w+)\(", c))]
     # 13 files (12 jobs, the runtime): one syncfs; fsyncs only of the folder and the
     # record (and caches), never one per file.
     assert names.count("syncfs") == 1

@@ -20,8 +20,11 @@ def stage(path: Path, content: str | bytes, mode: int = 0o644) -> Path:
     """The content in a temp file beside `path` (its name: .<name>.<8 chars>.tmp), not
     yet flushed nor in place."""
     data = content.encode("utf-8") if isinstance(content, str) else content
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except FileNotFoundError:  # the folder first (asked only when missing: a mkdir per file
+        path.parent.mkdir(parents=True, exist_ok=True)  # was a syscall per job)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
