@@ -97,3 +97,23 @@ def test_a_first_install_syncs_once_not_once_per_file(
                                if "execve(" in c and "crontab" in c and '"-l"' not in c)
     renamed = [i for i, c in enumerate(calls) if "rename(" in c and "/j" in c and ".sh" in c]
     assert len(renamed) == 12 and max(renamed) < first_crontab_write
+
+
+@pytest.mark.skipif(shutil.which("strace") is None or not sys.platform.startswith("linux"),
+                    reason="needs strace on Linux")
+def test_a_change_to_one_job_file_fsyncs_it_and_flushes_nothing_else(
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:
+    write_config(tmp_path / "jobs.toml", JOBS)
+    assert subprocess.run([sys.executable, "-m", "schedgen", "apply"], cwd=tmp_path,
+                          capture_output=True).returncode == 0
+    write_config(tmp_path / "jobs.toml", JOBS.replace('["echo", "3"]', '["echo", "three"]'))
+    log = tmp_path / "strace.log"
+    r = subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-e",
+                        "trace=fsync,fdatasync,syncfs", "-e", "signal=none",
+                        sys.executable, "-m", "schedgen", "apply"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    names = [m.group(1) for c in log.read_text().splitlines()
+             if (m := re.match(r"\d+\s+(\w+)\(", c))]
+    assert "syncfs" not in names and names.count("fsync") >= 2   # the file, its folder
+    assert "three" in (home / ".local/share/schedgen/wrappers/j3.sh").read_text()

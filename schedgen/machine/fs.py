@@ -55,13 +55,20 @@ def put_in_place(staged: dict[Path, Path]) -> None:
     sync_dirs({path.parent for path in staged})
 
 
+# Up to this many files, an fsync of each: fewer journal commits than that cost less than
+# a syncfs, which also waits for whatever else is dirty on the file system.
+FSYNC_EACH_UP_TO = 4
+
+
 def sync_files(files: Iterable[Path]) -> None:
-    """Their data on disk. Linux: one syncfs(2) per file system they are on (one journal
-    commit, not one per file); elsewhere, or if syncfs fails, an fsync of each."""
+    """Their data on disk. Linux, more than a few files: one syncfs(2) per file system
+    they are on (one journal commit, not one per file); otherwise, or if syncfs fails, an
+    fsync of each."""
     files = list(files)
     if not files:
         return
-    if sys.platform.startswith("linux") and _syncfs_all(files):
+    if (len(files) > FSYNC_EACH_UP_TO and sys.platform.startswith("linux")
+            and _syncfs_all(files)):
         return
     for f in files:
         _fsync(f)
