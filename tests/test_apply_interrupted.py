@@ -140,7 +140,7 @@ def test_the_temp_file_a_killed_apply_left_beside_a_job_file_goes_with_its_next_
         cron: FakeCrontab, tmp_path: Path, home: Path) -> None:
     wrappers = home / ".local/share/schedgen/wrappers"
     wrappers.mkdir(parents=True)
-    stale = wrappers / ".alpha.sh.k2j4h5g6.tmp"   # what atomic_write makes, killed mid-write
+    stale = wrappers / ".alpha.sh.k2j4h5g6.tmp"   # what a write stages, killed mid-write
     stale.write_text("#!/bin/bash\n# half a job fi")
     others = [wrappers / ".notes.k2j4h5g6.tmp", wrappers / ".alpha.sh.tmp"]
     for f in others:
