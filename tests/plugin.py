@@ -65,7 +65,7 @@ def fake_launchctl(fake_bin: Path, tmp_path: Path,
     fake = FakeLaunchctl(fake_bin, tmp_path)
     for k, v in fake.env.items():
         monkeypatch.setenv(k, v)
-    monkeypatch.setattr("schedgen.targets.launchctl.RETRY_DELAYS", (0.01, 0.01, 0.01))
+    monkeypatch.setattr("schedgen.targets.launchd.launchctl.RETRY_DELAYS", (0.01, 0.01, 0.01))
     return fake
 
 
