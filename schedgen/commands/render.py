@@ -28,6 +28,8 @@ def render(config_path: Path, out: Path, targets: tuple[str, ...] | None,
             (say or print)(f"skipped: {w}")
     with storing_compiled_templates():
         artifacts = desired(config, targets, standalone)
+        for a in artifacts:
+            a.content  # noqa: B018 -- rendered here, where compiled templates are kept
     if not artifacts:
         raise SchedgenError("nothing to render: every job is disabled (enabled = false)")
     written = []

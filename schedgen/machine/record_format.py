@@ -39,6 +39,10 @@ class Installed(NamedTuple):
     mode: int | None = None
     schedgen_version: str = __version__
     installed_at: str = ""
+    # A digest of what it was rendered from (render/source.py); optional, added within
+    # format 1: older readers keep it as an unknown key, and drop it when they rewrite
+    # the artifact (so it never outlives the content it describes).
+    source: str | None = None
     extra: tuple[tuple[str, Any], ...] = ()  # keys this version does not know, kept as read
 
     @property
@@ -83,6 +87,14 @@ class _Reader:
             return ()
         return tuple(value)
 
+    def digest(self, where: str, value: object) -> str | None:
+        """An optional SHA-256 hex digest."""
+        text = self.text(where, value, optional=True)
+        if text is not None and not _SHA256.fullmatch(text):
+            self.bad(where, "not a SHA-256 hex digest")
+            return None
+        return text
+
     def mode(self, where: str, value: object) -> int | None:
         if value is None:
             return None
@@ -117,6 +129,7 @@ class _Reader:
             schedgen_version=self.text(f"{where}.schedgen_version",
                                        raw.get("schedgen_version", "")) or "",
             installed_at=self.text(f"{where}.installed_at", raw.get("installed_at", "")) or "",
+            source=self.digest(f"{where}.source", raw.get("source")),
             extra=tuple((k, v) for k, v in raw.items() if k not in _ARTIFACT_KEYS),
         )
         return entry if len(self.problems) == start else None
@@ -174,4 +187,6 @@ def artifact_json(entry: Installed) -> dict[str, Any]:
     out: dict[str, Any] = dict(entry.extra)
     out.update((k, v) for k, v in entry._asdict().items() if k != "extra")
     out["jobs"], out["targets"] = list(entry.jobs), list(entry.targets)
+    if entry.source is None:
+        del out["source"]  # optional: absent, as older schedgens wrote and read it
     return out

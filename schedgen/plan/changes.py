@@ -56,6 +56,8 @@ class Change(NamedTuple):
     # What its target knows of it, of the target's own type: it alone reads and formats
     # them (Target.change_json, status facts).
     details: Any = None
+    # A digest of what `after` is made from (render/source.py), recorded with it.
+    source: str | None = None
 
     @property
     def where(self) -> str:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
-from typing import NamedTuple
 
 import jinja2
 
@@ -40,13 +39,44 @@ def carries_marker(text: str | None) -> bool:
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 
-class Artifact(NamedTuple):  # a NamedTuple: far cheaper to define than a frozen dataclass
-    kind: str  # "runtime" | "wrapper" | "plist" | "cron" | "service" | "timer" | "cronjob"
-    job: str | None  # None for the cron block, which holds every cron job
-    rel: str  # where `render --out DIR` puts it
-    path: Path | None  # where `apply` installs it (None: inside the crontab)
-    content: str
-    mode: int = 0o644
+Render = Callable[[], str]
+
+
+class Artifact:
+    """One file (or block) a config wants. Its content is rendered on first use only:
+    an artifact proven unchanged by its `source` digest (render/source.py) never is."""
+
+    __slots__ = ("kind", "job", "rel", "path", "mode", "source", "_content", "_make")
+
+    def __init__(self, kind: str, job: str | None, rel: str, path: Path | None,
+                 content: str | Render, mode: int = 0o644, source: str | None = None) -> None:
+        self.kind = kind  # "runtime" | "wrapper" | "plist" | "cron" | "service" | "timer" | ...
+        self.job = job  # None for the cron block, which holds every cron job
+        self.rel = rel  # where `render --out DIR` puts it
+        self.path = path  # where `apply` installs it (None: inside the crontab)
+        self.mode = mode
+        # A digest of everything the content is made from (None: not known, e.g. it
+        # depends on the clock): equal digests render equal contents.
+        self.source = source
+        self._content: str | None = content if isinstance(content, str) else None
+        self._make: Render | None = None if isinstance(content, str) else content
+
+    @property
+    def content(self) -> str:
+        if self._content is None:
+            assert self._make is not None
+            self._content, self._make = self._make(), None
+        return self._content
+
+    def _replace(self, **changes: object) -> Artifact:
+        fields: dict[str, object] = {"kind": self.kind, "job": self.job, "rel": self.rel, "path": self.path,
+                  "mode": self.mode, "source": self.source,
+                  "content": self._content if self._content is not None else self._make}
+        fields.update(changes)
+        return Artifact(**fields)  # type: ignore[arg-type]  # the fields as given
+
+    def __repr__(self) -> str:
+        return f"Artifact({self.kind!r}, {self.job!r}, {self.rel!r}, {self.path!r})"
 
 
 # Whether compiled templates may be stored: only inside `storing_compiled_templates()`.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schedgen.config.model import Config
-from schedgen.render import artifacts
+from schedgen.config.model import Config, Job
+from schedgen.render import artifacts, source
 from schedgen.targets import registry
 
 
@@ -33,16 +33,25 @@ def desired(config: Config, targets: tuple[str, ...] | None = None,
             rt = artifacts.runtime_path(job, config)
             if rt not in runtimes and not standalone:
                 runtimes[rt] = artifacts.Artifact("runtime", None, f"wrappers/{rt.name}", rt,
-                                                  artifacts.runtime_text(), 0o644)
+                                                  artifacts.runtime_text, 0o644,
+                                                  source.of("runtime", rt, config, ()))
             nf = artifacts.notify_path(job, config)
             if (nf not in runtimes and not standalone
                     and artifacts.notify_settings(job) is not None):
                 runtimes[nf] = artifacts.Artifact("runtime", None, f"wrappers/{nf.name}", nf,
-                                                  artifacts.notify_text(), 0o644)
+                                                  artifacts.notify_text, 0o644,
+                                                  source.of("runtime", nf, config, ()))
             # 0700: a job file holds the job's env values and its ping URL, which
             # other users of the machine must not read; only its owner runs it.
-            out.append(artifacts.Artifact("wrapper", job.name, f"wrappers/{job.name}.sh",
-                                          job.wrapper_path,
-                                          artifacts.wrapper(job, config, standalone), 0o700))
+            out.append(artifacts.Artifact(
+                "wrapper", job.name, f"wrappers/{job.name}.sh", job.wrapper_path,
+                _wrapper(job, config, standalone), 0o700,
+                None if standalone else source.of("wrapper", job.wrapper_path, config, (job,))))
         out += target.render(config, jobs)
     return [*runtimes.values(), *out]
+
+
+def _wrapper(job: Job, config: Config, standalone: bool) -> artifacts.Render:
+    """The job file, rendered when first asked for (looked up at that time, so a test can
+    count renders)."""
+    return lambda: artifacts.wrapper(job, config, standalone)

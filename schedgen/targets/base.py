@@ -44,8 +44,12 @@ def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
         seen.add(k)
         before, mode = read_file(a.path)
         entry = ctx.record.get(k)
-        c = p.Change(target, kind, k, p.UNCHANGED, a.path, before, a.content, job=a.job,
-                     targets=targets_of(a), mode=a.mode)
+        # In sync when proven so: made from what the installed file was made from, and
+        # the file still as written. Then it is not rendered (its content is the file's).
+        after = (before if unchanged_source(a, entry, before) and mode == a.mode
+                 else a.content)
+        c = p.Change(target, kind, k, p.UNCHANGED, a.path, before, after, job=a.job,
+                     targets=targets_of(a), mode=a.mode, source=a.source)
         c = decide.wanted(c, entry, ctx, owned=carries_marker(before),
                           installed_mode=mode)
         out.append(c)
@@ -54,6 +58,14 @@ def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
             continue
         out.append(unwanted_file(target, entry, ctx))
     return out
+
+
+def unchanged_source(a: Artifact, entry: Installed | None, before: str | None) -> bool:
+    """Is the installed text what `a` would render to, without rendering it? Its source
+    digest is the recorded one, and the text still has the recorded hash and mode."""
+    return (a.source is not None and entry is not None and entry.source == a.source
+            and before is not None and entry.mode == a.mode
+            and entry.sha256 == p.digest(before))
 
 
 def unwanted_file(target: str, entry: Installed, ctx: PlanContext) -> p.Change:
@@ -72,7 +84,8 @@ def record_file(ctx: ApplyContext, c: p.Change, content: str) -> None:
     """Record an artifact as installed with this content (the crontab block has no path)."""
     ctx.record.set(Installed(kind=c.kind, path=str(c.path) if c.path is not None else None,
                          sha256=p.digest(content), job=c.job, jobs=c.jobs, targets=c.targets,
-                         mode=c.mode if c.path is not None else None, installed_at=now()))
+                         mode=c.mode if c.path is not None else None, installed_at=now(),
+                         source=c.source))
 
 
 def write_file(ctx: ApplyContext, c: p.Change) -> None:
@@ -122,6 +135,7 @@ def settle(ctx: ApplyContext, c: p.Change) -> bool:
         return True
     if c.action == p.UNCHANGED and c.before is not None:
         entry = ctx.record.get(c.key)
-        if entry is None or entry.sha256 != p.digest(c.before) or entry.targets != c.targets:
+        if (entry is None or entry.sha256 != p.digest(c.before) or entry.targets != c.targets
+                or entry.source != c.source):
             record_file(ctx, c, c.before)  # adopt a file that is already exactly right
     return c.action == p.UNCHANGED and not c.reload

@@ -33,10 +33,16 @@ class Cron(Defaults):
         return fit.refusals(job, where)
 
     def render(self, config: Config, jobs: tuple[Job, ...]) -> list[Artifact]:
+        from schedgen.render import source
         from schedgen.render.artifacts import Artifact
-        from schedgen.targets.cron.render import cron_block
+        from schedgen.targets.cron import render
 
-        return [Artifact("cron", None, "cron/crontab", None, cron_block(config, jobs))] if jobs else []
+        if not jobs:
+            return []
+        # content rendered on first use only (render.cron_block looked up then)
+        return [Artifact("cron", None, "cron/crontab", None,
+                         lambda: render.cron_block(config, jobs),
+                         source=source.of("cron", None, config, jobs))]
 
     def job_changes(self, change: Change, jobs: tuple[Job, ...]) -> dict[str, Change]:
         from schedgen.targets.cron.status import job_parts

@@ -9,9 +9,11 @@ from __future__ import annotations
 import shutil
 
 from schedgen.errors import SystemOpError
+from schedgen.machine.ownership import Installed
 from schedgen.plan import changes as p
 from schedgen.plan import decide
 from schedgen.plan.context import ApplyContext, PlanContext
+from schedgen.render.artifacts import Artifact
 from schedgen.targets.base import record_file, settle
 from schedgen.targets.cron import crontab
 
@@ -43,7 +45,9 @@ class CronTarget:
             ctx.warnings.append(f"{exc}; not looking for a schedgen block there")
             return []
         before = crontab.block(table.text, ctx.record.namespace)
-        after = wanted[0].content if wanted else None
+        # The block as recorded and made from the same jobs: not rendered again.
+        after = (None if not wanted else before if _unchanged(wanted[0], entry, before)
+                 else wanted[0].content)
         if before != after:  # the table would be written: refused before anything is
             try:
                 crontab.check_round_trip(table.text)
@@ -55,7 +59,7 @@ class CronTarget:
         if not jobs and entry is not None:
             jobs = entry.jobs
         c = p.Change(self.name, "cron", KEY, p.UNCHANGED, None, before, after, jobs=jobs,
-                     targets=("cron",))
+                     targets=("cron",), source=wanted[0].source if wanted else None)
         # The block is found by its BEGIN/END markers, so whatever is there is ours.
         if after is not None:
             return [decide.wanted(c, entry, ctx, owned=True, shared=False)]
@@ -80,6 +84,11 @@ class CronTarget:
         verb = "create" if change.action == p.CREATE else "update"
         ctx.did(verb, f"crontab block namespace={ns} ({_jobs(change)})"
                 + (f" ({change.note})" if change.note else ""))
+
+
+def _unchanged(a: Artifact, entry: Installed | None, before: str | None) -> bool:
+    return (a.source is not None and entry is not None and entry.source == a.source
+            and before is not None and entry.sha256 == p.digest(before))
 
 
 def _jobs(change: p.Change) -> str:

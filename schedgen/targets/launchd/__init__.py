@@ -40,12 +40,16 @@ class Launchd(Defaults):
 
     def render(self, config: Config, jobs: tuple[Job, ...]) -> list[Artifact]:
         from schedgen.paths import launch_agents_dir
+        from schedgen.render import source
         from schedgen.render.artifacts import Artifact
-        from schedgen.targets.launchd.render import plist
+        from schedgen.targets.launchd import render
 
-        return [Artifact("plist", job.name, f"launchd/{job.label}.plist",
-                         launch_agents_dir() / f"{job.label}.plist", plist(job, config))
-                for job in jobs]
+        folder = launch_agents_dir()
+        # content rendered on first use only (render.plist looked up then)
+        return [Artifact("plist", job.name, f"launchd/{job.label}.plist", path,
+                         lambda job=job: render.plist(job, config),  # type: ignore[misc]
+                         source=source.of("plist", path, config, (job,)))
+                for job in jobs for path in (folder / f"{job.label}.plist",)]
 
     def planner(self) -> Planner:
         from schedgen.targets.launchd.plan import LaunchdTarget

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from schedgen import paths
 from schedgen.config.model import Config, Job
+from schedgen.render import source
 from schedgen.render.artifacts import Artifact, _env, header
 from schedgen.schedule.expressions import Cron, Every, Reboot
 from schedgen.schedule.oncalendar import on_calendar
@@ -99,6 +100,10 @@ def unit_dir() -> Path:
 def artifacts(job: Job, config: Config) -> list[Artifact]:
     """The service first: apply writes it before the timer that starts it."""
     d = unit_dir()
-    return [Artifact(kind, job.name, f"systemd/{job.label}.{kind}", d / f"{job.label}.{kind}",
-                     render(job, config))
-            for kind, render in (("service", service), ("timer", timer))]
+    out = []
+    for kind, render in (("service", service), ("timer", timer)):
+        path = d / f"{job.label}.{kind}"
+        out.append(Artifact(kind, job.name, f"systemd/{job.label}.{kind}", path,
+                            lambda render=render: render(job, config),  # type: ignore[misc]
+                            source=source.of(kind, path, config, (job,))))
+    return out

@@ -1,0 +1,49 @@
+"""What an artifact is made from, as one digest: equal digests render equal contents.
+
+apply records it beside the hash of what it wrote; when a later plan computes the same
+digest and the installed file still has the recorded hash and mode, the artifact is
+unchanged without rendering it (the file is still read and hashed: a hand edit shows).
+A job with a time zone renders from the clock and the host's zone too: it has none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+
+from schedgen import __version__
+from schedgen.config.model import Config, Job
+from schedgen.render import shipped
+
+# Every file in templates/ (tests/test_render_source.py checks the list is whole): the
+# runtime, the job file's template, each target's, and what they include.
+TEMPLATES = ("crontab.j2", "fscheck.sh", "job.sh.j2", "launchd.plist.j2", "notify.sh",
+             "runtime.bash", "systemd.service.j2", "systemd.timer.j2", "tzgate.sh")
+
+
+@cache
+def templates_digest() -> str:
+    h = hashlib.sha256()
+    for name in TEMPLATES:
+        h.update(name.encode() + b"\0" + shipped.text(name).encode("utf-8", "surrogateescape")
+                 + b"\0")
+    return h.hexdigest()
+
+
+@cache
+def _base(namespace: str, config_path: str) -> bytes:
+    return "\0".join((__version__, templates_digest(), namespace, config_path)).encode(
+        "utf-8", "surrogateescape")
+
+
+def of(kind: str, path: Path | None, config: Config, jobs: tuple[Job, ...]) -> str | None:
+    """The digest of an artifact of `kind` at `path` rendered from these jobs (the job's
+    settings as loaded, in full), or None when its content depends on more than that."""
+    if any(j.timezone for j in jobs):
+        return None
+    h = hashlib.sha256(_base(config.namespace, str(config.path)))
+    h.update(f"\0{kind}\0{path}\0{len(jobs)}".encode("utf-8", "surrogateescape"))
+    for job in jobs:
+        h.update(b"\0" + repr(job).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
