@@ -73,7 +73,8 @@ def test_apply_installs_block_and_keeps_foreign_bytes(cron: FakeCrontab, tmp_pat
     assert b"# alpha: 100\\% alpha" in table  # % in a comment escaped too
     # private: a job file holds env values (and a ping URL) other users must not read
     assert (wrappers(home) / "alpha.sh").stat().st_mode & 0o777 == 0o700
-    assert (home / ".local/state/schedgen/logs/alpha").is_dir()
+    # the log dir is made by the first run (the runtime), not by apply
+    assert not (home / ".local/state/schedgen/logs/alpha").exists()
     assert "4 added, 0 changed, 0 removed, 0 unchanged" in r.stdout
 
 

@@ -116,11 +116,11 @@ def _lock(dry_run: bool, say: Say) -> Iterator[None]:
 
 
 def _log_dirs(config: Config, plan: p.Plan, ctx: ApplyContext) -> None:
-    """Every installed job gets its log dir now: launchd opens StandardOutPath before
-    the wrapper runs, and fails the job if the directory is missing."""
-    jobs = {c.job for c in plan.changes if c.after is not None and c.job
-            and c.kind != "cronjob"}  # a CronJob logs in the cluster
-    jobs |= {j for c in plan.changes if c.after is not None for j in c.jobs}
+    """A launchd job gets its log dir now: launchd opens StandardOutPath before the
+    wrapper runs, and fails the job if the directory is missing. Cron's and systemd's
+    runs make theirs (the runtime's `mkdir -p` at the start of a run); a CronJob logs
+    in the cluster."""
+    jobs = {c.job for c in plan.changes if c.after is not None and c.job and c.kind == "plist"}
     by_name = {j.name: j for j in config.jobs}
     for name in sorted(jobs):
         job = by_name.get(name)
