@@ -196,3 +196,22 @@ def test_the_source_digest_names_every_shipped_template() -> None:
     assert folder is not None
     assert sorted(source.TEMPLATES) == sorted(
         f.name for f in folder.iterdir() if f.is_file() and f.name != "__init__.py")
+
+
+def test_settings_kept_by_an_in_sync_apply_are_the_jobs(installed: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from schedgen.config import load
+    from schedgen.plan import review
+
+    calls: list[str] = []
+    real = review.settings
+    monkeypatch.setattr(review, "settings", lambda job: calls.append(job.name) or real(job))
+    assert schedgen("apply", "-c", str(installed)).returncode == 0
+    assert calls == []  # proven unchanged: not computed again
+    config = load.load(installed)
+    kept = state.load("default").settings
+    assert kept == {j.name: real(j) for j in config.jobs}
+    installed.write_text(installed.read_text().replace('"echo beta"', '"echo BETA"'))
+    assert schedgen("apply", "-c", str(installed)).returncode == 0
+    assert calls == ["alpha", "beta"]  # alpha shares the crontab block that changed
+    assert state.load("default").settings == {j.name: real(j) for j in load.load(installed).jobs}

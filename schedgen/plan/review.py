@@ -93,6 +93,8 @@ def remember(config: Config, plan: p.Plan, record: Record) -> None:
             if job.name not in installed_jobs:
                 settings_.pop(job.name, None)
             continue
+        if job.name in settings_ and all(_proven(c, record) for c in wanted):
+            continue  # made from the job the settings were kept for: they still hold
         if all((e := record.get(c.key)) is not None and e.sha256 == p.digest(c.after or "")
                for c in wanted):
             settings_[job.name] = settings(job)
@@ -101,6 +103,14 @@ def remember(config: Config, plan: p.Plan, record: Record) -> None:
         if name not in names and name not in installed_jobs:
             del settings_[name]
     record.settings = settings_
+
+
+def _proven(c: p.Change, record: Record) -> bool:
+    """Found unchanged by its source digest (targets/base.py), which names the job's
+    settings in full: the apply that recorded it kept these settings too."""
+    e = record.get(c.key)
+    return (c.source is not None and c.after is c.before and e is not None
+            and e.source == c.source)
 
 
 def review(config: Config, record: Record, plan: p.Plan) -> list[JobReview]:
