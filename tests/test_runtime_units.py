@@ -1,4 +1,4 @@
-"""The runtime's functions, sourced straight from templates/runtime.bash and driven one
+"""The runtime's functions, sourced straight from the runtime (templates/runtime/) and driven one
 by one: run IDs, the claim, the journal, recovery, pruning, the lock."""
 
 from __future__ import annotations

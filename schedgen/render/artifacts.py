@@ -22,9 +22,13 @@ from schedgen.schedule.to_calendar import union_dicts
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
 # (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
-RUNTIME = "runtime.bash"  # the shared wrapper runtime in templates/, plain bash
-# Appended to the runtime (after its queue-only part: only queue jobs read it).
-RUNTIME_PARTS = ("fscheck.sh",)
+# The shared wrapper runtime: plain bash, one file per topic in templates/runtime/, in
+# this order (the part named "cut" ends what a plain run reads; tests/test_runtime_cut.py).
+RUNTIME_PARTS = (
+    "00-head.bash", "10-clock.bash", "20-records.bash", "30-lock.bash", "40-run-id.bash",
+    "50-command.bash", "60-rotation.bash", "70-exit.bash", "75-main.bash", "80-cut.bash",
+    "81-smoke.bash", "82-timeout.bash", "83-queue.bash", "90-fscheck.sh",
+)
 NOTIFY = "notify.sh"  # installed beside the runtime; sourced by jobs with notify settings
 NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is check's)
 # Where the marker stands in the header schedgen writes (any version): a file that only
@@ -165,10 +169,9 @@ def runtime_path(job: Job, config: Config) -> Path:
 
 @cache
 def runtime_text() -> str:
-    """runtime.bash with its parts appended: one file to install, or to inline."""
-    parts = [shipped.text(RUNTIME).rstrip("\n")]
-    for name in RUNTIME_PARTS:
-        parts.append(f"# --- {name} ---\n" + shipped.text(name).rstrip("\n"))
+    """The runtime's parts in order: one file to install, or to inline."""
+    parts = ["".join(shipped.text("runtime/" + n) for n in RUNTIME_PARTS[:-1]).rstrip("\n"),
+             "# --- fscheck.sh ---\n" + shipped.text("runtime/90-fscheck.sh").rstrip("\n")]
     parts.append("# The end: all of it was read (the job file checks).\nsg_runtime_read=1")
     return "\n\n".join(parts) + "\n"
 

@@ -1,0 +1,214 @@
+
+# sg_hook start|finish: notify.sh's calls. A plain run has one start and one finish; a
+# queue job sends one pair per wrapper call (its first item's start; the finish from
+# sg_on_exit with the wrapper's exit status), so a batch is not a ping per item.
+sg_hook() {
+  [ "$sg_nfy" = 1 ] || return 0
+  case $1 in
+    start)
+      sg_nfy_dir=$sg_run_dir
+      [ "$sg_nfy_started" = 0 ] || return 0
+      sg_nfy_started=1
+      sg_notify_start "$sg_run_dir" ;;
+    finish)
+      sg_nfy_started=2
+      sg_notify_finish "$sg_status" "$sg_outcome" "$sg_log_dir" "$sg_nfy_dir" ;;
+  esac
+}
+
+# --- running the command -----------------------------------------------------------
+
+# sg_keeper: the background process that runs the command (its process group's leader,
+# set -m). For a queue item it waits for the command and journals how it ended, so that
+# a command that finished is not run again if the wrapper alone is killed afterwards;
+# it holds the run's lock descriptors as long as it lives. Signals do not stop it (a
+# handler, not SIG_IGN, so the command keeps the default ones): it outlives its command.
+sg_keeper() {
+  local st
+  trap - EXIT
+  [ "$sg_lb" != 1 ] || enable -n mkdir   # off already (sg_mkdir runs in the critical section): defensive
+  # Its output files made here, so that one a full disk refuses is the wrapper's fault
+  # (74, said on the wrapper's stderr), not a failure of a command that never ran.
+  exec </dev/null
+  if ! exec >"$sg_run_dir/stdout.log" 2>"$sg_run_dir/stderr.log"; then
+    printf 'schedgen: %s: cannot create stdout.log and stderr.log in %s; not run\n' \
+      "$sg_job" "$sg_run_dir" >&2
+    exit 74
+  fi
+  if [ -z "$sg_item_name" ]; then
+    sg_exec='exec'
+    sg_run_command
+    exit
+  fi
+  set +m                 # the command stays in this group
+  trap : INT TERM HUP
+  # Journaled here, not before the fork: a run that dies before its keeper gets this far
+  # never started the command, and recovery returns the item without counting an attempt.
+  # No record, no run (a full disk): a command that ran unrecorded would run again.
+  if ! sg_jot s "$sg_item_name"; then
+    printf 'schedgen: %s: could not journal the start of %s in %s; not run\n' \
+      "$sg_job" "$sg_item_name" "$sg_journal" >&2
+    exit 74
+  fi
+  sg_exec=''
+  sg_run_command
+  st=$?
+  # Past its timeout (the watchdog marks the run before its TERM), an exit 0 is the
+  # command's answer to the TERM, not the end of its work: as for a plain job, 124.
+  if [ "$sg_timeout" -gt 0 ] && [ -e "$sg_run_dir/.timeout" ]; then st=124; fi
+  if [ "$st" -eq 0 ]; then sg_jot d "$sg_item_name"; else sg_jot f "$sg_item_name"; fi
+  exit "$st"
+}
+
+# sg_run_command: the job's command, or in a smoke run its smoke command (job file).
+sg_run_command() {
+  if [ "$sg_smoke" = 1 ] && [ "$sg_has_smoke" = 1 ]; then
+    sg_smoke_command
+  else
+    sg_command
+  fi
+}
+
+# sg_reap [SIG]: wait for the command's keeper, then for every process left in its
+# group; with SIG, send SIG to the group first. A group that is still there 5 s after
+# TERM gets KILL, keeper and all (a command that ignores TERM must not keep the run
+# going). Sets sg_status unless it is set. This is the only place that waits for the
+# command: a signal meanwhile is noted by its trap (sg_crit), which interrupts the
+# wait; it is passed on here and the wait goes on, so no wait is ever nested in a trap.
+sg_reap() {
+  local n=0 st st2 seen sent=${1-} crit=$sg_crit
+  [ -n "$sg_cmd_pid" ] || return 0
+  [ -z "$sent" ] || kill -"$sent" -- "-$sg_cmd_pid" 2>/dev/null
+  sg_crit=1
+  while :; do
+    seen=$sg_nsig
+    if [ -n "$sent" ]; then
+      # Told to stop: polled, not waited for, so that KILL comes on time (bash reaps
+      # an ended child as it ends, so kill -0 then fails).
+      while kill -0 "$sg_cmd_pid" 2>/dev/null; do
+        [ "$n" -lt "$sg_grace" ] || kill -KILL -- "-$sg_cmd_pid" 2>/dev/null
+        sleep 0.1
+        n=$((n + 1))
+      done
+    fi
+    wait "$sg_cmd_pid" 2>/dev/null
+    st=$?
+    if [ -n "$sg_signal" ] && [ -z "$sent" ]; then
+      kill -TERM -- "-$sg_cmd_pid" 2>/dev/null
+      sent=TERM
+    fi
+    [ "$seen" != "$sg_nsig" ] || break               # it ended: st is its status
+    kill -0 "$sg_cmd_pid" 2>/dev/null && continue     # interrupted (or a zombie): again
+    # It ended while a signal came: ask for its own status (bash 3.2 may no longer have
+    # it if the wait above got it: 127).
+    wait "$sg_cmd_pid" 2>/dev/null
+    st2=$?
+    [ "$st2" = 127 ] || st=$st2
+    break
+  done
+  [ -n "$sg_status" ] || sg_status=$st
+  [ -n "$sent" ] || n=0
+  while kill -0 -- "-$sg_cmd_pid"; do
+    # What the command left behind must not work on the item once it moves on.
+    [ "$n" -ne 0 ] || kill -TERM -- "-$sg_cmd_pid"
+    [ "$n" -lt "$sg_grace" ] || kill -KILL -- "-$sg_cmd_pid"
+    sleep 0.1
+    n=$((n + 1))
+  done 2>/dev/null
+  sg_cmd_pid=''
+  sg_crit=$crit
+}
+
+# sg_run WANT: one run of the command: run directory, manifest, events, stdout/stderr
+# files. WANT: how many runs are still to come, this one included (see sg_run_dir_new).
+sg_run() {
+  local fields=''
+  sg_crit=1
+  sg_now
+  sg_started_at=$sg_iso sg_start_epoch=$sg_epoch
+  sg_outcome=running sg_status='' sg_item_to='' sg_item_path=$sg_item
+  if [ -n "$sg_inbox" ]; then sg_run_dir_new "$1"; else sg_run_dir_one; fi
+  SCHEDGEN_RUN_ID=$sg_run_id
+  SCHEDGEN_ARTIFACT_DIR=$sg_run_dir
+  SCHEDGEN_ITEM=$sg_item
+  export SCHEDGEN_RUN_ID SCHEDGEN_ARTIFACT_DIR SCHEDGEN_ITEM
+  sg_mtext=''
+  sg_manifest
+  if [ -n "$sg_item_name" ]; then
+    sg_js "$sg_item_name"
+    fields=",\"item\":$sg_j,\"attempt\":$sg_attempt"
+    sg_event claim "$fields"
+  fi
+  sg_event start "$fields,\"smoke\":$sg_smoke_j"
+  sg_hook start
+  # A signal held since the critical section began stops the run before the command
+  # starts: it never ran, so an item goes back without counting an attempt.
+  [ -z "$sg_signal" ] || sg_crit_end
+  [ -z "$sg_item_name" ] || sg_started=1   # its keeper journals the start
+  # The command runs in the background, in a process group of its own, so that a signal
+  # to this script can be passed on to all of it while we wait; stdin is /dev/null, its
+  # output goes to the run directory. Inside the critical section a signal waits until
+  # $! is noted, so there is no moment when a command runs that we do not know of.
+  set -m
+  sg_keeper &
+  sg_cmd_pid=$!
+  if [ "$sg_timeout" -gt 0 ]; then
+    sg_watchdog &
+    sg_wd_pid=$!
+  fi
+  set +m
+  sg_crit_end
+  sg_reap
+  sg_crit=1
+  if [ -n "$sg_wd_pid" ]; then
+    # A queue item's command that ended fine before its time (its keeper journaled it
+    # done, which it does not past the mark) did not time out, even if what it left
+    # behind kept the run going until the watchdog's time came.
+    if [ -e "$sg_run_dir/.timeout" ] && [ -n "$sg_item_name" ] && [ -n "$sg_journal" ]; then
+      sg_journal_read "$sg_journal"
+      case $sg_jdone in *"/$sg_item_name/"*) sg_wd_stop ;; esac
+    fi
+    if [ -n "$sg_wd_pid" ] && [ -e "$sg_run_dir/.timeout" ]; then
+      wait "$sg_wd_pid"
+      rm -f "$sg_run_dir/.timeout"
+      sg_wd_pid=''
+      sg_status=124
+      sg_outcome=timeout
+      printf 'schedgen: %s: timed out after %ss; killed\n' "$sg_job" "$sg_timeout" >&2
+      sg_now
+      sg_event timeout ",\"after\":$sg_timeout"
+    elif [ -n "$sg_wd_pid" ]; then
+      sg_wd_stop
+    fi
+  fi
+  sg_finish
+  sg_crit_end
+}
+
+# sg_finish: the run's end: the item moves on, the manifest and the finish event. A done
+# queue item's manifest says where it is now (its claim directory) and is written again
+# once it has moved; its finish event waits for the move (sg_flush).
+sg_finish() {
+  local fields=''
+  [ -n "$sg_status" ] || sg_status=70
+  if [ "$sg_outcome" = running ]; then
+    if [ -n "$sg_signal" ] && [ "$sg_status" -ne 0 ]; then sg_outcome=interrupted
+    elif [ "$sg_status" -eq 0 ]; then sg_outcome=ok
+    else sg_outcome=failed; fi
+  fi
+  sg_now
+  if [ -z "$sg_inbox" ] || sg_item_end "$sg_status"; then
+    sg_manifest
+    if [ -n "$sg_item_name" ]; then
+      sg_js "$sg_item_name"
+      fields=",\"item\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\""
+    fi
+    sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields"
+    [ -n "$sg_inbox" ] || sg_hook finish
+  else
+    sg_manifest
+    sg_d_mtext[sg_nd - 1]=$sg_mtext   # for sg_flush's rewrite
+  fi
+  [ "$sg_fg" != 1 ] || sg_show
+  sg_run_dir=''
+}
