@@ -22,12 +22,14 @@ from schedgen.schedule.to_calendar import union_dicts
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
 # (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
-# The shared wrapper runtime: plain bash, one file per topic in templates/runtime/, in
-# this order (the part named "cut" ends what a plain run reads; tests/test_runtime_cut.py).
+# The shared wrapper runtime: plain bash, one file per topic in templates/runtime/, put
+# together in this order (their numbers'). A plain run stops reading at 80-cut.bash:
+# tests/test_runtime_cut.py holds what code before it may call after it.
 RUNTIME_PARTS = (
-    "00-head.bash", "10-clock.bash", "20-records.bash", "30-lock.bash", "40-run-id.bash",
-    "50-command.bash", "60-rotation.bash", "70-exit.bash", "75-main.bash", "80-cut.bash",
-    "81-smoke.bash", "82-timeout.bash", "83-queue.bash", "90-fscheck.sh",
+    "00-head.bash", "10-clock.bash", "20-lock.bash", "30-run-id.bash", "40-command.bash",
+    "50-records.bash", "60-rotation.bash", "70-main.bash", "80-cut.bash",
+    "81-timeout.bash", "82-smoke.bash", "83-queue-claim.bash", "84-queue-items.bash",
+    "85-queue-journal.bash", "86-queue-recovery.bash", "90-fscheck.sh", "99-end.bash",
 )
 NOTIFY = "notify.sh"  # installed beside the runtime; sourced by jobs with notify settings
 NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is check's)
@@ -169,11 +171,11 @@ def runtime_path(job: Job, config: Config) -> Path:
 
 @cache
 def runtime_text() -> str:
-    """The runtime's parts in order: one file to install, or to inline."""
-    parts = ["".join(shipped.text("runtime/" + n) for n in RUNTIME_PARTS[:-1]).rstrip("\n"),
-             "# --- fscheck.sh ---\n" + shipped.text("runtime/90-fscheck.sh").rstrip("\n")]
-    parts.append("# The end: all of it was read (the job file checks).\nsg_runtime_read=1")
-    return "\n\n".join(parts) + "\n"
+    """The runtime's parts in order, each under its name: one file to install, or to inline."""
+    texts = [shipped.text("runtime/" + RUNTIME_PARTS[0]).rstrip("\n")]
+    for name in RUNTIME_PARTS[1:]:
+        texts.append(f"# --- {name} ---\n" + shipped.text("runtime/" + name).rstrip("\n"))
+    return "\n\n".join(texts) + "\n"
 
 
 def notify_name(namespace: str) -> str:

@@ -14,9 +14,11 @@
 # LC_ALL=C: under a UTF-8 LANG (a systemd user session has one) each would first load
 # the locale's files (0.2-0.3 ms an exec). The command keeps the locale it is given.
 #
-# Notify and pings: notify.sh (a file of its own, sourced by job files with notify
-# settings) is called through sg_hook; a time-zone gate goes before the lock in sg_main.
-# fscheck.sh is appended to this file by schedgen (after the queue part).
+# Put together by schedgen from the parts in its templates/runtime/, one per topic, each
+# under a "# --- NAME ---" line. A plain run reads up to the cut (80-cut.bash); what
+# follows it is for queues, timeouts, smoke runs and `schedgen run`. Notify and pings:
+# notify.sh (a file of its own, sourced by job files with notify settings), called
+# through sg_hook.
 
 sg_runtime_api=1     # the job files' interface; they refuse a runtime of another one
 sg_chunk_max=32      # queue items claimed with one mv

@@ -1,5 +1,4 @@
-
-# --- helpers -----------------------------------------------------------------
+# Clock and JSON: the time without `date`, strings as JSON.
 
 # sg_now: the time as sg_epoch, sg_stamp (run ID part, %Y%m%dT%H%M%SZ) and sg_iso (UTC
 # ISO 8601). bash 5 has EPOCHSECONDS; bash 3.2 runs `date` once per process, and later

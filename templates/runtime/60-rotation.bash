@@ -1,5 +1,4 @@
-
-# --- logs and run directories --------------------------------------------------
+# Rotation of the appended-to logs, pruning of run directories.
 
 # sg_rotate_file FILE: FILE.1 (newest) ... FILE.<keep>; older copies are dropped.
 sg_rotate_file() {
@@ -20,7 +19,6 @@ sg_big() {
   find "$sg_log_dir" -maxdepth 1 -type f \( -name events.jsonl -o -name cron.log \
     -o -name launchd.out.log -o -name launchd.err.log \) -size +$((sg_max_size - 1))c 2>/dev/null
 }
-
 
 # sg_rotate: launchd and cron never rotate what they append to, so we do, under a
 # rotation lock (runs without the job lock may overlap). Sizes are looked at (one

@@ -1,4 +1,3 @@
-
 # Plain runs stop reading here: bash parses a sourced file as it goes, so what only a
 # queue, a timeout, a smoke run or `schedgen run` needs costs a plain run nothing
 # (inlined, --standalone, this line is a no-op and they are read anyway).
@@ -6,4 +5,3 @@
 # so that a runtime cut short is a message and exit 78, not a run of half of it.
 [ -n "${sg_inbox:-}" ] || [ "${sg_timeout:-0}" != 0 ] || [ "${SCHEDGEN_SMOKE:-}" = 1 ] ||
   [ "${SCHEDGEN_FOREGROUND:-}" = 1 ] || { sg_runtime_read=1; return 0 2>/dev/null; }
-

@@ -1,3 +1,43 @@
+# Run IDs and run directories.
+
+# sg_builtins: bash's own mkdir (its loadable builtin, Debian's and Ubuntu's bash-builtins
+# package) for the wrapper's own run and claim directories (sg_mkdir), a fork less for
+# each. Only the system's bash with the system's builtins (dpkg ties bash-builtins to the
+# exact bash: a .so of another build would fail only at its first call), and only while
+# the first mkdir on the job's PATH, as the command will see it, is the system's. Loaded
+# turned off: the job's own code (a queue item's command, notify, the env file) never
+# meets it, and every mkdir -p is /bin/mkdir's (the loadable one gives up when a folder on
+# the way appears meanwhile). Elsewhere (macOS's bash 3.2) mkdir forks as before.
+sg_builtins() {
+  case $BASH in /bin/bash|/usr/bin/bash) ;; *) return 0 ;; esac
+  [ -f /usr/lib/bash/mkdir ] && sg_sys_tool mkdir || return 0
+  enable -f /usr/lib/bash/mkdir mkdir 2>/dev/null || return 0
+  enable -n mkdir
+  sg_lb=1
+}
+
+# sg_sys_tool NAME: the first NAME on PATH (an empty entry is the working directory) is
+# /bin's or /usr/bin's.
+sg_sys_tool() {
+  local x='' IFS=:
+  set -f
+  for x in $PATH; do [ ! -x "${x:-.}/$1" ] || break; done
+  set +f
+  case $x in /bin|/usr/bin) [ -x "$x/$1" ] ;; *) return 1 ;; esac
+}
+
+# sg_mkdir DIR...: the wrapper's own mkdir of new directories (no -p): bash's where loaded,
+# turned on for this call only; /bin/mkdir, without loading a locale, otherwise.
+sg_mkdir() {
+  if [ "$sg_lb" = 1 ]; then
+    enable mkdir
+    mkdir "$@"
+    set -- "$?"
+    enable -n mkdir
+    return "$1"
+  fi
+  LC_ALL=C mkdir "$@"
+}
 
 # sg_id_floor_set: the newest run directory's time. A clock that stepped back must not
 # give a new run a name that sorts before older runs (pruning keeps the newest names):
@@ -122,18 +162,6 @@ sg_runs_none() {
   [ "$#" -eq 1 ] && [ "$1" = "$sg_runs/*" ] && [ ! -e "$1" ] && [ ! -L "$1" ]
 }
 
-# sg_last_run_note: as a plain run under the job's lock ends (after pruning), its ID, the
-# count of run directories and the time go to .last-run for the next run
-# (sg_id_floor_set): one fixed-width line written over in place. Runs without the lock
-# may overlap: they list the folder.
-sg_last_run_note() {
-  [ -n "$sg_lock_name" ] && [ -n "$sg_nruns" ] && [ -n "$sg_last_id" ] || return 0
-  [ -z "$sg_inbox" ] || return 0
-  # A FIFO would hang us; a symlink would be written through.
-  [ ! -L "$sg_last_run" ] && { [ ! -e "$sg_last_run" ] || [ -f "$sg_last_run" ]; } || return 0
-  printf '%-63s\n' "$sg_last_id $sg_nruns $sg_epoch" 2>/dev/null 1<>"$sg_last_run"
-}
-
 # sg_run_dir_make: make the directory of sg_run_id, with a new ID while the name is taken.
 # A mkdir killed by a signal to the whole process group may have made the directory: the
 # name was free (sg_new_id), so it is ours; if it did not, it is tried again.
@@ -156,59 +184,14 @@ sg_run_dir_make() {
   sg_run_dir=$sg_runs/$sg_run_id
 }
 
-# sg_manifest: (re)write the run's manifest.json (one line, one write). A rewrite goes
-# over the old text in place (<>, no truncation: a truncated file gives its block back
-# and takes a new one, several times the cost of the write on ext4 and APFS), padded
-# with spaces (JSON whitespace) to the old length, when that is sure to cover it: the
-# file still holds exactly what we wrote, and both texts are plain ASCII (so characters
-# are bytes in any locale). Otherwise (a name with other characters, a command that
-# wrote its own manifest.json there) it is written afresh. Only the job, host, item and
-# path can bring other characters in (the rest is ours: digits, times, words).
-sg_manifest() {
-  local item=null path=null attempt=null fin=null dur=null code=null line cur='' n
-  local plain=$sg_plain
-  if [ -n "$sg_item_name" ]; then
-    sg_js "$sg_item_name"; item=$sg_j
-    sg_js "$sg_item_path"; path=$sg_j
-    attempt=${sg_attempt:-null}
-    case $item$path in *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' {}":,./_~+=@-']*) plain=0 ;; esac
-  fi
-  if [ "$sg_outcome" != running ]; then
-    fin="\"$sg_iso\""
-    dur=$((sg_epoch - sg_start_epoch))
-    code=${sg_status:-null}
-  fi
-  printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}' \
-    "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
-    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j"
-  [ "$plain" = 1 ] || sg_mtext=''
-  # The command may have put something else there (its directory is its own): a FIFO
-  # would hang the run with its lock held, a symlink would be written through.
-  if [ -L "$sg_run_dir/manifest.json" ] ||
-    { [ -e "$sg_run_dir/manifest.json" ] && [ ! -f "$sg_run_dir/manifest.json" ]; }; then
-    rm -rf "$sg_run_dir/manifest.json" 2>/dev/null
-    sg_mtext=''
-  fi
-  if [ -n "$sg_mtext" ]; then
-    # At most one character more than ours: a command's huge manifest.json is not read in.
-    # Only the end of the file ends the read as ours does: one that stops early met a NUL
-    # (our text, then a NUL and more: written over, the rest would stay behind).
-    if IFS= read -r -n $((${#sg_mtext} + 2)) -d '' cur 2>/dev/null <"$sg_run_dir/manifest.json"; then
-      cur=''
-    fi
-    [ "$cur" = "$sg_mtext$sg_nl" ] || sg_mtext=''
-  fi
-  # One line: bash writes its output a line at a time, so this is one write(2).
-  if [ -n "$sg_mtext" ]; then
-    n=$((${#sg_mtext} - ${#line}))
-    while [ "$n" -gt 0 ]; do
-      line=$line${sg_pad:0:$n}
-      n=$((${#sg_mtext} - ${#line}))
-    done
-    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/manifest.json" || sg_lost
-  else
-    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/manifest.json" || sg_lost
-  fi
-  sg_mtext=$line
-  [ "$plain" = 1 ] || sg_mtext=''
+# sg_last_run_note: as a plain run under the job's lock ends (after pruning), its ID, the
+# count of run directories and the time go to .last-run for the next run
+# (sg_id_floor_set): one fixed-width line written over in place. Runs without the lock
+# may overlap: they list the folder.
+sg_last_run_note() {
+  [ -n "$sg_lock_name" ] && [ -n "$sg_nruns" ] && [ -n "$sg_last_id" ] || return 0
+  [ -z "$sg_inbox" ] || return 0
+  # A FIFO would hang us; a symlink would be written through.
+  [ ! -L "$sg_last_run" ] && { [ ! -e "$sg_last_run" ] || [ -f "$sg_last_run" ]; } || return 0
+  printf '%-63s\n' "$sg_last_id $sg_nruns $sg_epoch" 2>/dev/null 1<>"$sg_last_run"
 }

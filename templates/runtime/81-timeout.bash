@@ -1,3 +1,4 @@
+# Timeouts (read past the cut: only jobs with a timeout).
 
 # sg_watchdog: with a timeout, a process of its own that after sg_timeout seconds (or at
 # once if the wrapper is gone) marks the run, sends TERM to the command's group and

@@ -1,5 +1,4 @@
-
-# --- the run -----------------------------------------------------------------------
+# One run, start to end.
 
 # sg_main [--cron]: one run of the job. cron calls it with --cron (its output goes to
 # cron.log), launchd with no argument, `schedgen run JOB` in the foreground.

@@ -1,4 +1,4 @@
-# --- smoke runs, the foreground, timeouts --------------------------------------------
+# Smoke runs and the foreground (`schedgen run`).
 
 # sg_smoke_checks: a smoke run's checks, before anything is written; with no smoke
 # command they are the smoke test (exit 0), else the smoke command runs next.

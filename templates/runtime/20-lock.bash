@@ -1,3 +1,4 @@
+# The job's lock (flock on fd 9) and the lock folder's checks.
 
 # sg_lock FD WAIT: exclusive flock(2) on the open descriptor FD, waiting up to WAIT
 # seconds (0: not at all). Returns 0 locked, 1 busy, else an error. flock(1) where it is
@@ -17,45 +18,6 @@ sg_lock() {
       flock($f, 6) or exit 1;
       exit 0' "$1" "$2"
   fi
-}
-
-# sg_builtins: bash's own mkdir (its loadable builtin, Debian's and Ubuntu's bash-builtins
-# package) for the wrapper's own run and claim directories (sg_mkdir), a fork less for
-# each. Only the system's bash with the system's builtins (dpkg ties bash-builtins to the
-# exact bash: a .so of another build would fail only at its first call), and only while
-# the first mkdir on the job's PATH, as the command will see it, is the system's. Loaded
-# turned off: the job's own code (a queue item's command, notify, the env file) never
-# meets it, and every mkdir -p is /bin/mkdir's (the loadable one gives up when a folder on
-# the way appears meanwhile). Elsewhere (macOS's bash 3.2) mkdir forks as before.
-sg_builtins() {
-  case $BASH in /bin/bash|/usr/bin/bash) ;; *) return 0 ;; esac
-  [ -f /usr/lib/bash/mkdir ] && sg_sys_tool mkdir || return 0
-  enable -f /usr/lib/bash/mkdir mkdir 2>/dev/null || return 0
-  enable -n mkdir
-  sg_lb=1
-}
-
-# sg_sys_tool NAME: the first NAME on PATH (an empty entry is the working directory) is
-# /bin's or /usr/bin's.
-sg_sys_tool() {
-  local x='' IFS=:
-  set -f
-  for x in $PATH; do [ ! -x "${x:-.}/$1" ] || break; done
-  set +f
-  case $x in /bin|/usr/bin) [ -x "$x/$1" ] ;; *) return 1 ;; esac
-}
-
-# sg_mkdir DIR...: the wrapper's own mkdir of new directories (no -p): bash's where loaded,
-# turned on for this call only; /bin/mkdir, without loading a locale, otherwise.
-sg_mkdir() {
-  if [ "$sg_lb" = 1 ]; then
-    enable mkdir
-    mkdir "$@"
-    set -- "$?"
-    enable -n mkdir
-    return "$1"
-  fi
-  LC_ALL=C mkdir "$@"
 }
 
 # sg_lock_dir_ok: the lock dir is ours and nobody else can write it (else anyone could

@@ -1,22 +1,70 @@
+# The command and its signals.
 
-# sg_hook start|finish: notify.sh's calls. A plain run has one start and one finish; a
-# queue job sends one pair per wrapper call (its first item's start; the finish from
-# sg_on_exit with the wrapper's exit status), so a batch is not a ping per item.
-sg_hook() {
-  [ "$sg_nfy" = 1 ] || return 0
-  case $1 in
-    start)
-      sg_nfy_dir=$sg_run_dir
-      [ "$sg_nfy_started" = 0 ] || return 0
-      sg_nfy_started=1
-      sg_notify_start "$sg_run_dir" ;;
-    finish)
-      sg_nfy_started=2
-      sg_notify_finish "$sg_status" "$sg_outcome" "$sg_log_dir" "$sg_nfy_dir" ;;
-  esac
+# sg_run WANT: one run of the command: run directory, manifest, events, stdout/stderr
+# files. WANT: how many runs are still to come, this one included (see sg_run_dir_new).
+sg_run() {
+  local fields=''
+  sg_crit=1
+  sg_now
+  sg_started_at=$sg_iso sg_start_epoch=$sg_epoch
+  sg_outcome=running sg_status='' sg_item_to='' sg_item_path=$sg_item
+  if [ -n "$sg_inbox" ]; then sg_run_dir_new "$1"; else sg_run_dir_one; fi
+  SCHEDGEN_RUN_ID=$sg_run_id
+  SCHEDGEN_ARTIFACT_DIR=$sg_run_dir
+  SCHEDGEN_ITEM=$sg_item
+  export SCHEDGEN_RUN_ID SCHEDGEN_ARTIFACT_DIR SCHEDGEN_ITEM
+  sg_mtext=''
+  sg_manifest
+  if [ -n "$sg_item_name" ]; then
+    sg_js "$sg_item_name"
+    fields=",\"item\":$sg_j,\"attempt\":$sg_attempt"
+    sg_event claim "$fields"
+  fi
+  sg_event start "$fields,\"smoke\":$sg_smoke_j"
+  sg_hook start
+  # A signal held since the critical section began stops the run before the command
+  # starts: it never ran, so an item goes back without counting an attempt.
+  [ -z "$sg_signal" ] || sg_crit_end
+  [ -z "$sg_item_name" ] || sg_started=1   # its keeper journals the start
+  # The command runs in the background, in a process group of its own, so that a signal
+  # to this script can be passed on to all of it while we wait; stdin is /dev/null, its
+  # output goes to the run directory. Inside the critical section a signal waits until
+  # $! is noted, so there is no moment when a command runs that we do not know of.
+  set -m
+  sg_keeper &
+  sg_cmd_pid=$!
+  if [ "$sg_timeout" -gt 0 ]; then
+    sg_watchdog &
+    sg_wd_pid=$!
+  fi
+  set +m
+  sg_crit_end
+  sg_reap
+  sg_crit=1
+  if [ -n "$sg_wd_pid" ]; then
+    # A queue item's command that ended fine before its time (its keeper journaled it
+    # done, which it does not past the mark) did not time out, even if what it left
+    # behind kept the run going until the watchdog's time came.
+    if [ -e "$sg_run_dir/.timeout" ] && [ -n "$sg_item_name" ] && [ -n "$sg_journal" ]; then
+      sg_journal_read "$sg_journal"
+      case $sg_jdone in *"/$sg_item_name/"*) sg_wd_stop ;; esac
+    fi
+    if [ -n "$sg_wd_pid" ] && [ -e "$sg_run_dir/.timeout" ]; then
+      wait "$sg_wd_pid"
+      rm -f "$sg_run_dir/.timeout"
+      sg_wd_pid=''
+      sg_status=124
+      sg_outcome=timeout
+      printf 'schedgen: %s: timed out after %ss; killed\n' "$sg_job" "$sg_timeout" >&2
+      sg_now
+      sg_event timeout ",\"after\":$sg_timeout"
+    elif [ -n "$sg_wd_pid" ]; then
+      sg_wd_stop
+    fi
+  fi
+  sg_finish
+  sg_crit_end
 }
-
-# --- running the command -----------------------------------------------------------
 
 # sg_keeper: the background process that runs the command (its process group's leader,
 # set -m). For a queue item it waits for the command and journals how it ended, so that
@@ -119,96 +167,31 @@ sg_reap() {
   sg_crit=$crit
 }
 
-# sg_run WANT: one run of the command: run directory, manifest, events, stdout/stderr
-# files. WANT: how many runs are still to come, this one included (see sg_run_dir_new).
-sg_run() {
-  local fields=''
-  sg_crit=1
-  sg_now
-  sg_started_at=$sg_iso sg_start_epoch=$sg_epoch
-  sg_outcome=running sg_status='' sg_item_to='' sg_item_path=$sg_item
-  if [ -n "$sg_inbox" ]; then sg_run_dir_new "$1"; else sg_run_dir_one; fi
-  SCHEDGEN_RUN_ID=$sg_run_id
-  SCHEDGEN_ARTIFACT_DIR=$sg_run_dir
-  SCHEDGEN_ITEM=$sg_item
-  export SCHEDGEN_RUN_ID SCHEDGEN_ARTIFACT_DIR SCHEDGEN_ITEM
-  sg_mtext=''
-  sg_manifest
-  if [ -n "$sg_item_name" ]; then
-    sg_js "$sg_item_name"
-    fields=",\"item\":$sg_j,\"attempt\":$sg_attempt"
-    sg_event claim "$fields"
+# INT, TERM, HUP: noted; inside a critical section acted on at its end (sg_crit_end).
+# Acting: pass TERM on to the command's whole process group, wait until all of it has
+# ended, then exit 128+N; the EXIT trap settles the item and the run as for any failure.
+sg_on_signal() {
+  # A signal pending when the keeper is forked can run this trap in the child before
+  # bash resets it there: only the wrapper itself acts on it.
+  [ "$BASH_SUBSHELL" = "$sg_shell" ] || return 0
+  sg_nsig=$((sg_nsig + 1))
+  if [ -z "$sg_signal" ]; then
+    sg_signal=$1 sg_signum=$2
   fi
-  sg_event start "$fields,\"smoke\":$sg_smoke_j"
-  sg_hook start
-  # A signal held since the critical section began stops the run before the command
-  # starts: it never ran, so an item goes back without counting an attempt.
-  [ -z "$sg_signal" ] || sg_crit_end
-  [ -z "$sg_item_name" ] || sg_started=1   # its keeper journals the start
-  # The command runs in the background, in a process group of its own, so that a signal
-  # to this script can be passed on to all of it while we wait; stdin is /dev/null, its
-  # output goes to the run directory. Inside the critical section a signal waits until
-  # $! is noted, so there is no moment when a command runs that we do not know of.
-  set -m
-  sg_keeper &
-  sg_cmd_pid=$!
-  if [ "$sg_timeout" -gt 0 ]; then
-    sg_watchdog &
-    sg_wd_pid=$!
-  fi
-  set +m
-  sg_crit_end
-  sg_reap
-  sg_crit=1
-  if [ -n "$sg_wd_pid" ]; then
-    # A queue item's command that ended fine before its time (its keeper journaled it
-    # done, which it does not past the mark) did not time out, even if what it left
-    # behind kept the run going until the watchdog's time came.
-    if [ -e "$sg_run_dir/.timeout" ] && [ -n "$sg_item_name" ] && [ -n "$sg_journal" ]; then
-      sg_journal_read "$sg_journal"
-      case $sg_jdone in *"/$sg_item_name/"*) sg_wd_stop ;; esac
-    fi
-    if [ -n "$sg_wd_pid" ] && [ -e "$sg_run_dir/.timeout" ]; then
-      wait "$sg_wd_pid"
-      rm -f "$sg_run_dir/.timeout"
-      sg_wd_pid=''
-      sg_status=124
-      sg_outcome=timeout
-      printf 'schedgen: %s: timed out after %ss; killed\n' "$sg_job" "$sg_timeout" >&2
-      sg_now
-      sg_event timeout ",\"after\":$sg_timeout"
-    elif [ -n "$sg_wd_pid" ]; then
-      sg_wd_stop
-    fi
-  fi
-  sg_finish
-  sg_crit_end
+  [ "$sg_crit" = 0 ] || return 0
+  sg_stop
 }
 
-# sg_finish: the run's end: the item moves on, the manifest and the finish event. A done
-# queue item's manifest says where it is now (its claim directory) and is written again
-# once it has moved; its finish event waits for the move (sg_flush).
-sg_finish() {
-  local fields=''
-  [ -n "$sg_status" ] || sg_status=70
-  if [ "$sg_outcome" = running ]; then
-    if [ -n "$sg_signal" ] && [ "$sg_status" -ne 0 ]; then sg_outcome=interrupted
-    elif [ "$sg_status" -eq 0 ]; then sg_outcome=ok
-    else sg_outcome=failed; fi
-  fi
+sg_stop() {
+  trap '' INT TERM HUP
+  sg_crit=2
   sg_now
-  if [ -z "$sg_inbox" ] || sg_item_end "$sg_status"; then
-    sg_manifest
-    if [ -n "$sg_item_name" ]; then
-      sg_js "$sg_item_name"
-      fields=",\"item\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\""
-    fi
-    sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields"
-    [ -n "$sg_inbox" ] || sg_hook finish
-  else
-    sg_manifest
-    sg_d_mtext[sg_nd - 1]=$sg_mtext   # for sg_flush's rewrite
-  fi
-  [ "$sg_fg" != 1 ] || sg_show
-  sg_run_dir=''
+  sg_event signal ",\"signal\":\"$sg_signal\""
+  sg_reap TERM
+  exit $((128 + sg_signum))
+}
+
+sg_crit_end() {
+  sg_crit=0
+  [ -z "$sg_signal" ] || sg_stop
 }

@@ -1,0 +1,123 @@
+"""The runtime's parts and its cut.
+
+A plain run stops reading the runtime at the cut (templates/runtime/80-cut.bash): bash
+parses a sourced file as it goes, so functions defined after it do not exist in a plain
+run. Code before the cut may call one of them only behind a guard that implies the run
+read past the cut, i.e. one of the cut's own conditions. This test lists those calls and
+their guards, and fails on any other call across the cut.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from schedgen.render.artifacts import RUNTIME_PARTS, notify_text, runtime_text
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+# What the cut reads on: a run goes past it when one of these holds.
+CUT_CONDITIONS = {
+    "inbox": '[ -n "${sg_inbox:-}" ]',
+    "timeout": '[ "${sg_timeout:-0}" != 0 ]',
+    "smoke": '[ "${SCHEDGEN_SMOKE:-}" = 1 ]',
+    "foreground": '[ "${SCHEDGEN_FOREGROUND:-}" = 1 ]',
+}
+
+# (caller before the cut, callee after it): the cut condition its guard implies.
+ALLOWED = {
+    ("sg_init", "sg_init_queue"): "inbox",          # [ -z "$sg_inbox" ] ||
+    ("sg_main", "sg_smoke_checks"): "smoke",        # [ "$sg_smoke" != 1 ] ||
+    ("sg_main", "sg_queue_main"): "inbox",          # [ -z "$sg_inbox" ] ||
+    ("sg_keeper", "sg_jot"): "inbox",               # only with an item (sg_item_name)
+    ("sg_run", "sg_run_dir_new"): "inbox",          # if [ -n "$sg_inbox" ]
+    ("sg_run", "sg_watchdog"): "timeout",           # if [ "$sg_timeout" -gt 0 ]
+    ("sg_run", "sg_wd_stop"): "timeout",            # sg_wd_pid is set: a watchdog runs
+    ("sg_run", "sg_journal_read"): "inbox",         # an item, and sg_journal set
+    ("sg_finish", "sg_item_end"): "inbox",          # [ -z "$sg_inbox" ] ||
+    ("sg_finish", "sg_show"): "foreground",         # [ "$sg_fg" != 1 ] ||
+    ("sg_on_exit", "sg_wd_stop"): "timeout",        # [ -z "$sg_wd_pid" ] ||
+    ("sg_on_exit", "sg_item_end"): "inbox",         # if [ -n "$sg_inbox" ]
+    ("sg_on_exit", "sg_flush"): "inbox",
+    ("sg_on_exit", "sg_release"): "inbox",
+    ("sg_on_exit", "sg_close_claim"): "inbox",
+}
+
+# Defined by the job file (templates/job.sh.j2).
+JOB_FILE_FUNCTIONS = {"sg_env", "sg_command", "sg_smoke_command", "sg_notify_cmd"}
+
+_DEF = re.compile(r"^(sg_\w+)\(\) \{$", re.M)
+# A function's name as a word of code: not a variable ($x, ${x}), an assignment or an array.
+_CALL = re.compile(r"(?<![\w$.{/#-])(sg_\w+)(?![\w=\[])")
+
+
+def _code(text: str) -> str:
+    """Comments out (a # that starts a word; ${#x} and $# stay)."""
+    return "\n".join(re.sub(r"(^|\s)#.*$", "", line) for line in text.splitlines())
+
+
+def _functions(text: str) -> list[tuple[str, int, str]]:
+    """(name, offset, body) of each function defined at the top level."""
+    out = []
+    for m in _DEF.finditer(text):
+        end = text.index("\n}\n", m.start())
+        out.append((m.group(1), m.start(), _code(text[m.end():end])))
+    return out
+
+
+def _calls(body: str, names: set[str]) -> set[str]:
+    return {m.group(1) for m in _CALL.finditer(body) if m.group(1) in names}
+
+
+def _cut() -> tuple[str, int]:
+    text = runtime_text()
+    return text, text.index("# --- 80-cut.bash ---")
+
+
+def test_the_parts_listed_are_the_files_in_the_folder() -> None:
+    on_disk = sorted(p.name for p in (TEMPLATES / "runtime").iterdir())
+    assert list(RUNTIME_PARTS) == on_disk
+
+
+def test_the_cut_reads_on_exactly_for_its_conditions() -> None:
+    cut = (TEMPLATES / "runtime" / "80-cut.bash").read_text()
+    gate = _code(cut).strip()
+    for cond in CUT_CONDITIONS.values():
+        assert cond in gate
+    assert gate.count("[ ") == len(CUT_CONDITIONS)
+    assert gate.endswith("|| { sg_runtime_read=1; return 0 2>/dev/null; }")
+
+
+def test_only_the_listed_calls_cross_the_cut() -> None:
+    text, cut = _cut()
+    functions = _functions(text)
+    after = {name for name, at, _ in functions if at > cut}
+    crossing = set()
+    for name, at, body in functions:
+        if at < cut:
+            crossing |= {(name, callee) for callee in _calls(body, after)}
+    top = _code(re.sub(r"^sg_\w+\(\) \{$.*?^\}$", "", text[:cut], flags=re.M | re.S))
+    crossing |= {("(top level)", callee) for callee in _calls(top, after)}
+    assert crossing == set(ALLOWED), (
+        f"new calls across the cut: {sorted(crossing - set(ALLOWED))}; "
+        f"listed but gone: {sorted(set(ALLOWED) - crossing)}")
+    assert set(ALLOWED.values()) <= set(CUT_CONDITIONS)
+
+
+def test_every_function_called_is_defined_somewhere() -> None:
+    text = runtime_text()
+    notify = notify_text()
+    defined = ({n for n, _, _ in _functions(text)} | {n for n, _, _ in _functions(notify)}
+               | JOB_FILE_FUNCTIONS)
+    # An sg_ word in a command's place (sg_ variables are the others).
+    code = "\n".join(_code(b) for _, _, b in _functions(text))
+    commands = {m.group(2) for m in re.finditer(
+        r"(^|;|&&|\|\||\bthen|\bdo|\belse|\bif|\bwhile|\btrap|!|\{|\)|\$\(|')\s*(sg_\w+)(?=[\s;')]|$)",
+        code, re.M)}
+    assert {"sg_run", "sg_big", "sg_on_exit"} <= commands and "sg_epoch" not in commands
+    assert commands - defined == set()
+
+
+def test_no_function_is_defined_twice() -> None:
+    names = [n for n, _, _ in _functions(runtime_text())]
+    assert len(names) == len(set(names))
