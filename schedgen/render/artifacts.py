@@ -24,7 +24,7 @@ MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognis
 # (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
 # The shared wrapper runtime: plain bash, one file per topic in templates/runtime/, put
 # together in this order (their numbers'). A plain run stops reading at 80-cut.bash:
-# tests/test_runtime_cut.py holds what code before it may call after it.
+# tests/test_runtime_parts.py holds what code before it may call after it.
 RUNTIME_PARTS = (
     "00-head.bash", "10-clock.bash", "20-lock.bash", "30-run-id.bash", "40-command.bash",
     "50-records.bash", "60-rotation.bash", "70-main.bash", "80-cut.bash",

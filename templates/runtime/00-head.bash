@@ -50,6 +50,7 @@ sg_init() {
   sg_grace=${SCHEDGEN_TEST_KILL_GRACE:-5}
   case $sg_grace in ''|0?*|*[!0-9]*) sg_grace=5 ;; esac
   sg_grace=$((sg_grace * 10))
+  sg_tk=0               # tenths of a second since TERM (sg_term_kill)
   sg_signal='' sg_signum=0   # the first INT, TERM or HUP that stopped this run
   sg_crit=0            # 1 inside a critical section: a signal is acted on at its end
   sg_tidy=0            # 1 once this run may rotate logs and prune run directories

@@ -117,34 +117,25 @@ sg_run_command() {
   fi
 }
 
-# sg_reap [SIG]: wait for the command's keeper, then for every process left in its
-# group; with SIG, send SIG to the group first. A group that is still there 5 s after
-# TERM gets KILL, keeper and all (a command that ignores TERM must not keep the run
-# going). Sets sg_status unless it is set. This is the only place that waits for the
-# command: a signal meanwhile is noted by its trap (sg_crit), which interrupts the
-# wait; it is passed on here and the wait goes on, so no wait is ever nested in a trap.
+# sg_reap [TERM]: wait for the command's keeper, then for every process left in its
+# group; with TERM, stop the group first (sg_term_kill: KILL 5 s after TERM, keeper and
+# all, so a command that ignores TERM does not keep the run going). Sets sg_status
+# unless it is set. This is the only place that waits for the command: a signal
+# meanwhile is noted by its trap (sg_crit), which interrupts the wait; it is passed on
+# here and the wait goes on, so no wait is ever nested in a trap.
 sg_reap() {
-  local n=0 st st2 seen sent=${1-} crit=$sg_crit
+  local st st2 seen sent=${1-} crit=$sg_crit
   [ -n "$sg_cmd_pid" ] || return 0
-  [ -z "$sent" ] || kill -"$sent" -- "-$sg_cmd_pid" 2>/dev/null
+  sg_tk=0
   sg_crit=1
   while :; do
     seen=$sg_nsig
-    if [ -n "$sent" ]; then
-      # Told to stop: polled, not waited for, so that KILL comes on time (bash reaps
-      # an ended child as it ends, so kill -0 then fails).
-      while kill -0 "$sg_cmd_pid" 2>/dev/null; do
-        [ "$n" -lt "$sg_grace" ] || kill -KILL -- "-$sg_cmd_pid" 2>/dev/null
-        sleep 0.1
-        n=$((n + 1))
-      done
-    fi
+    # Told to stop: polled, not waited for, so that KILL comes on time (bash reaps
+    # an ended child as it ends, so kill -0 then fails).
+    [ -z "$sent" ] || sg_term_kill "$sg_cmd_pid" "-$sg_cmd_pid"
     wait "$sg_cmd_pid" 2>/dev/null
     st=$?
-    if [ -n "$sg_signal" ] && [ -z "$sent" ]; then
-      kill -TERM -- "-$sg_cmd_pid" 2>/dev/null
-      sent=TERM
-    fi
+    [ -z "$sg_signal" ] || sent=TERM                 # a signal came: stop it (above)
     [ "$seen" != "$sg_nsig" ] || break               # it ended: st is its status
     kill -0 "$sg_cmd_pid" 2>/dev/null && continue     # interrupted (or a zombie): again
     # It ended while a signal came: ask for its own status (bash 3.2 may no longer have
@@ -155,16 +146,26 @@ sg_reap() {
     break
   done
   [ -n "$sg_status" ] || sg_status=$st
-  [ -n "$sent" ] || n=0
-  while kill -0 -- "-$sg_cmd_pid"; do
-    # What the command left behind must not work on the item once it moves on.
-    [ "$n" -ne 0 ] || kill -TERM -- "-$sg_cmd_pid"
-    [ "$n" -lt "$sg_grace" ] || kill -KILL -- "-$sg_cmd_pid"
-    sleep 0.1
-    n=$((n + 1))
-  done 2>/dev/null
+  # What the command left behind must not work on the item once it moves on: TERM now
+  # (unless sent above), KILL once 5 s have passed since the first TERM.
+  sg_term_kill "-$sg_cmd_pid" "-$sg_cmd_pid"
   sg_cmd_pid=''
   sg_crit=$crit
+}
+
+# sg_term_kill PID GROUP [LIMIT]: while PID lives (a pid, or -PGID: a whole group), TERM
+# to GROUP at first (while sg_tk is 0), KILL from sg_grace tenths of a second on; with
+# LIMIT, no longer than that many tenths. sg_tk counts the tenths, so that a second call
+# goes on where the first stopped. The one TERM-then-KILL of the runtime: a signal to
+# the wrapper, what a command left in its group, the timeout's watchdog.
+sg_term_kill() {
+  while kill -0 -- "$1" 2>/dev/null; do
+    [ -z "${3-}" ] || [ "$sg_tk" -lt "$3" ] || return 0
+    [ "$sg_tk" -ne 0 ] || kill -TERM -- "$2" 2>/dev/null
+    [ "$sg_tk" -lt "$sg_grace" ] || kill -KILL -- "$2" 2>/dev/null
+    sleep 0.1
+    sg_tk=$((sg_tk + 1))
+  done
 }
 
 # INT, TERM, HUP: noted; inside a critical section acted on at its end (sg_crit_end).

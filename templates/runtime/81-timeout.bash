@@ -11,10 +11,8 @@ sg_watchdog() {
   exec 6>&- 7>&- 8>&- 9>&- </dev/null >/dev/null 2>&1
   while [ "$n" -lt "$sg_timeout" ] && kill -0 "$sg_wrapper_pid"; do sleep 1; n=$((n + 1)); done
   [ "$n" -lt "$sg_timeout" ] || : >"$sg_run_dir/.timeout"
-  kill -TERM -- "-$sg_cmd_pid"
-  n=0
-  while kill -0 -- "-$sg_cmd_pid" && [ "$n" -lt "$sg_grace" ]; do sleep 0.1; n=$((n + 1)); done
-  kill -KILL -- "-$sg_cmd_pid"
+  sg_tk=0
+  sg_term_kill "-$sg_cmd_pid" "-$sg_cmd_pid" $((sg_grace + 1))
 }
 
 # sg_wd_stop: the command ended before its timeout: stop the watchdog. One that passed

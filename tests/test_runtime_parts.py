@@ -1,4 +1,4 @@
-"""The runtime's parts and its cut.
+"""The runtime's parts (templates/runtime/) and its cut.
 
 A plain run stops reading the runtime at the cut (templates/runtime/80-cut.bash): bash
 parses a sourced file as it goes, so functions defined after it do not exist in a plain
@@ -121,3 +121,16 @@ def test_every_function_called_is_defined_somewhere() -> None:
 def test_no_function_is_defined_twice() -> None:
     names = [n for n, _, _ in _functions(runtime_text())]
     assert len(names) == len(set(names))
+
+
+def test_term_then_kill_is_written_once() -> None:
+    """The stop of a process group (TERM, then KILL after the grace) lives in sg_term_kill
+    alone: the wrapper's stop, a command's leftovers and the timeout all call it."""
+    owners = {}
+    for name, _, body in _functions(runtime_text()):
+        if "kill -TERM" in body or "sleep 0.1" in body:
+            owners[name] = body
+    assert list(owners) == ["sg_term_kill"]
+    callers = {name for name, _, body in _functions(runtime_text())
+               if re.search(r"(^|\s)sg_term_kill\s", body, re.M)}
+    assert callers == {"sg_reap", "sg_watchdog"}
