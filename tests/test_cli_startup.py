@@ -35,7 +35,7 @@ def test_anything_but_a_command_name_gets_the_whole_app(argv: list[str]) -> None
 
 
 SHIPPED = ["job.sh.j2", "crontab.j2", "launchd.plist.j2", "systemd.service.j2",
-           "systemd.timer.j2", "notify.sh", "tzgate.sh",
+           "systemd.timer.j2", "notify.sh",
            *("runtime/" + p for p in RUNTIME_PARTS)]
 
 

@@ -26,7 +26,7 @@ MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognis
 # together in this order (their numbers'). A plain run stops reading at 80-cut.bash:
 # tests/test_runtime_parts.py holds what code before it may call after it.
 RUNTIME_PARTS = (
-    "00-head.bash", "10-clock.bash", "20-lock.bash", "30-run-id.bash", "40-command.bash",
+    "00-head.bash", "05-tzgate.sh", "10-clock.bash", "20-lock.bash", "30-run-id.bash", "40-command.bash",
     "50-records.bash", "60-rotation.bash", "70-main.bash", "80-cut.bash",
     "81-timeout.bash", "82-smoke.bash", "83-queue-claim.bash", "84-queue-items.bash",
     "85-queue-journal.bash", "86-queue-recovery.bash", "90-fscheck.sh", "99-end.bash",
@@ -218,20 +218,20 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
     """The job file; with standalone, the runtime inlined (a job that travels alone)."""
     prog, smoke_prog = _program(job.command), _program(job.smoke)
     notify = notify_settings(job)
-    text = _env().get_template("job.sh.j2").render(
+    tz = ""
+    if job.timezone:
+        # The zone code only for zoned jobs (tests/test_layout.py: LAZY_EDGES).
+        from schedgen.render import tzrender
+
+        tz = tzrender.gate_settings(job).rstrip("\n")
+    return _env().get_template("job.sh.j2").render(
         job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
         smoke_prog=smoke_prog if smoke_prog and smoke_prog != prog else "",
         rotate_every=max(1, min(32, job.logs.max_size // 65536)),
         runtime=runtime_name(config.namespace),
         runtime_text=runtime_text().rstrip("\n") if standalone else "",
         notify=notify, notify_file=notify_name(config.namespace),
-        notify_text=notify_text().rstrip("\n") if standalone and notify else "")
-    if job.timezone:
-        # The zone code only for zoned jobs (tests/test_layout.py: LAZY_EDGES).
-        from schedgen.render import tzrender
-
-        text = tzrender.gated(text, job)
-    return text
+        notify_text=notify_text().rstrip("\n") if standalone and notify else "", tz=tz)
 
 
 def plist(job: Job, config: Config) -> str:

@@ -59,7 +59,6 @@ sg_main() {
   # Smoke run: check the preconditions before touching anything (sg_smoke_checks).
   [ "$sg_smoke" != 1 ] || sg_smoke_checks
 
-  # (A time-zone gate, when there is one, goes here: before the lock, writing nothing.)
   if [ -n "$sg_lock_name" ]; then
     sg_lock_dir_ok
     sg_take_lock
