@@ -256,23 +256,21 @@ sg_ino() {
 # of the file with that inode and size (a rename keeps both), so a count under NAME that
 # is another file's (a new file of that name, a count on its way in or left by a kill) is
 # not taken: that file starts from 0. sg_cnt_mine=1 when the count there is this file's
-# (sg_cnt_ino its ID). A count from a wrapper before inodes is taken as it is.
+# (sg_cnt_ino its ID). A count without an ID is no one's.
 sg_count_of() {
   local c='' i=''
   sg_attempt=0 sg_cnt_mine=0 sg_cnt_ino=''
   [ -f "$sg_attempts/$2" ] || return 0
   IFS=' ' read -r c i 2>/dev/null <"$sg_attempts/$2"
   case $c in ''|0?*|*[!0-9]*) return 0 ;; esac   # 08 would be a bad octal number
-  if [ -n "$i" ]; then
-    # The count was given the file's modification time: a file with another one is a
-    # new file, whose inode may be the one the file counted had (file systems hand freed
-    # inodes out again at once), unless it was copied from the same one, times and all.
-    [ ! "$1" -nt "$sg_attempts/$2" ] && [ ! "$1" -ot "$sg_attempts/$2" ] || return 0
-    sg_ino "$1"
-    [ "$sg_i" = "$i" ] || return 0
-    sg_cnt_ino=$i
-  fi
-  sg_attempt=$c sg_cnt_mine=1
+  [ -n "$i" ] || return 0
+  # The count was given the file's modification time: a file with another one is a new
+  # file, whose inode may be the one the file counted had (file systems hand freed inodes
+  # out again at once), unless it was copied from the same one, times and all.
+  [ ! "$1" -nt "$sg_attempts/$2" ] && [ ! "$1" -ot "$sg_attempts/$2" ] || return 0
+  sg_ino "$1"
+  [ "$sg_i" = "$i" ] || return 0
+  sg_attempt=$c sg_cnt_mine=1 sg_cnt_ino=$i
 }
 
 # sg_counts_sweep: remove the counts of files that are gone (withdrawn from the inbox by
@@ -311,7 +309,7 @@ sg_counts_unlock() {
 }
 
 # sg_count_drop NAME ID: remove the count under NAME if it is still the one of the file
-# with that ID (sg_ino; '': a count from before inodes); another file's is left alone.
+# with that ID (sg_ino); another file's is left alone.
 sg_count_drop() {
   local c='' i='' lk=0
   [ -f "$sg_attempts/$1" ] || return 0

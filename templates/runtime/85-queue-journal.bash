@@ -12,21 +12,19 @@ sg_jot() {
   printf "\\0$kind%s/\\0" "$@" 2>/dev/null >>"$sg_journal"
 }
 
-# sg_journal_read FILE [KIND]: the names its records mark claimed (sg_jclaimed: k, less
-# those struck out since by x), done
-# (sg_jdone) and started or failed (sg_jstarted), as /name/ lists, and the counts written
-# for moves (c), as "<count's name>/<item's name>" in sg_jc. A record is "\0<r>/\0": the
-# NUL before it parts it from one cut short before it (a full disk), and one cut short
-# itself has no "/" at its end, so it is not taken for a record of a shorter name. KIND
-# is the claim's .claim kind (default 2, ours): of another kind (a wrapper before these
-# records) records may have no "/" and are taken as they are.
+# sg_journal_read FILE: the names its records mark claimed (sg_jclaimed: k, less those
+# struck out since by x), done (sg_jdone) and started or failed (sg_jstarted), as /name/
+# lists, and the counts written for moves (c), as "<count's name>/<item's name>" in
+# sg_jc. A record is "\0<r>/\0": the NUL before it parts it from one cut short before it
+# (a full disk), and one cut short itself has no "/" at its end, so it is not taken for a
+# record of a shorter name.
 sg_journal_read() {
   local rec
   sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/
   while IFS= read -r -d '' rec; do
     case $rec in
       */) rec=${rec%/} ;;
-      *) [ "${2-2}" != 2 ] || continue ;;   # empty, or cut short
+      *) continue ;;                        # empty, or cut short
     esac
     case $rec in
       k*) sg_jclaimed=$sg_jclaimed${rec#k}/ ;;

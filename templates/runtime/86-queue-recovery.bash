@@ -7,14 +7,13 @@
 # what became of each item: done ones go to processed/, one that had started goes back to
 # the inbox as a failed attempt, the ones not started go back as they were.
 sg_recover() {
-  local d f name c_epoch c_kind state age legacy counted
+  local d f name c_epoch c_rest state age counted
   for d in "$sg_processing"/*/; do
     d=${d%/}
     [ -d "$d" ] || continue
-    c_epoch='' c_kind=''
-    # "epoch pid host id kind": the kind is the last word (a host name may have a space).
-    [ ! -f "$d/.claim" ] || { read -r c_epoch c_kind <"$d/.claim"; } 2>/dev/null
-    c_kind=${c_kind##* }
+    c_epoch=''
+    # "epoch pid host id 2" (a host name may have a space).
+    [ ! -f "$d/.claim" ] || { read -r c_epoch c_rest <"$d/.claim"; } 2>/dev/null
     case $c_epoch in
       ''|0?*|*[!0-9]*) ;;
       *) age=$((sg_epoch - c_epoch))
@@ -33,12 +32,9 @@ sg_recover() {
       [ "$d" = "$sg_claim_new" ] || rmdir "$d" 2>/dev/null
       continue
     fi
-    sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/ legacy=0
-    if [ -f "$d/.journal" ]; then
-      sg_journal_read "$d/.journal" "$c_kind"
-    elif [ -f "$d/.claim" ]; then
-      legacy=1           # a claim of a wrapper before journals: one item, and it had started
-    fi
+    sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/
+    # No journal: its run died before it made one, so before it claimed anything.
+    [ ! -f "$d/.journal" ] || sg_journal_read "$d/.journal"
     # Counts its run wrote for moves to the inbox that never came (the item is still
     # here): one under another name goes; one under the item's own name already holds
     # the attempt that failed (so it is not counted again).
@@ -58,11 +54,10 @@ sg_recover() {
       name=${f##*/}
       sg_item_to=''
       case $name in .claim|.journal|.journal.new) continue ;; esac
-      # An item is a name its run journaled as claimed (a claim of a wrapper from before
-      # such records, "k" missing in .claim: a name the inbox's pattern matches). Anything
-      # else its command left beside its item: not an item (the inbox would never claim
-      # it, or would take it for a new one); it goes to failed/, to be looked at.
-      if ! sg_claimed "$name" "$c_kind"; then
+      # An item is a name its run journaled as claimed. Anything else its command left
+      # beside its item: not an item (the inbox would never claim it, or would take it for
+      # a new one); it goes to failed/, to be looked at.
+      if ! sg_claimed "$name"; then
         sg_attempt=0 state=foreign
         ! sg_move "$f" "$sg_failed" || sg_item_to=failed
         sg_recovered "$name" "$d" "$state"
@@ -76,7 +71,6 @@ sg_recover() {
              *) state=claimed ;;
            esac ;;
       esac
-      [ "$legacy" = 0 ] || state=started
       if [ "$state" = 'done' ]; then
         sg_attempt=$((sg_attempt + 1))
         # Its count first (as in sg_flush): killed in between, it is still journaled done.
@@ -105,19 +99,11 @@ sg_recover() {
   sg_item_to='' sg_attempt=''
 }
 
-# sg_claimed NAME KIND: 0 if NAME, found in a dead claim of that .claim KIND, is an item
-# (sg_jclaimed read from its journal): by the journal for claims that name what they
-# claim (2), by the pattern for older ones (byte by byte, as the inbox is listed).
-# Hidden names never are.
+# sg_claimed NAME: 0 if NAME, found in a dead claim, is an item: its journal names it
+# claimed (sg_jclaimed). Hidden names never are.
 sg_claimed() {
-  local LC_ALL=C
   case $1 in .*) return 1 ;; esac
-  if [ "$2" = 2 ]; then
-    case $sg_jclaimed in *"/$1/"*) return 0 ;; esac
-    return 1
-  fi
-  # shellcheck disable=SC2254  # the pattern is a glob, matched on purpose
-  case $1 in $sg_pattern) return 0 ;; esac
+  case $sg_jclaimed in *"/$1/"*) return 0 ;; esac
   return 1
 }
 
