@@ -134,3 +134,25 @@ def test_term_then_kill_is_written_once() -> None:
     callers = {name for name, _, body in _functions(runtime_text())
                if re.search(r"(^|\s)sg_term_kill\s", body, re.M)}
     assert callers == {"sg_reap", "sg_watchdog"}
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "wrapper.md"
+
+
+def test_the_docs_list_every_part() -> None:
+    text = DOCS.read_text()
+    table = text[text.index("## The runtime's parts"):text.index("## Upgrades")]
+    assert re.findall(r"^\| `([^`]+)` \|", table, re.M) == list(RUNTIME_PARTS)
+
+
+def test_the_docs_list_every_journal_record_kind_the_runtime_writes() -> None:
+    text = runtime_text()
+    written = set(re.findall(r"\bsg_jot ([a-z]) ", text))           # the run's own records
+    written |= set(re.findall(r"printf '\\0([a-z])%s/", text))       # sg_move's count record
+    written |= set(re.findall(r'"([a-z])\$name"', text))              # sg_journal_keep's rewrite
+    [reader] = [body for name, _, body in _functions(text) if name == "sg_journal_read"]
+    read = set("".join(re.findall(r"^\s+\[?([a-z]+)\]?[*?]", reader, re.M)))
+    doc = DOCS.read_text()
+    table = doc[doc.index("### The claim's journal"):doc.index("An item's states")]
+    documented = {k[0] for k in re.findall(r"^\| `([a-z])<", table, re.M)}
+    assert written == documented == read == {"k", "x", "s", "d", "f", "c"}
