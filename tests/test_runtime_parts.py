@@ -10,9 +10,11 @@ their guards, and fails on any other call across the cut.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 from schedgen.render.artifacts import RUNTIME_PARTS, notify_text, runtime_text
+from tests.wrapper_kit import BASH
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -156,3 +158,22 @@ def test_the_docs_list_every_journal_record_kind_the_runtime_writes() -> None:
     table = doc[doc.index("### The claim's journal"):doc.index("An item's states")]
     documented = {k[0] for k in re.findall(r"^\| `([a-z])<", table, re.M)}
     assert written == documented == read == {"k", "x", "s", "d", "f", "c"}
+
+
+def test_leaving_the_comments_out_changes_no_function_and_no_value(tmp_path: Path) -> None:
+    """The installed runtime has no comment lines: bash, having read it, holds the same
+    functions (declare -f prints no comments) and the same globals as from the parts."""
+    whole = tmp_path / "whole.bash"
+    whole.write_text("".join((TEMPLATES / "runtime" / n).read_text() for n in RUNTIME_PARTS))
+    installed = tmp_path / "installed.bash"
+    installed.write_text(runtime_text())
+    assert not [line for line in runtime_text().split("\n")[30:]
+                if line.lstrip().startswith("#") and not line.startswith(("# --- ", "# shellcheck"))
+                and "# shellcheck " not in line]
+    dumps = []
+    for f in (whole, installed):
+        r = subprocess.run([BASH, "-c", f'SCHEDGEN_FOREGROUND=1; . {f}; declare -f; '
+                            'declare -p | grep "^declare -- sg_"'],
+                           capture_output=True, text=True, check=True)
+        dumps.append(r.stdout)
+    assert dumps[0] == dumps[1] and "sg_main ()" in dumps[0]

@@ -16,7 +16,8 @@
 # the locale's files (0.2-0.3 ms an exec). The command keeps the locale it is given.
 #
 # Put together by schedgen from the parts in its templates/runtime/, one per topic, each
-# under a "# --- NAME ---" line. A plain run reads up to the cut (80-cut.bash); what
+# under a "# --- NAME ---" line; their comments are there, left out here (bash parses
+# every line a run reads). A plain run reads up to the cut (80-cut.bash); what
 # follows it is for queues, timeouts, smoke runs and `schedgen run`. Notify and pings:
 # notify.sh (a file of its own, sourced by job files with notify settings), called
 # through sg_hook.
