@@ -449,6 +449,8 @@ TRICKS = [
      'case $last in [0-9]*Z-[0-9]*) break ;; esac; n=$((n - 1)); done'),
     ("the cut: a plain run parses the runtime up to it, not the whole", 0.1, "",
      '. "$RT"', 'SCHEDGEN_FOREGROUND=1; . "$RT"; unset SCHEDGEN_FOREGROUND'),
+    ("the runtime installed without the parts' comment lines (a plain run's parse)", 0.1, "",
+     '. "$RT"', '. "$RTC"'),
     ("a queue chunk: one `mv` claims 32 items, not a `mv` each", 64,
      'mkdir -p "$D/q1" "$D/q2"; k=0; while [ $k -lt 32 ]; do : >"$D/q1/$k.json"; k=$((k + 1)); done',
      'LC_ALL=C mv -n -- "$D/q1"/* "$D/q2/"; LC_ALL=C mv -n -- "$D/q2"/* "$D/q1/"',
@@ -463,14 +465,17 @@ LOADABLE_TRICK = ("run directories: bash's loadable mkdir, not /bin/mkdir", 1, "
 
 
 def bench_tricks(tmp: Path, rounds: int, turns: int) -> tuple[Samples, list[tuple[str, float]]]:
-    from schedgen.render.artifacts import runtime_text
+    from schedgen.render import shipped
+    from schedgen.render.artifacts import RUNTIME_PARTS, runtime_text
 
     rt = tmp / "runtime.bash"
     rt.write_text(runtime_text())
+    rtc = tmp / "runtime-commented.bash"   # the parts as they are, comments and all
+    rtc.write_text("".join(shipped.text("runtime/" + n) for n in RUNTIME_PARTS))
     tricks = list(TRICKS)
     if Path("/usr/lib/bash/mkdir").exists():
         tricks.append(LOADABLE_TRICK)
-    env = {**env_for(tmp, tmp), "LANG": "C.UTF-8", "RT": str(rt)}
+    env = {**env_for(tmp, tmp), "LANG": "C.UTF-8", "RT": str(rt), "RTC": str(rtc)}
     env.pop("LC_ALL", None)
     # A locale read from files, as a desktop session's en_US.UTF-8 is (glibc builds C.UTF-8
     # in, which costs nothing to load): made here, where localedef can.
