@@ -24,6 +24,7 @@ CUT_CONDITIONS = {
     "timeout": '[ "${sg_timeout:-0}" != 0 ]',
     "smoke": '[ "${SCHEDGEN_SMOKE:-}" = 1 ]',
     "foreground": '[ "${SCHEDGEN_FOREGROUND:-}" = 1 ]',
+    "zone": '[ -n "${sg_tz_zone:-}" ]',
 }
 
 # (caller before the cut, callee after it): the cut condition its guard implies.
@@ -87,7 +88,7 @@ def test_the_cut_reads_on_exactly_for_its_conditions() -> None:
     for cond in CUT_CONDITIONS.values():
         assert cond in gate
     assert gate.count("[ ") == len(CUT_CONDITIONS)
-    assert gate.endswith("|| { sg_runtime_read=1; return 0 2>/dev/null; }")
+    assert gate.endswith("||\n  { sg_runtime_read=1; return 0 2>/dev/null; }")
 
 
 def test_only_the_listed_calls_cross_the_cut() -> None:

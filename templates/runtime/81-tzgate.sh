@@ -109,7 +109,7 @@ sg_tz_gate() {
   [ "$wild" = 1 ] || [ "$fixed" = 1 ]
 }
 
-# A zoned job's gate runs as the runtime is read (the job file set its settings before
-# sourcing it): a fire that is not a firing costs bash this far only, not the parse of
-# the rest (bench_tz.py). A runtime of another interface leaves it to sg_main to say so.
+# A zoned job's gate runs as the runtime is read, right after the cut (the job file set
+# its settings before sourcing it): a fire that is not a firing ends here, before bash
+# parses the rest (bench_tz.py). A runtime of another interface leaves it to sg_main.
 [ -z "${sg_tz_zone-}" ] || [ "${sg_api:-none}" != "${sg_runtime_api-}" ] || sg_tz_main
