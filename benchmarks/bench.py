@@ -418,8 +418,8 @@ def bench_scale(tmp: Path, small: int, large: int, rounds: int) -> Samples:
 # What each fork-saving trick of the runtime saves: the trick and what it stands in for,
 # each N times in a loop of one bash (so bash's start is not in the figure), interleaved;
 # the figure is the median of the rounds' (alternative - trick) / uses. (name, uses per
-# loop turn, setup, trick, alternative; a use under 1: that many times the turns, for
-# what forks nothing); $D is a scratch folder, $RT the installed runtime.
+# loop turn, setup, trick, alternative: a loop runs about `turns` uses, so 0.1 is ten
+# times the turns, for what forks nothing); $D is a scratch folder, $RT the runtime.
 TRICKS = [
     ("clock: $EPOCHSECONDS (bash 3.2: SECONDS after one `date`), not `date` per call", 1, "",
      't=${EPOCHSECONDS:-0}', 't=$(date -u +%s)'),
@@ -492,7 +492,7 @@ def bench_tricks(tmp: Path, rounds: int, turns: int) -> tuple[Samples, list[tupl
         d = tmp / f"t{k}"
         d.mkdir()
         pre = "enable -f /usr/lib/bash/mkdir mkdir; enable -n mkdir; " if "enable" in trick else ""
-        n = turns if uses >= 1 else int(turns / uses)
+        n = max(1, round(turns / uses))
         for side, body in (("trick", trick), ("alt", alt)):
             script = (f'D={d}/{side}; mkdir -p "$D"; {pre}{setup}\n'
                       f'i=0; while [ "$i" -lt {n} ]; do {body}; i=$((i + 1)); done\n')
@@ -502,12 +502,12 @@ def bench_tricks(tmp: Path, rounds: int, turns: int) -> tuple[Samples, list[tupl
 
 def _tricks(tmp: Path, rounds: int) -> None:
     turns = 20 if rounds < 5 else 100
-    tb, names = bench_tricks(tmp / "tricks", rounds, turns)
-    print(f"\n7. What each fork-saving trick of the runtime saves, per use (each side {turns} turns "
-          "of a loop in one bash; the median of the rounds' differences)")
+    tb, names = bench_tricks(tmp / "tricks", max(3, rounds // 3), turns)
+    print(f"\n7. What each fork-saving trick of the runtime saves, per use (each side about {turns} "
+          "uses in a loop of one bash; the median of the rounds' differences)")
     for k, (name, uses) in enumerate(names):
         pairs = zip(dict.__getitem__(tb, f"{k}-alt"), dict.__getitem__(tb, f"{k}-trick"), strict=True)
-        per = turns * uses if uses >= 1 else turns / uses
+        per = max(1, round(turns / uses)) * max(1, uses)
         saved = statistics.median(a - t for a, t in pairs) / per * 1000
         print(f"   {saved:6.3f} ms  {name}{LOCALE[0] if name.endswith('=') else ''}")
 
