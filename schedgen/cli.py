@@ -11,9 +11,9 @@ from typing import Annotated, Optional
 import typer
 
 from schedgen import __version__, error_handler
-from schedgen.config.defaults import TARGETS
 from schedgen.config.load import config_path
 from schedgen.errors import EXIT_CHANGES, EXIT_OK, ConfigError, SchedgenError, UsageError
+from schedgen.targets import registry
 
 app = typer.Typer(
     add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -25,7 +25,7 @@ ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs O
     "-c", "--config", metavar="PATH",
     help="jobs.toml to read (default: ./jobs.toml, or $SCHEDGEN_CONFIG)")]
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
-    "--target", "-t", metavar="NAME", help=f"{', '.join(TARGETS)}; repeatable (default: every target the config names)")]
+    "--target", "-t", metavar="NAME", help=f"{', '.join(registry.names())}; repeatable (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
 
 
@@ -47,8 +47,8 @@ def _targets(values: list[str] | None) -> tuple[str, ...] | None:
     if not values:
         return None
     for v in values:
-        if v not in TARGETS:
-            raise UsageError(f"--target {v!r}: expected one of {', '.join(TARGETS)}")
+        if v not in registry.names():
+            raise UsageError(f"--target {v!r}: expected one of {', '.join(registry.names())}")
     return tuple(dict.fromkeys(values))
 
 
