@@ -25,7 +25,7 @@ from schedgen.importers import cron_system as import_cron_system
 from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build
 from schedgen.paths import launch_agents_dir
 from schedgen.render.artifacts import MARKER
-from schedgen.schedule.from_calendar import to_cron
+from schedgen.targets.launchd.from_calendar import to_cron
 from schedgen.targets.launchd.plist_read import read_plist
 from schedgen.units import format_duration
 

@@ -20,7 +20,7 @@ from schedgen.errors import SchedgenError
 from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build
 from schedgen.records.shown import shown
 from schedgen.render.artifacts import MARKER
-from schedgen.schedule.from_oncalendar import NotExpressible, to_cron
+from schedgen.targets.systemd.from_oncalendar import NotExpressible, to_cron
 from schedgen.targets.systemd.render import unit_dir
 from schedgen.units import format_duration
 
