@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.config.model import PLACEHOLDERS, Command
-from schedgen.paths import expand
+from schedgen.paths import expand, expand_home
 from schedgen.targets import registry
 from schedgen.units import parse_duration, parse_size
 
@@ -136,7 +136,7 @@ def command(value: Any, queue: bool) -> Command:
 
 
 def _expand_home(arg: str) -> str:
-    return str(expand(arg, Path("/"))) if arg == "~" or arg.startswith("~/") else arg
+    return expand_home(arg)
 
 
 def env(value: Any) -> tuple[tuple[str, str], ...]:
@@ -183,7 +183,8 @@ def path_list(value: Any) -> tuple[str, ...]:
         text = string(p)
         if ":" in text or not text:
             bad.append(f"{text!r} cannot be a PATH entry")
-        out.append(str(expand(text, Path("/"))) if text.startswith("~") else text)
+        out.append(expand_home(text) if text.startswith("~/") or text == "~"
+                   else str(expand(text, Path("/"))) if text.startswith("~") else text)
     if bad:
         raise ValueError("; ".join(bad))   # every one, not just the first
     return tuple(out)
