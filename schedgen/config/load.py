@@ -73,6 +73,9 @@ class _Checker:
         namespace = Fields(self.problems, "defaults", defaults, d.DEFAULTS_ONLY).get(
             "namespace", lambda v: f.matches(v, f.NAMESPACE, "namespace ([A-Za-z0-9_-])"))
         defaults.pop("namespace", None)
+        if "adopts" in defaults:  # each job adopts its own original, never all one
+            self.problems.add("defaults.adopts", "belongs to one job: move it into its [jobs.NAME]")
+            defaults.pop("adopts")
         jobs_raw = top.get("jobs", {})
         if not isinstance(jobs_raw, dict):
             self.problems.add("jobs", f"expected tables [jobs.<name>], got {f.type_name(jobs_raw)}")
@@ -138,6 +141,7 @@ class _Checker:
             timezone=v.optional("timezone", zone_name),
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,
+            adopts=v.optional("adopts", f.adopts),
         )
         # What each of its targets refuses of it (render --target asks the same).
         for t in targets or ():

@@ -165,6 +165,21 @@ def env(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def adopts(value: Any) -> tuple[str, str]:
+    """`"<target>: <what>"`: a target that can take over its own kind of job, and the
+    job as it knows it (a crontab line byte for byte after the one space)."""
+    text = string(value)
+    target, sep, what = text.partition(": ")
+    if not sep or not what or "\n" in text or "\r" in text:
+        raise ValueError("expected \"<target>: <its line or name there>\" on one line, e.g. "
+                         "\"cron: */5 * * * * ~/bin/backup.sh\"")
+    able = [n for n in registry.names() if registry.get(n).adopts]
+    if target not in able:
+        raise ValueError(f"{target!r} cannot hand a job over; targets that can: "
+                         f"{', '.join(able)}")
+    return target, what
+
+
 def targets(value: Any) -> tuple[str, ...]:
     known = registry.names()
     if not isinstance(value, list) or not value:
