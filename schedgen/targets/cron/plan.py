@@ -69,11 +69,12 @@ class CronTarget:
                        "the block")
         elif not adoption.pending:
             return []
-        if adoption.pending and c.action in (p.UNCHANGED, p.FORGET):
-            n = len(adoption.pending)
-            what = "put back" if ctx.uninstall else "turned off"
-            c = c._replace(action=p.UPDATE, note=f"{n} of your own crontab line"
-                           f"{'s' if n != 1 else ''} {what}")
+        if adoption.pending:
+            what = _adoption_words(adoption)
+            if c.action in (p.UNCHANGED, p.FORGET):
+                c = c._replace(action=p.UPDATE, note=what)
+            else:
+                c = c._replace(note=f"{c.note}; {what}" if c.note else what)
         return [c]
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
@@ -86,7 +87,9 @@ class CronTarget:
             rewrite=(lambda t: adopt.rewrite(t, adoption)) if adoption else None,
             first=lambda t: backup.keep_first(ctx, t))
         for x in adoption.pending if adoption else ():
-            ctx.did("update", f"crontab line {x.number} ({x.action}, job {x.job}): {x.text}")
+            verb = {adopt.COMMENT: "turn off", adopt.RESTORE: "put back"}.get(x.action, "update")
+            ctx.did(verb, f"your crontab line {x.number} (job {x.job}"
+                    f"{', renamed' if x.action == adopt.RENAME else ''}): {x.text}")
         if change.after is None:
             if ctx.record.get(KEY) is not None or change.before is not None:
                 ctx.record.drop(KEY)
@@ -108,3 +111,14 @@ def _adopted(ctx: PlanContext) -> dict[str, str]:
     if ctx.config is None or ctx.uninstall:
         return {}
     return {j.adopts[1]: j.name for j in ctx.config.jobs if j.adopts and j.adopts[0] == "cron"}
+
+
+def _adoption_words(a: adopt.Adoption) -> str:
+    words = {adopt.COMMENT: "turned off", adopt.RESTORE: "put back",
+             adopt.RENAME: "given its job's new name"}
+    parts = []
+    for action, word in words.items():
+        n = sum(1 for x in a.pending if x.action == action)
+        if n:
+            parts.append(f"{n} of your own crontab line{'s' if n != 1 else ''} {word}")
+    return ", ".join(parts)
