@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from schedgen.render.artifacts import Artifact
 
 
+# How status words a job whose original line in the user's crontab runs too.
+ADOPT_NOTE = "your own line it adopts still runs too (apply turns it off)"
+
+
 class Cron(Defaults):
     """All of a namespace's jobs in one block: its install time starts their schedules."""
 
@@ -28,6 +32,7 @@ class Cron(Defaults):
     imports = True
     adopts = True
     schedule_kinds = kinds
+    drift_notes = {ADOPT_NOTE: ADOPT_NOTE}  # read only
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
         return fit.refusals(job, where)

@@ -22,8 +22,8 @@ from schedgen.importers import cron_system as system_cron
 from schedgen.importers.cron_command import CRON_DEFAULT_SHELL, as_command, unescape_command
 from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build, what_it_does
 from schedgen.schedule.expressions import MACROS, parse_entry
-from schedgen.targets.cron import cron_text as text
 from schedgen.targets.cron import adopt, crontab
+from schedgen.targets.cron import cron_text as text
 
 # as_command and unescape_command live in import_cron_command; named here as before.
 __all__ = ["as_command", "import_cron", "parse_crontab", "read_crontab", "unescape_command"]

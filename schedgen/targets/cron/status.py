@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from schedgen.config.model import Job
 from schedgen.plan import changes as p
-from schedgen.targets.cron.adopt import Adoption
+from schedgen.targets.cron import ADOPT_NOTE
+from schedgen.targets.cron.adopt import COMMENT, Adoption
 from schedgen.targets.cron.render import cron_command
 
 
@@ -40,7 +41,7 @@ def job_parts(c: p.Change, jobs: tuple[Job, ...]) -> dict[str, p.Change]:
         x = pending.get(job)
         if x is not None:  # its own line in the user's part of the crontab still runs too
             action = p.UPDATE if action == p.UNCHANGED else action
-            note = f"your own crontab line {x.number} still runs it ({x.action} pending)"
+            note = ADOPT_NOTE if x.action == COMMENT else note
         out[job] = p.Change(c.target, c.kind, c.key, action, None, b, a, job=job,
                             note=note, edited=c.edited)
     return out
