@@ -118,7 +118,7 @@ class PlanContext:
 
 _PAST = {"create": "created", "update": "updated", "remove": "removed", "load": "loaded",
          "reload": "reloaded", "unload": "unloaded", "restore": "restored",
-         "turn off": "turned off", "put back": "put back"}
+         "turn off": "turned off", "put back": "put back", "save": "saved"}
 
 
 class ApplyContext:

@@ -22,10 +22,11 @@ def path() -> Path:
 
 def keep_first(ctx: ApplyContext, table: Table) -> None:
     p = path()
-    if ctx.ops.dry_run or p.exists():
+    if p.exists():
         return
-    ctx.ops.mkdir(p.parent)
-    ctx.ops.write(p, table.text, 0o600)  # it may hold secrets in env lines
+    if not ctx.ops.dry_run:
+        ctx.ops.mkdir(p.parent)
+        ctx.ops.write(p, table.text, 0o600)  # it may hold secrets in env lines
     how = f"`crontab {p}`" if table.present else "`crontab -r` (you had no crontab)"
-    ctx.say(f"saved: your crontab as it was before schedgen first changed it, in {p}; "
-            f"{how} puts it back")
+    ctx.did("save", f"your crontab as it was before schedgen first changed it, in {p}; "
+                    f"{how} puts it back")
