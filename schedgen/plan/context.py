@@ -17,6 +17,7 @@ from schedgen.machine.neighbours import header_namespace, recorded_elsewhere
 from schedgen.machine.ops import Ops
 from schedgen.machine.ownership import Record
 from schedgen.plan.changes import Change
+from schedgen.plan.review import settings
 from schedgen.render.artifacts import Artifact, carries_marker
 from schedgen.render.desired import desired
 
@@ -74,8 +75,6 @@ class PlanContext:
         """
         if self.config is None or not self.record.settings:
             return {}
-        from schedgen.plan.review import settings
-
         recorded = self.record.settings
         new = {j.name: settings(j) for j in self.config.jobs if j.name not in recorded}
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schedgen.targets.cron import fit
+from schedgen.targets.cron.words import ADOPT_NOTE
 from schedgen.targets.interface import Defaults, Refusal, Target
 
 if TYPE_CHECKING:
@@ -18,10 +19,6 @@ if TYPE_CHECKING:
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
     from schedgen.render.artifacts import Artifact
-
-
-# How status words a job whose original line in the user's crontab runs too.
-ADOPT_NOTE = "your own line it adopts still runs too (apply turns it off)"
 
 
 class Cron(Defaults):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from schedgen.config.model import Job
 from schedgen.plan import changes as p
-from schedgen.targets.cron import ADOPT_NOTE
 from schedgen.targets.cron.adopt import COMMENT, Adoption
 from schedgen.targets.cron.render import cron_command
+from schedgen.targets.cron.words import ADOPT_NOTE
 
 
 def job_parts(c: p.Change, jobs: tuple[Job, ...]) -> dict[str, p.Change]:
