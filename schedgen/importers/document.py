@@ -116,18 +116,21 @@ def what_it_does(command: str | list[str]) -> str:
         if _REDIRECT.fullmatch(w) and _stem(words[i + 1]) not in ("", "null"):
             return _stem(words[i + 1])
     at = next((i for i, w in enumerate(words) if os.path.basename(w) == prog), -1)
+    args = []
     for w in words[at + 1:]:
         if w in _SEPARATORS or _REDIRECT.fullmatch(w):
             break
-        if not w.startswith(("-", "+", "$")) and _stem(w):
-            return f"{prog}-{_stem(w)}"
-    return prog
+        if not w.startswith(("-", "+")) and _stem(w):  # "$HOME/x" is a path, "$X" nothing
+            args.append(w)
+    # a path says more than a word (`tar czf ~/b/notes.tgz`: notes, not czf)
+    pick = next((w for w in args if "/" in w or "." in w), args[0] if args else None)
+    return f"{prog}-{_stem(pick)}" if pick else prog
 
 
 def _stem(word: str) -> str:
-    base = os.path.basename(word.rstrip("/"))
-    base = base.split(".", 1)[0] if not base.startswith(".") else base.lstrip(".")
-    return "" if base in ("~", "") else base
+    """`~/backups/notes-$(date +%F).tgz` -> notes."""
+    base = os.path.basename(word.rstrip("/")).lstrip(".")
+    return re.split(r"[.$(`{%]", base, maxsplit=1)[0].strip("-_")
 
 
 def _words(command: str | list[str]) -> list[str]:
