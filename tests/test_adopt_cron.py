@@ -5,6 +5,7 @@ With the real `crontab` program on a throwaway user's table (tests/adopt_kit.py)
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import tomllib
@@ -14,7 +15,7 @@ import pytest
 
 from schedgen.importers.document import what_it_does
 from schedgen.targets.cron.importer import MAIL_SCRIPT, SENDMAIL
-from tests.adopt_kit import UserCrontab, throwaway_user, user_crontab  # noqa: F401
+from tests.adopt_kit import UserCrontab, user_crontab  # noqa: F401
 from tests.helpers import schedgen, write_config, write_executable
 
 TABLE = (b"# my crontab, edited by hand\n"
@@ -79,6 +80,15 @@ def test_diff_apply_uninstall_turn_the_originals_off_and_back_on(
     for job, line in ADOPTED.items():
         assert f"{line.decode()}\n    replaced by job {job}: apply comments it out" in d.stdout
     assert "4 of your own crontab lines turned off" in run(cwd, "diff", "--stat").stdout
+    block = next(c for c in json.loads(run(cwd, "diff", "--json").stdout)["changes"]
+                 if c["kind"] == "cron")
+    assert [(x["line"], x["job"], x["action"]) for x in block["adopted"]] == [
+        (7, "beat", "comment out"), (8, "sync-mail", "comment out"),
+        (9, "start-agent", "comment out"), (10, "tar-notes", "comment out")]
+    dry = run(cwd, "apply", "--dry-run")
+    assert "would turn off: your crontab line 7 (job beat): " + ADOPTED["beat"].decode() \
+        in dry.stdout
+    assert user_crontab.read() == TABLE
 
     a = run(cwd, "apply")
     assert a.returncode == 0, a.stderr

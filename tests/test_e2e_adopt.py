@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.adopt_kit import UserCrontab, throwaway_user, user_crontab  # noqa: F401
+from tests.adopt_kit import UserCrontab, user_crontab  # noqa: F401
 from tests.helpers import schedgen
 from tests.test_e2e_cron import cron_daemon  # noqa: F401
 
@@ -32,10 +32,10 @@ WAIT = 130  # seconds: cron reads a changed table at the next minute, then runs 
 
 
 @pytest.fixture
-def user_home(throwaway_user: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:  # noqa: F811
+def user_home(cron_user: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:  # noqa: F811
     h = Path(tempfile.mkdtemp(prefix="sgjourney", dir="/tmp"))  # the user must reach it
     h.chmod(0o755)
-    shutil.chown(h, throwaway_user)
+    shutil.chown(h, cron_user)
     monkeypatch.setenv("HOME", str(h))
     try:
         yield h
@@ -45,7 +45,7 @@ def user_home(throwaway_user: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 def test_import_apply_fires_once_and_uninstall_gives_the_crontab_back(
         cron_daemon: None, user_crontab: UserCrontab, user_home: Path,  # noqa: F811
-        throwaway_user: str) -> None:  # noqa: F811
+        cron_user: str) -> None:  # noqa: F811
     h = user_home
     table = (f"# my crontab\nSHELL=/bin/sh\nMAILTO=me@example.com\nHOME={h}\n"
              "* * * * * date +\\%Y\\%m\\%d\\%H\\%M >> ~/beat.log\n"
@@ -68,7 +68,7 @@ def test_import_apply_fires_once_and_uninstall_gives_the_crontab_back(
     assert a.returncode == 0, a.stderr
     backup = h / ".local/state/schedgen/crontab-before-schedgen"
     assert backup.read_bytes() == table and f"`crontab {backup}` puts it back" in a.stdout
-    subprocess.run(["chown", "-R", throwaway_user, str(h)], check=True)
+    subprocess.run(["chown", "-R", cron_user, str(h)], check=True)
 
     installed = user_crontab.read()
     assert installed is not None

@@ -55,7 +55,9 @@ class CronTarget:
         jobs = tuple(j.name for j in ctx.config.for_target("cron")) if ctx.config else ()
         if not jobs and entry is not None:
             jobs = entry.jobs
-        adoption = adopt.plan(table.text, ctx.record.namespace, _adopted(ctx), ctx.uninstall)
+        # an unknown crontab (no crontab program, diff) holds no line to turn off
+        adoption = adopt.plan(table.text, ctx.record.namespace,
+                              _adopted(ctx) if table.present else {}, ctx.uninstall)
         c = p.Change(self.name, "cron", KEY, p.UNCHANGED, None, before, after, jobs=jobs,
                      targets=("cron",), details=adoption)
         # The block is found by its BEGIN/END markers, so whatever is there is ours.
