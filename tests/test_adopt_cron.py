@@ -166,7 +166,7 @@ def test_the_backup_is_kept_once_before_the_first_write(user_crontab: UserCronta
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("kubernetes: x", "'kubernetes' cannot hand a job over; targets that can: cron"),
+    ("kubernetes: x", "'kubernetes' cannot hand a job over; targets that can: launchd, cron, systemd"),
     ("cron:x", 'expected "<target>: <its line or name there>"'),
     ("cron: ", 'expected "<target>: <its line or name there>"'),
 ])
