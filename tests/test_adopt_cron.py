@@ -177,6 +177,13 @@ def test_validate_knows_adopts(tmp_path: Path, value: str, message: str) -> None
     assert r.returncode == 2 and f"jobs.a.adopts: {message}" in r.stderr
 
 
+def test_two_jobs_never_adopt_one_original(tmp_path: Path) -> None:
+    job = '[jobs.{}]\ncommand = ["true"]\nschedule = "@daily"\nadopts = "cron: @daily x"\n'
+    write_config(tmp_path / "jobs.toml", job.format("a") + job.format("b"))
+    r = run(tmp_path, "validate")
+    assert r.returncode == 2 and "jobs.b.adopts: job a adopts the same" in r.stderr
+
+
 def test_adopts_belongs_to_one_job(tmp_path: Path) -> None:
     write_config(tmp_path / "jobs.toml", '[defaults]\nadopts = "cron: @daily x"\n[jobs.a]\n'
                                          'command = ["true"]\nschedule = "@daily"\n')

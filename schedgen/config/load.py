@@ -87,6 +87,11 @@ class _Checker:
             job = self.job(name, raw, defaults)
             if job is not None:
                 jobs.append(job)
+        adopted: dict[tuple[str, str], str] = {}
+        for j in jobs:  # one original, one job: else apply could not say whose it is
+            if j.adopts is not None and adopted.setdefault(j.adopts, j.name) != j.name:
+                self.problems.add(f"jobs.{j.name}.adopts", f"job {adopted[j.adopts]} adopts "
+                                                           "the same; give it to one job")
         for name in registry.names():  # checks across the jobs, by the targets they use
             if any(name in j.targets for j in jobs):
                 for where, message in registry.get(name).config_refusals(namespace, jobs):
