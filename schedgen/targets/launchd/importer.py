@@ -84,6 +84,8 @@ def import_launchd(file: Path | None, dest: Path, lock: bool = True) -> ImportRe
     for path, data in plists:
         job = plist_job(path.name, data, notes)
         if job is not None:
+            if path.parent == launch_agents_dir():  # apply unloads it, uninstall loads it
+                job.keys["adopts"] = f"launchd: {path.name}"
             found.append(job)
     result = build(found, "launchd", origin, dest, lock=lock, lock_note=LOCK_NOTE)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)

@@ -194,6 +194,8 @@ def timer_job(timer: Path, notes: list[Note]) -> Found | None:
         notes.append(Note(where, f"{key} ignored: schedgen does not carry this key over"))
     for key in sorted(set(s) - _SERVICE_KEYS):
         notes.append(Note(unit, f"{key} ignored: schedgen does not carry this key over"))
+    if timer.parent == unit_dir():  # the user's own: apply turns it off, uninstall back on
+        keys["adopts"] = f"systemd: {timer.name}"
     return Found(source=where, name_hint=_hint(timer.stem), keys=keys)
 
 
