@@ -292,7 +292,7 @@ def test_dry_run_walks_the_apply_path_and_writes_nothing(cron: FakeCrontab, tmp_
     assert cron.writes() == [] and not (home / ".local").exists()
     real = run(tmp_path, "apply")
     strip = lambda out: [line.replace("would ", "") for line in out.splitlines()[:-1]]  # noqa: E731
-    past = {"create:": "created:", "update:": "updated:"}
+    past = {"create:": "created:", "update:": "updated:", "save:": "saved:"}
     assert [past.get(s.split(" ")[0], s.split(" ")[0]) + s[s.index(" "):]
             for s in strip(dry.stdout)] == real.stdout.splitlines()[:-1]
 

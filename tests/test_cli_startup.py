@@ -6,6 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schedgen import cli
+from schedgen.render.artifacts import RUNTIME_PARTS
 
 NAMES = [c.name or c.callback.__name__.replace("_", "-")
          for c in cli.app.registered_commands if c.callback is not None]
@@ -34,7 +35,8 @@ def test_anything_but_a_command_name_gets_the_whole_app(argv: list[str]) -> None
 
 
 SHIPPED = ["job.sh.j2", "crontab.j2", "launchd.plist.j2", "systemd.service.j2",
-           "systemd.timer.j2", "runtime.bash", "fscheck.sh", "notify.sh", "tzgate.sh"]
+           "systemd.timer.j2", "notify.sh",
+           *("runtime/" + p for p in RUNTIME_PARTS)]
 
 
 @pytest.mark.parametrize("name", SHIPPED)

@@ -151,7 +151,7 @@ def test_a_changed_runtime_text_renders_again(installed: Path, renders: Counter[
                                               home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real = shipped.text
     monkeypatch.setattr(shipped, "text", lambda name: real(name) + (
-        "# a newer runtime\n" if name == "runtime.bash" else ""))
+        "sg_newer_runtime=1\n" if name == "runtime/70-main.bash" else ""))
     for cached in (artifacts.runtime_text, source.templates_digest, source._base):
         cached.cache_clear()
     try:
@@ -196,6 +196,8 @@ def test_the_source_digest_names_every_shipped_template() -> None:
     assert folder is not None
     assert sorted(source.TEMPLATES) == sorted(
         f.name for f in folder.iterdir() if f.is_file() and f.name != "__init__.py")
+    assert sorted(artifacts.RUNTIME_PARTS) == sorted(
+        f.name for f in (folder / "runtime").iterdir() if f.is_file())
 
 
 def test_settings_kept_by_an_in_sync_apply_are_the_jobs(installed: Path,

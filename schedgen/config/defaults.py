@@ -64,6 +64,7 @@ JOB: dict[str, Default] = {
     "timezone": Default(None, "none: the host's local time"),
     KUBERNETES: Default(None, "none (required for target kubernetes: at least `image`)"),
     "notify": Default(None, "none: nobody is told"),
+    "adopts": Default(None, "none: the job replaces nothing installed by hand"),
 }
 # Keys that describe where and how jobs are installed: also given per job or in [defaults].
 SHARED: dict[str, Default] = {

@@ -15,17 +15,19 @@ from pathlib import Path
 from schedgen import __version__
 from schedgen.config.model import Config, Job
 from schedgen.render import shipped
+from schedgen.render.artifacts import RUNTIME_PARTS
 
-# Every file in templates/ (tests/test_render_source.py checks the list is whole): the
-# runtime, the job file's template, each target's, and what they include.
-TEMPLATES = ("crontab.j2", "fscheck.sh", "job.sh.j2", "launchd.plist.j2", "notify.sh",
-             "runtime.bash", "systemd.service.j2", "systemd.timer.j2", "tzgate.sh")
+# Every file in templates/ outside templates/runtime/ (whose parts artifacts.RUNTIME_PARTS
+# lists): tests/test_in_sync.py checks the list is whole.
+TEMPLATES = ("crontab.j2", "job.sh.j2", "launchd.plist.j2", "notify.sh", "systemd.service.j2",
+             "systemd.timer.j2")
 
 
 @cache
 def templates_digest() -> str:
+    """The templates' and the runtime's texts, as shipped, in one digest."""
     h = hashlib.sha256()
-    for name in TEMPLATES:
+    for name in (*TEMPLATES, *(f"runtime/{part}" for part in RUNTIME_PARTS)):
         h.update(name.encode() + b"\0" + shipped.text(name).encode("utf-8", "surrogateescape")
                  + b"\0")
     return h.hexdigest()

@@ -12,6 +12,7 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -132,14 +133,18 @@ def check_round_trip(text: str) -> None:
 TRIES = 3
 
 
-def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str | None) -> None:
+def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str | None,
+                       rewrite: Callable[[str], str] | None = None,
+                       first: Callable[[Table], None] | None = None) -> None:
     """Replace the namespace's block, writing the table only if it is still what was read.
 
     crontab(1) has no compare-and-swap: the table is read, the new one made, and read
     again just before writing; if anything changed in between (a `crontab -e`, an apply
     with another state dir), the whole thing starts over from the new table, and after
     TRIES such races it gives up, writing nothing. The block itself must still be what
-    the plan saw, or nothing is written at all.
+    the plan saw, or nothing is written at all. ``rewrite`` changes the rest of the
+    table too (the user's lines an imported job adopts); ``first`` sees the table just
+    before it is written (a copy of it is kept before schedgen's first write).
     """
     for _ in range(TRIES):
         table = read()
@@ -148,6 +153,8 @@ def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str 
                                 "while schedgen was working; the crontab was not written. Run "
                                 "the command again to see the new difference.")
         new = splice(table.text, namespace, after)
+        if rewrite is not None:
+            new = rewrite(new)
         if new == table.text:
             return
         try:
@@ -156,6 +163,8 @@ def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str 
             raise SystemOpError(str(exc)) from None
         if read().text != table.text:
             continue  # someone wrote the crontab in between: start over from theirs
+        if first is not None:
+            first(table)
         write(ops, new)
         return
     raise SystemOpError(f"the crontab kept changing while schedgen was writing it ({TRIES} "

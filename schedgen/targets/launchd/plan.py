@@ -22,7 +22,7 @@ from schedgen.targets.base import (
     undo_write,
     write_file,
 )
-from schedgen.targets.launchd import launchctl
+from schedgen.targets.launchd import adopt, launchctl
 from schedgen.targets.launchd.launchctl import UNLOADED_NOTE
 
 BACKGROUND_NOTICE = (
@@ -40,8 +40,10 @@ class LaunchdTarget:
         if "launchd" not in ctx.selected:
             return []
         wanted = ctx.artifacts("plist")
+        # the user's own plists imported jobs replace: off before schedgen's go on
+        adopted = adopt.plan(ctx)
         if not wanted and not ctx.record.of_kind("plist"):
-            return []  # no launchctl call on a machine that has nothing for launchd
+            return adopted  # no launchctl call on a machine that has nothing for launchd
 
         def targets_of(a: Artifact) -> tuple[str, ...]:
             return ("launchd",)
@@ -70,9 +72,12 @@ class LaunchdTarget:
             if service(c).pid is not None and busy and not ctx.force and not ctx.uninstall:
                 c = c._replace(deferred=f"running (PID {service(c).pid})")
             out.append(c)
-        return out
+        return [*adopted, *out]
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
+        if change.kind == adopt.KIND:
+            adopt.apply(change, ctx)
+            return
         if settle(ctx, change):
             return
         c, s = change, service(change)

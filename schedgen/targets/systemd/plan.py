@@ -17,7 +17,7 @@ from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact
 from schedgen.targets import base
-from schedgen.targets.systemd import systemctl
+from schedgen.targets.systemd import adopt, systemctl
 from schedgen.targets.systemd.systemctl import NOT_ARMED
 
 KINDS = ("service", "timer")
@@ -30,8 +30,10 @@ class SystemdTarget:
         if "systemd" not in ctx.selected:
             return []
         wanted = {k: ctx.artifacts(k) for k in KINDS}
+        # the user's own timers imported jobs replace: off before schedgen's go on
+        adopted = adopt.plan(ctx)
         if not any(wanted.values()) and not any(ctx.record.of_kind(k) for k in KINDS):
-            return []  # no systemctl call on a machine that has nothing for systemd
+            return adopted  # no systemctl call on a machine that has nothing for systemd
 
         def targets_of(a: Artifact) -> tuple[str, ...]:
             return ("systemd",)
@@ -63,7 +65,7 @@ class SystemdTarget:
                 elif c.action == p.FORGET and u is not None and u.active == "active":
                     c = c._replace(action=p.DELETE, note="timer file already removed, still active")
             out.append(c)
-        return out
+        return [*adopted, *out]
 
     def preflight(self, steps: list[p.Change], ctx: ApplyContext) -> None:
         """Before anything is written: is there a user manager to load the units into?"""
@@ -72,6 +74,9 @@ class SystemdTarget:
             systemctl.check_manager()
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
+        if change.kind == adopt.KIND:
+            adopt.apply(change, ctx)
+            return
         if base.settle(ctx, change):
             return
         if change.kind == "service":
