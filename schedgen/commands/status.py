@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from schedgen import paths
 from schedgen.commands.next import next_times
 from schedgen.commands.status_types import JobStatus, Status
 from schedgen.config import load as cfg
@@ -20,6 +21,7 @@ from schedgen.plan import changes as p
 from schedgen.plan import selected
 from schedgen.plan.build import build
 from schedgen.records import runs
+from schedgen.render import wordcache
 from schedgen.schedule.expressions import Every
 from schedgen.schedule.upcoming import local_zone
 from schedgen.targets import registry
@@ -33,6 +35,9 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
     record = state.load(config.namespace)
     selected.check(config, record, targets)
     plan = build(config, record, all_targets(), selected=targets, review=True)
+    # The schedules in words kept between runs: an in-sync plan renders nothing, so the
+    # template environment that reads them is not made.
+    wordcache.load(paths.cache_dir())
     now = now or datetime.now(local_zone())
     by_job = _by_job(plan, config.jobs)  # one pass: a per-job scan made status quadratic
     jobs = tuple(replace(_job(job, by_job.get(job.name, []), now),
