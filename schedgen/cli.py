@@ -12,7 +12,7 @@ import typer
 
 from schedgen import __version__, error_handler
 from schedgen.config.load import config_path
-from schedgen.errors import EXIT_CHANGES, EXIT_OK, ConfigError, SchedgenError, UsageError
+from schedgen.errors import EXIT_CHANGES, EXIT_OK, EXIT_UNKNOWN, ConfigError, SchedgenError, UsageError
 from schedgen.targets import registry
 
 app = typer.Typer(
@@ -138,16 +138,19 @@ def status_cmd(
     config: ConfigOpt = None, target: TargetOpt = None, as_json: JsonOpt = False,
     check: Annotated[bool, typer.Option("--check", help="exit 1 if anything drifted")] = False,
 ) -> None:
-    """Per job: installed, drifted, loaded/running, last run, next run, queue, lock."""
+    """Per job: installed, drifted, loaded/running, last run, next run, queue, lock.
+    Exit 0; with --check 1 on drift; 4 when a scheduler could not be read (no crontab
+    on PATH, no cluster): its jobs' state is unknown and no drift is claimed for them."""
     from schedgen.commands.status import status
     from schedgen.output import status as out
 
     st = status(config_path(config), _targets(target))
     typer.echo(json.dumps(out.as_json(st), indent=2) if as_json else out.as_text(st))
-    raise typer.Exit(EXIT_CHANGES if check and st.drifted else EXIT_OK)
+    raise typer.Exit(EXIT_CHANGES if check and st.drifted
+                     else EXIT_UNKNOWN if st.unknown else EXIT_OK)
 
 
-app.command("reconcile", help="Same as status (the name the design card uses).")(status_cmd)
+app.command("reconcile", help="Same as status: what is installed against jobs.toml.")(status_cmd)
 
 
 @app.command("uninstall")
@@ -287,7 +290,8 @@ def check_cmd(
     config: ConfigOpt = None, target: TargetOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Health for monitoring: exit 0 healthy, 1 with one line per problem (drift, failed
-    last run, missed firings, failed/ items, stale inbox, lock held past the timeout)."""
+    last run, missed firings, failed/ items, stale inbox, lock held past the timeout),
+    4 when no problem was seen but a scheduler could not be read (its state is unknown)."""
     from schedgen.commands import alerts, check
 
     health = check.check(config_path(config), _targets(target))
@@ -299,7 +303,7 @@ def check_cmd(
         for s in sent or ():
             typer.echo(f"schedgen check: notify {s['job']} ({s['event']}): {s['detail']}",
                        err=True)
-    raise typer.Exit(1 if health.problems else 0)
+    raise typer.Exit(health.exit_code)
 
 
 @app.command("report")
@@ -310,12 +314,17 @@ def report_cmd(
     config: ConfigOpt = None,
 ) -> None:
     """One self-contained HTML page: a lane per job of runs by outcome and missed firings,
-    and a summary table (success rate, p50/p95 duration, last failure, queue)."""
+    and a summary table (success rate, p50/p95 duration, last failure, queue). Exit 4
+    (the page still written) when a scheduler could not be read: the page says so."""
     from schedgen.commands import report as htmlreport
 
-    n = htmlreport.report(config_path(config), out, days)
+    written = htmlreport.report(config_path(config), out, days)
+    n = written.runs
     typer.echo(f"wrote {out} ({n} run{'s' if n != 1 else ''} in the last "
                f"{days} day{'s' if days != 1 else ''})")
+    for _, w in written.unknown:
+        typer.echo(f"unknown: {w}")
+    raise typer.Exit(EXIT_UNKNOWN if written.unknown else EXIT_OK)
 
 
 def _app_for(argv: list[str]) -> typer.Typer:

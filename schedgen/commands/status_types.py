@@ -16,7 +16,7 @@ class JobStatus:
     targets: tuple[str, ...]
     schedule: str
     readable: str  # the schedule in words (schedgen.schedule.describe)
-    installed: bool  # every artifact the job needs is there
+    installed: bool | None  # every artifact the job needs is there (None: unknown)
     drift: tuple[str, ...]  # how the machine differs from the config for this job
     last_run: dict[str, Any] | None
     next_run: str | None  # ISO 8601, local time
@@ -33,7 +33,9 @@ class Status:
     namespace: str
     jobs: tuple[JobStatus, ...]
     other: tuple[str, ...]  # drift not tied to a job in the config (orphans)
-    warnings: tuple[str, ...] = ()  # e.g. lingering is off, systemctl cannot be reached
+    warnings: tuple[str, ...] = ()  # e.g. lingering is off
+    # (target, why): a scheduler that could not be read; its jobs' state is unknown
+    unknown: tuple[tuple[str, str], ...] = ()
 
     @property
     def drifted(self) -> bool:

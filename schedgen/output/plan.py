@@ -71,6 +71,8 @@ def diff_text(plan: p.Plan, color: bool) -> str:
             out.append(paint(title, bold=True) + "\n" + body.rstrip("\n") + "\n")
     for w in plan.warnings:
         out.append(paint(f"warning: {w}", fg="yellow") + "\n")
+    for _, w in plan.unknown:
+        out.append(paint(f"unknown: {w}", fg="yellow") + "\n")
     state = "in sync" if plan.in_sync else "changes pending"
     out.append(f"namespace {plan.namespace}: {state}: {plan.summary()}\n")
     return "".join(out)
@@ -97,4 +99,5 @@ def plan_json(plan: p.Plan) -> dict[str, Any]:
         | {"deferred": sum(1 for c in plan.changes if c.deferred)},
         "changes": [change_json(c) for c in plan.changes if c.action != p.FORGET],
         "warnings": list(plan.warnings),
+        "unknown": [{"target": t, "text": w} for t, w in plan.unknown],
     }

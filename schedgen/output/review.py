@@ -58,6 +58,7 @@ def text(r: Review, color: bool, stat: bool = False) -> str:
 
 def _tail(plan: p.Plan) -> str:
     warnings = "".join(f"warning: {w}\n" for w in plan.warnings)
+    warnings += "".join(f"unknown: {w}\n" for _, w in plan.unknown)
     state = "in sync" if plan.in_sync else "changes pending"
     return f"{warnings}namespace {plan.namespace}: {state}: {plan.summary()}\n"
 

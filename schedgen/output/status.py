@@ -25,13 +25,17 @@ def as_json(s: Status) -> dict[str, Any]:
             "missed": missed_json(j.missed),
         } for j in s.jobs],
         "warnings": list(s.warnings),
+        # a scheduler that could not be read: its jobs' "installed" is null
+        "unknown": [{"target": t, "text": w} for t, w in s.unknown],
     }
 
 
 def as_text(s: Status) -> str:
-    lines = [f"namespace {s.namespace}: {'DRIFT' if s.drifted else 'in sync'}"]
+    head = "DRIFT" if s.drifted else "state unknown" if s.unknown else "in sync"
+    lines = [f"namespace {s.namespace}: {head}"]
     for j in s.jobs:
-        state_ = ("disabled" if not j.enabled else "installed" if j.installed else "not installed")
+        state_ = ("disabled" if not j.enabled else "state unknown" if j.installed is None
+                  else "installed" if j.installed else "not installed")
         lines.append(f"{j.job}  [{', '.join(j.targets)}]  {state_}")
         lines.append(f"  schedule   {j.schedule}  ({j.readable})")
         for name in registry.names():  # each target's own facts, as it writes them
@@ -59,4 +63,5 @@ def as_text(s: Status) -> str:
             lines.append(f"  drift      {d}")
     lines += [f"drift: {o}" for o in s.other]
     lines += [f"warning: {w}" for w in s.warnings]
+    lines += [f"unknown: {w}" for _, w in s.unknown]
     return "\n".join(lines)

@@ -28,12 +28,13 @@ class CronTarget:
         entry = ctx.record.get(KEY)
         if not wanted and entry is None and (not ctx.uninstall or not shutil.which("crontab")):
             return []  # nothing of ours can be there (uninstall still looks for the markers)
-        if ctx.review and not shutil.which("crontab"):
-            ctx.warnings.append("crontab not found on PATH: the installed crontab block is "
-                                "unknown; the block is shown as it would be installed")
-            table = crontab.Table("", False)
-        else:
-            table = None
+        table = None
+        if ctx.review:  # a crontab that cannot be read leaves the block unknown, not missing
+            try:
+                table = crontab.read()
+            except SystemOpError as exc:
+                ctx.unknown[self.name] = crontab.unknown_words(exc, ctx.record.namespace)
+                table = crontab.Table("", False)
         try:
             table = table or crontab.read()
         except SystemOpError as exc:
@@ -55,7 +56,7 @@ class CronTarget:
         if not jobs and entry is not None:
             jobs = entry.jobs
         c = p.Change(self.name, "cron", KEY, p.UNCHANGED, None, before, after, jobs=jobs,
-                     targets=("cron",))
+                     targets=("cron",), unknown=self.name in ctx.unknown)
         # The block is found by its BEGIN/END markers, so whatever is there is ours.
         if after is not None:
             return [decide.wanted(c, entry, ctx, owned=True, shared=False)]

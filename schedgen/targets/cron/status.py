@@ -35,5 +35,5 @@ def job_parts(c: p.Change, jobs: tuple[Job, ...]) -> dict[str, p.Change]:
         if c.action in (p.ORPHAN, p.KEPT):
             action = c.action
         out[job] = p.Change(c.target, c.kind, c.key, action, None, b, a, job=job,
-                            note=c.note, edited=c.edited)
+                            note=c.note, edited=c.edited, unknown=c.unknown)
     return out
