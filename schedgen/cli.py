@@ -12,7 +12,14 @@ import typer
 
 from schedgen import __version__, error_handler
 from schedgen.config.load import config_path
-from schedgen.errors import EXIT_CHANGES, EXIT_OK, EXIT_UNKNOWN, ConfigError, SchedgenError, UsageError
+from schedgen.errors import (
+    EXIT_CHANGES,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    ConfigError,
+    SchedgenError,
+    UsageError,
+)
 from schedgen.targets import registry
 
 app = typer.Typer(

@@ -211,10 +211,15 @@ schedule = "@daily"
     (tmp_path / "empty-bin").mkdir()
     env = {"PATH": str(tmp_path / "empty-bin")}  # neither program (nor the test guards)
     r = schedgen("status", "-c", str(cfg), env=env)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 4, r.stderr  # the state is unknown
+    # the plist file is seen missing (drift); the crontab is not seen at all (no drift)
+    # nothing applied: the files are seen missing (drift); the crontab is not seen at all
+    assert "drift      plist: missing" in r.stdout and "crontab lines" not in r.stdout
+    assert "unknown: launchctl not found on PATH (launchd runs on macOS only). The plists " \
+        "in ~/Library/LaunchAgents were compared" in r.stdout
     assert "launchd    local.schedgen.mac: loaded state unknown (no launchctl here), running " \
            "unknown" in r.stdout
     r = schedgen("diff", "-c", str(cfg), env=env)
     assert r.returncode == 1, r.stderr
-    assert "crontab not found on PATH: the installed crontab block is unknown" in r.stdout
+    assert "unknown: crontab not found on PATH: this host has no cron installed" in r.stdout
     assert "+ mac: new" in r.stdout and "+ linux: new" in r.stdout
