@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from schedgen import __version__, error_handler
-from schedgen.config.load import config_path
+from schedgen.config.discover import config_path
 from schedgen.errors import (
     EXIT_CHANGES,
     EXIT_OK,
@@ -30,7 +30,8 @@ app = typer.Typer(
 
 ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs Optional)
     "-c", "--config", metavar="PATH",
-    help="jobs.toml to read (default: ./jobs.toml, or $SCHEDGEN_CONFIG)")]
+    help="jobs.toml to read (default: $SCHEDGEN_CONFIG, else ./jobs.toml, else the one the "
+         "last apply recorded)")]
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
     "--target", "-t", metavar="NAME", help=f"{', '.join(registry.names())}; repeatable (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
@@ -171,7 +172,8 @@ def uninstall_cmd(
     """Remove everything schedgen installed for the namespace; logs and run records stay."""
     from schedgen.commands import apply
 
-    out = apply.uninstall(config_path(config), namespace, dry_run=dry_run, say=typer.echo)
+    path = Path(config or "jobs.toml") if namespace else config_path(config)
+    out = apply.uninstall(path, namespace, dry_run=dry_run, say=typer.echo)
     n = len([c for c in out.plan.changes if c.action == "delete"])
     verb = "would remove" if dry_run else "removed"
     what = f"{verb} {n} artifact{'s' if n != 1 else ''}" if n else "nothing was installed"
