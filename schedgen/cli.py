@@ -107,9 +107,12 @@ ForceOpt = Annotated[bool, typer.Option(
 def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt = False,
              force: ForceOpt = False, as_json: JsonOpt = False,
              stat: Annotated[bool, typer.Option(
-                 "--stat", help="per job what changed, then file names only")] = False) -> None:
-    """Per job what changed in jobs.toml terms, then unified diffs (env values masked).
-    Exit 0 in sync, 1 pending."""
+                 "--stat", help="per job what changed, then file names only")] = False,
+             full: Annotated[bool, typer.Option(
+                 "--full", "-v", help="new files in whole, not one line each")] = False) -> None:
+    """Per job what changed in jobs.toml terms, then the files: a new one in one line
+    (what it is, where, its size; --full shows its text), a changed one as hunks, env
+    values masked. Exit 0 in sync, 1 pending."""
     from schedgen.commands.diff import review_diff
     from schedgen.output import plan as report
     from schedgen.output import review
@@ -118,7 +121,7 @@ def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt
     if as_json:
         typer.echo(json.dumps(review.as_json(r, stat), indent=2))
     else:
-        typer.echo(review.text(r, report.use_color(sys.stdout), stat), nl=False)
+        typer.echo(review.text(r, report.use_color(sys.stdout), stat, full), nl=False)
     raise typer.Exit(EXIT_OK if r.plan.in_sync else EXIT_CHANGES)
 
 

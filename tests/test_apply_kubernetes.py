@@ -310,7 +310,8 @@ def test_a_cronjob_deleted_in_the_cluster_is_created_again(kc: FakeKubectl,
     installed(kc, tmp_path)
     kc.call("delete", "cronjobs", "-n", "jobs", "-l", "schedgen/job=report")
     d = run(tmp_path, "diff")
-    assert d.returncode == 1 and "+ create cronjob jobs/report (job report): not in the cluster" \
+    assert d.returncode == 1
+    assert "+ new kubernetes cronjob jobs/report (job report, 48 lines, not in the cluster)" \
         in d.stdout
     assert run(tmp_path, "apply").returncode == 0
     assert set(kc.cronjobs()) == {"publish", "report"}

@@ -38,7 +38,37 @@ def headline(c: p.Change) -> str:
                                                                  else "")
 
 
-def diff_text(plan: p.Plan, color: bool) -> str:
+def what(c: p.Change) -> str:
+    """An artifact as a reviewer names it: `job file`, `runtime`, `systemd timer`."""
+    if c.kind == "wrapper":
+        return "job file"
+    if c.kind == "runtime":
+        return "runtime"
+    words = registry.get(c.target).kind_words(c.kind) if c.target in registry.names() else c.kind
+    return f"{c.target} {words}"
+
+
+def short(where: str) -> str:
+    """A path under the home folder as ~/..."""
+    from schedgen.paths import home
+
+    h = str(home()).rstrip("/") + "/"
+    return "~/" + where[len(h):] if where.startswith(h) else where
+
+
+def created_line(c: p.Change) -> str:
+    """A new file in one line: what it is, where, its size (its text: diff --full)."""
+    n = len((c.after or "").splitlines())
+    about = [f"job {c.job}"] if c.job else []
+    about.append(f"{n:,} line{'s' if n != 1 else ''}")
+    if c.note:
+        about.append(c.note)
+    return f"+ new {what(c)} {short(c.where)} ({', '.join(about)})"
+
+
+def diff_text(plan: p.Plan, color: bool, full: bool = True) -> str:
+    """`full`: new files in whole; else one line each (the crontab block, spliced into the
+    user's own table, always in whole)."""
     out: list[str] = []
 
     def paint(text: str, fg: str | None = None, bold: bool = False) -> str:
@@ -46,6 +76,10 @@ def diff_text(plan: p.Plan, color: bool) -> str:
 
     for c in plan.changes:
         if not c.pending and not (c.reload and c.action == p.UNCHANGED):
+            continue
+        if (not full and c.action == p.CREATE and c.before is None and c.path is not None
+                and not c.deferred):
+            out.append(paint(created_line(c), fg="green") + "\n")
             continue
         out.append(paint(headline(c), bold=True) + "\n")
         if c.action == p.DELETE and c.before is not None:

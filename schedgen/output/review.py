@@ -48,8 +48,10 @@ def stat_text(r: Review) -> str:
     return "".join(out)
 
 
-def text(r: Review, color: bool, stat: bool = False) -> str:
-    files = report.diff_text(r.plan, color) if not stat else stat_text(r) + _tail(r.plan)
+def text(r: Review, color: bool, stat: bool = False, full: bool = False) -> str:
+    """`full`: new files in whole, not one line each."""
+    files = (report.diff_text(r.plan, color, full) if not stat
+             else stat_text(r) + _tail(r.plan))
     head = jobs_text(r)
     if head and not r.plan.in_sync:
         head += "files:\n"
