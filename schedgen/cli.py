@@ -291,6 +291,12 @@ def logs_cmd(
         data = path.read_bytes()
     except OSError as exc:
         raise SchedgenError(f"{path}: {exc.strerror}") from None
+    if not data:  # said on stderr: stdout stays the run's own bytes
+        stream = "stderr" if stderr else "stdout"
+        hint = "" if stderr else "; its stderr: --stderr"
+        typer.echo(f"run {path.parent.name} of {job} wrote nothing to {stream} ({path}){hint}",
+                   err=True)
+        return
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
 

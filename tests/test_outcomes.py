@@ -242,6 +242,10 @@ def test_logs_prints_a_runs_output(shared_scene: Scene) -> None:
     failed = json.loads(scene.at(NOW, "history", "pub", "--json").stdout)["jobs"][0]["runs"][4]
     r = scene.at(NOW, "logs", "pub", failed["run_id"][:18], "--stderr")
     assert (r.returncode, r.stdout) == (0, "broke\n")
+    r = scene.at(NOW, "logs", "pub", failed["run_id"])  # it wrote nothing to stdout: said so
+    assert (r.returncode, r.stdout) == (0, "")
+    assert r.stderr.startswith(f"run {failed['run_id']} of pub wrote nothing to stdout (")
+    assert r.stderr.endswith("stdout.log); its stderr: --stderr\n")
     r = scene.at(NOW, "logs", "pub", "19990101T")
     assert r.returncode == 2 and "has no run '19990101T'" in r.stderr and "Traceback" not in r.stderr
     assert scene.at(NOW, "logs", "nosuch").returncode == 2
