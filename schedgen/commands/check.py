@@ -19,6 +19,7 @@ from schedgen.config.model import Job
 from schedgen.errors import EXIT_CHANGES, EXIT_OK, EXIT_UNKNOWN
 from schedgen.outcomes import history
 from schedgen.outcomes.missed import missed_text
+from schedgen.output.times import human
 from schedgen.schedule.upcoming import local_zone
 from schedgen.units import format_duration
 
@@ -65,7 +66,7 @@ def check(config_path: Path, targets: tuple[str, ...] | None = None,
 
 
 def _when(t: datetime) -> str:
-    return t.astimezone(local_zone()).strftime("%Y-%m-%d %H:%M")
+    return human(t)
 
 
 def _job(job: Job, js: JobStatus, now: datetime) -> list[Problem]:

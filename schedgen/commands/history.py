@@ -12,6 +12,7 @@ from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
 from schedgen.machine import ownership as state
 from schedgen.outcomes import events, history, missed
+from schedgen.output.times import human
 from schedgen.schedule.upcoming import local_zone
 from schedgen.units import parse_duration
 
@@ -73,7 +74,7 @@ def rows(h: JobHistory) -> list[tuple[datetime, list[str]]]:
     zone = _zone(h.job)
 
     def _local(t: datetime) -> str:
-        return t.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+        return human(t, zone)
 
     out = [(r.started, [r.run_id, _local(r.started),
                         "-" if r.duration is None else f"{r.duration}s",

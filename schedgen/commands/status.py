@@ -16,6 +16,7 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.machine import ownership as state
 from schedgen.outcomes.missed import missed
+from schedgen.output.times import machine
 from schedgen.plan import changes as p
 from schedgen.plan import selected
 from schedgen.plan.build import build
@@ -81,7 +82,7 @@ def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
     if installed and unknown:
         installed = None
     upcoming = next_times(job, 1, now)
-    next_run = upcoming.times[0].isoformat() if upcoming.times else None
+    next_run = machine(upcoming.times[0]) if upcoming.times else None
     notes = upcoming.notes
     every = next((e for e in job.schedule if isinstance(e, Every)), None)
     if every is not None:  # under some schedulers it counts from a load or a run, not the clock
@@ -96,6 +97,7 @@ def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
         installed=installed if job.enabled else False, drift=tuple(drift),
         last_run=runs.last_run(job),
         next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
+        timezone=job.timezone,
     )
 
 

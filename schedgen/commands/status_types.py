@@ -19,13 +19,14 @@ class JobStatus:
     installed: bool | None  # every artifact the job needs is there (None: unknown)
     drift: tuple[str, ...]  # how the machine differs from the config for this job
     last_run: dict[str, Any] | None
-    next_run: str | None  # ISO 8601, local time
+    next_run: str | None  # RFC 3339, UTC (output/times.py)
     next_notes: tuple[str, ...]
     queue: runs.QueueDepth | None
     lock_held: bool | None
     # Each target's own facts, by its name (the target formats them: Target.status_lines)
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     missed: Missed | None = None  # firings with no run (schedgen.outcomes.missed)
+    timezone: str | None = None  # the job's own zone: its times are shown in it
 
 
 @dataclass(frozen=True)

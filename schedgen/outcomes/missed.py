@@ -159,7 +159,9 @@ def _loads(job: Job) -> bool:
 
 
 def _local(t: datetime) -> str:
-    return t.strftime("%Y-%m-%d %H:%M")
+    from schedgen.output.times import human
+
+    return human(t, t.tzinfo)
 
 
 def missed_text(m: Missed) -> str:
@@ -184,6 +186,6 @@ def missed_json(m: Missed | None) -> dict[str, object] | None:
         return None
     return {"since": m.since.strftime("%Y-%m-%dT%H:%M:%SZ"), "count": len(m.missed),
             "late": len(m.late),
-            "firings": [{"at": f.at.isoformat(), "state": f.state,
+            "firings": [{"at": f.at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "state": f.state,
                          "ran_at": f.ran_at.strftime("%Y-%m-%dT%H:%M:%SZ") if f.ran_at else None}
                         for f in m.firings]}
