@@ -6,7 +6,7 @@ import copy
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -130,18 +130,37 @@ def apply_cmd(
     config: ConfigOpt = None, target: TargetOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="say what would be done; "
                                           "change nothing")] = False,
-    prune: PruneOpt = False, force: ForceOpt = False,
+    prune: PruneOpt = False, force: ForceOpt = False, as_json: JsonOpt = False,
 ) -> None:
     """Make the machine match the config: wrappers, plists, the crontab block, reloads."""
     from schedgen.commands import apply
 
     out = apply.apply(config_path(config), _targets(target), dry_run=dry_run, prune=prune,
-                      force=force, say=typer.echo)
-    if dry_run:
+                      force=force, say=_quiet if as_json else typer.echo)
+    if as_json:
+        typer.echo(json.dumps(_outcome_json(out), indent=2))
+    elif dry_run:
         typer.echo(f"dry run, nothing changed: namespace {out.plan.namespace}: "
                    f"{out.plan.summary()}")
     else:
         typer.echo(f"done: namespace {out.plan.namespace}: {out.plan.summary(done=True)}")
+
+
+def _quiet(_line: str) -> None:
+    """--json: the steps go into the JSON, not onto the screen one by one."""
+
+
+def _outcome_json(out: Any) -> dict[str, Any]:
+    """apply/uninstall --json: what was (or would be) done, and the plan behind it."""
+    from schedgen.output.plan import change_json
+    from schedgen.plan import changes as p
+
+    plan = out.plan
+    return {"namespace": plan.namespace, "dry_run": out.dry_run, "done": list(out.done),
+            "summary": {a: plan.count(a) for a in p.ACTIONS if a != p.FORGET},
+            "changes": [change_json(c, with_diff=False) for c in plan.changes
+                        if c.action != p.FORGET],
+            "warnings": list(plan.warnings)}
 
 
 @app.command("status")
@@ -170,13 +189,16 @@ def uninstall_cmd(
     namespace: Annotated[Optional[str], typer.Option(  # noqa: UP007,UP045
         "--namespace", help="namespace to remove, without reading a config")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="say what would be removed")]
-    = False,
+    = False, as_json: JsonOpt = False,
 ) -> None:
     """Remove everything schedgen installed for the namespace; logs and run records stay."""
     from schedgen.commands import apply
 
     path = Path(config or "jobs.toml") if namespace else config_path(config)
-    out = apply.uninstall(path, namespace, dry_run=dry_run, say=typer.echo)
+    out = apply.uninstall(path, namespace, dry_run=dry_run, say=_quiet if as_json else typer.echo)
+    if as_json:
+        typer.echo(json.dumps(_outcome_json(out), indent=2))
+        return
     n = len([c for c in out.plan.changes if c.action == "delete"])
     verb = "would remove" if dry_run else "removed"
     what = f"{verb} {n} artifact{'s' if n != 1 else ''}" if n else "nothing was installed"
@@ -202,11 +224,19 @@ def import_cmd(
                          "header that names the user column")] = False,
     no_lock: Annotated[bool, typer.Option(
         "--no-lock", help="write `lock = false`: runs may overlap, as they could before")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Turn hand-written crontab lines, plists or systemd timers into a jobs.toml that validates."""
     from schedgen.commands.import_jobs import run_import
 
     result = run_import(source, file, out, force, system=system, lock=not no_lock)
+    if as_json:  # the jobs.toml text inside, unless it went to --out
+        typer.echo(json.dumps({
+            "from": source, "jobs": list(result.jobs), "out": str(out) if out else None,
+            "origins": [{"job": j, "from": w} for j, w in result.origins],
+            "notes": [str(n) for n in result.notes],
+            "text": None if out else result.text}, indent=2))
+        return
     for note in result.notes:
         typer.echo(f"schedgen import: {note}", err=True)
     if out is None:
@@ -246,11 +276,18 @@ def run_cmd(
     smoke: Annotated[bool, typer.Option(
         "--smoke", help="run the job's smoke command, or only check its preconditions")] = False,
     config: ConfigOpt = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="after the run, its record as JSON (the job's own stdout goes to "
+                       "stderr)")] = False,
 ) -> None:
     """Run the job's wrapper now, in the foreground; exit with the wrapper's status."""
-    from schedgen.commands.run import run
+    from schedgen.commands.run import last_run_json, run
 
-    raise typer.Exit(run(config_path(config), job, smoke))
+    path = config_path(config)
+    status = run(path, job, smoke, quiet_stdout=as_json)
+    if as_json:
+        typer.echo(json.dumps(last_run_json(path, job, status), indent=2))
+    raise typer.Exit(status)
 
 
 # --- outcomes: history, logs, check, report (schedgen/outcomes/, commands/)
