@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from schedgen import __version__, error_handler
+from schedgen import __version__, completion, error_handler
 from schedgen.config.discover import config_path
 from schedgen.errors import (
     EXIT_CHANGES,
@@ -33,7 +33,7 @@ ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs O
     help="jobs.toml to read (default: $SCHEDGEN_CONFIG, else ./jobs.toml, else the one the "
          "last apply recorded)")]
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
-    "--target", "-t", metavar="NAME", help=f"{', '.join(registry.names())}; repeatable (default: every target the config names)")]
+    "--target", "-t", metavar="NAME", autocompletion=completion.targets, help=f"{', '.join(registry.names())}; repeatable (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
 
 
@@ -249,7 +249,8 @@ def import_cmd(
 @app.command("next")
 def next_cmd(
     jobs: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
-        metavar="[JOB]...", help="jobs to show (default: all)")] = None,
+        metavar="[JOB]...", autocompletion=completion.jobs,
+        help="jobs to show (default: all)")] = None,
     count: Annotated[int, typer.Option("-n", min=1, help="how many times per job")] = 5,
     config: ConfigOpt = None, as_json: JsonOpt = False,
 ) -> None:
@@ -272,7 +273,8 @@ def schema_cmd() -> None:
 # --- run a job now
 @app.command("run")
 def run_cmd(
-    job: Annotated[str, typer.Argument(metavar="JOB", help="the job to run")],
+    job: Annotated[str, typer.Argument(metavar="JOB", autocompletion=completion.jobs,
+                                                  help="the job to run")],
     smoke: Annotated[bool, typer.Option(
         "--smoke", help="run the job's smoke command, or only check its preconditions")] = False,
     config: ConfigOpt = None,
@@ -292,7 +294,7 @@ def run_cmd(
 
 # --- outcomes: history, logs, check, report (schedgen/outcomes/, commands/)
 JobsArg = Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
-    metavar="[JOB]...", help="jobs to show (default: all)")]
+    metavar="[JOB]...", autocompletion=completion.jobs, help="jobs to show (default: all)")]
 
 
 @app.command("history")
@@ -314,9 +316,10 @@ def history_cmd(
 
 @app.command("logs")
 def logs_cmd(
-    job: Annotated[str, typer.Argument(metavar="JOB", help="the job")],
+    job: Annotated[str, typer.Argument(metavar="JOB", autocompletion=completion.jobs,
+                                                  help="the job")],
     run_id: Annotated[Optional[str], typer.Argument(  # noqa: UP007
-        metavar="[RUN_ID]", help="a run ID or a unique prefix (default: the last run)")] = None,
+        metavar="[RUN_ID]", autocompletion=completion.run_ids, help="a run ID or a unique prefix (default: the last run)")] = None,
     stderr: Annotated[bool, typer.Option("--stderr", help="the run's stderr instead")] = False,
     config: ConfigOpt = None,
 ) -> None:
