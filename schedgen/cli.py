@@ -385,6 +385,29 @@ def report_cmd(
     raise typer.Exit(EXIT_UNKNOWN if written.unknown else EXIT_OK)
 
 
+# One example per command, shown at the end of its --help.
+EXAMPLES = {
+    "validate": "schedgen validate -c ~/jobs.toml",
+    "render": "schedgen render --out out/ --target cron",
+    "diff": "schedgen diff   (--stat: file names only; --full: each new file's text)",
+    "apply": "schedgen apply --dry-run   (then: schedgen apply)",
+    "status": "schedgen status --check   (from any folder: the last apply's config is found)",
+    "reconcile": "schedgen reconcile --json",
+    "uninstall": "schedgen uninstall --namespace old --dry-run",
+    "import": "schedgen import --from cron -o jobs.toml",
+    "next": "schedgen next backup -n 3",
+    "schema": "schedgen schema > jobs.schema.json",
+    "run": "schedgen run backup --smoke",
+    "history": "schedgen history backup --since 2d",
+    "logs": "schedgen logs backup --stderr",
+    "check": "schedgen check --notify   (from cron, every 15 minutes)",
+    "report": "schedgen report -o report.html --days 30",
+}
+for _c in app.registered_commands:
+    _name = _c.name or (_c.callback.__name__ if _c.callback else "")
+    _c.epilog = f"Example: {EXAMPLES[_name]}"
+
+
 def _app_for(argv: list[str]) -> typer.Typer:
     """The app with only the command argv names, when it names one.
 
