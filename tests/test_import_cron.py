@@ -17,9 +17,9 @@ from schedgen.commands.import_jobs import run_import
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
 from schedgen.importers.document import ImportResult
-from schedgen.render.artifacts import cron_block
 from schedgen.schedule.expressions import MACROS
 from schedgen.targets.cron.importer import LOCK_NOTE, as_command, parse_crontab, unescape_command
+from schedgen.targets.cron.render import cron_block
 from tests.helpers import schedgen, write_executable
 from tests.import_oracle import job_argv, same_as_cron
 

@@ -1,7 +1,7 @@
 """The package reads like the data flow: stages in order, no cycles, no hidden imports.
 
 Every module of schedgen belongs to a stage; a stage imports only stages before it
-(DESIGN.md §2). Imports inside functions count too, so they cannot hide a cycle, and
+(docs/design.md, "The package, stage by stage"). Imports inside functions count too, so they cannot hide a cycle, and
 only cli.py may import lazily (it loads the one command it runs, for start-up time),
 apart from the few pairs in LAZY_EDGES (code only some configs need) and a target's
 folder, which loads its own parts when it is asked for them. Imports under

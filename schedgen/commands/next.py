@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -28,6 +28,9 @@ class Upcoming:
     zone: str | None = None  # the job's `timezone`: times are in it
     marks: tuple[str, ...] = ()  # per time: what a DST change did to it, or ""
     host: tzinfo | None = None  # the host's zone, to show its reading beside
+    # Targets whose firings differ from `times` (systemd beside cron or launchd, around a
+    # DST change): (target, its times).
+    by_target: tuple[tuple[str, tuple[datetime, ...]], ...] = ()
 
 
 def next_cmd(config_path: Path, names: list[str] | None, n: int) -> list[Upcoming]:
@@ -62,15 +65,32 @@ def next_times(job: Job, n: int, start: datetime) -> Upcoming:
         notes.append("disabled (enabled = false): it does not run")
     else:
         loads = [t for t in job.targets if registry.get(t).on_load]
-        times, found = firings(job.schedule, n, start, launchd=bool(loads))
+        # Targets with their own reading of the clock's changes (systemd), and the rest.
+        own = {t: f for t in job.targets
+               if (f := registry.get(t).firings(job.schedule, n, start)) is not None}
+        others = [t for t in job.targets if t not in own]
+        if others:
+            times, found = firings(job.schedule, n, start, launchd=bool(loads))
+        else:  # only its own reading
+            times, found = next(iter(own.values()))
         notes += found
         if job.run_at_load and loads:
             notes.append(f"also whenever {loads[0]} loads it (run_at_load)")
     marks: tuple[str, ...] = ()
-    if job.timezone:
-        crons = [e for e in job.schedule if isinstance(e, Cron)]
+    crons = [e for e in job.schedule if isinstance(e, Cron)]
+    if job.timezone and times and others:
         marks = tuple(dst_mark(t, crons) for t in times)
+    by_target: tuple[tuple[str, tuple[datetime, ...]], ...] = ()
+    if job.enabled and own and crons:
+        if others:
+            by_target = tuple((t, f.times) for t, f in own.items()
+                              if [x.astimezone(UTC) for x in f.times]
+                              != [x.astimezone(UTC) for x in times])
+        if job.timezone and any(dst_mark(t, crons) for t in firings(crons, 4 * n, start,
+                                                                     launchd=False).times):
+            notes += [registry.get(t).dst_note for t in own]
     return Upcoming(job=job.name, description=job.description,
                     schedule=" | ".join(job.schedule_text),
                     readable=describe_zoned(job.schedule, job.timezone),
-                    times=times, notes=tuple(notes), zone=job.timezone, marks=marks, host=host)
+                    times=times, notes=tuple(notes), zone=job.timezone, marks=marks, host=host,
+                    by_target=by_target)

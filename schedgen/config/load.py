@@ -141,8 +141,8 @@ class _Checker:
         )
         # What each of its targets refuses of it (render --target asks the same).
         for t in targets or ():
-            for where, message in registry.get(t).refusals(job, w):
-                self.problems.add(where, message)
+            for r in registry.get(t).refusals(job, w):
+                self.problems.add(r.where, r.message)
         # Any problem drops the job, so a value that failed to parse never reaches the model.
         return None if len(self.problems.found) > start else job
 

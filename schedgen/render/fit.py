@@ -12,7 +12,7 @@ def why_not(job: Job, target: str) -> str | None:
     t = registry.get(target)
     if not job.enabled and not t.keeps_disabled:
         return "disabled (enabled = false)"
-    for r in t.refusals(job, f"jobs.{job.name}"):
+    for r in (r for r in t.refusals(job, f"jobs.{job.name}") if not r.renders):
         own = f"target {target}: "
         return f"{target}: " + (r.message[len(own):] if r.message.startswith(own) else r.message)
     return None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from schedgen.errors import UsageError
 
 if TYPE_CHECKING:
+    from datetime import datetime
     from pathlib import Path
 
     from schedgen.commands.status_types import JobStatus
@@ -29,11 +30,14 @@ if TYPE_CHECKING:
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
     from schedgen.render.artifacts import Artifact
+    from schedgen.schedule.expressions import Entry
+    from schedgen.schedule.upcoming import Firings
 
 
 class Refusal(NamedTuple):
     where: str  # as validate reports it: `where` given, or a key under it
     message: str  # as validate reports it
+    renders: bool = False  # the artifact is still fine: `render --target` does not skip it
 
 
 class Target(Protocol):
@@ -51,6 +55,7 @@ class Target(Protocol):
     drift_notes: dict[str, str]
     # Why an @every has no calendar time under it, with {every} and {interval} ("": it has).
     every_words: str
+    dst_note: str  # with `firings`: what it does at a clock change
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
         """What keeps this job from going to this target (empty: it fits); `where` is
@@ -71,6 +76,11 @@ class Target(Protocol):
 
     def change_json(self, change: Change) -> dict[str, Any]:
         """Its own facts of a change, for `diff --json` (empty: none)."""
+        ...
+
+    def firings(self, schedule: Sequence[Entry], n: int, start: datetime) -> Firings | None:
+        """The next firings as it reads the clock, where that differs from cron's reading
+        (None: it does not); `dst_note` says how."""
         ...
 
     def diff_text(self, change: Change) -> tuple[str, str] | None:
@@ -114,6 +124,10 @@ class Defaults:
     facts = False
     drift_notes: dict[str, str] = {}  # read only
     every_words = ""
+    dst_note = ""
+
+    def firings(self, schedule: Sequence[Entry], n: int, start: datetime) -> Firings | None:
+        return None
 
     def config_refusals(self, namespace: str, jobs: Sequence[Job]) -> list[tuple[str, str]]:
         return []

@@ -60,6 +60,7 @@ class Null:
     facts = True
     drift_notes: dict[str, str] = {}  # read only
     every_words = ""
+    dst_note = ""
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
         return [Refusal(f"{where}.schedule", "target null: @reboot: the null folder never boots")
@@ -76,6 +77,9 @@ class Null:
 
     def planner(self) -> Planner:
         return NullPlanner()
+
+    def firings(self, schedule: Any, n: int, start: Any) -> None:
+        return None  # it reads the clock as cron does
 
     def change_json(self, change: p.Change) -> dict[str, Any]:
         return {"queued": change.before is not None}

@@ -4,14 +4,13 @@ a crontab line can name."""
 from __future__ import annotations
 
 from schedgen.config.model import Job
-from schedgen.schedule.expressions import Every, every_as_cron
+from schedgen.schedule.expressions import Every, every_cron_problem
 from schedgen.targets.interface import Refusal
 
 
 def refusals(job: Job, w: str) -> list[Refusal]:
-    out = [Refusal(f"{w}.schedule", f"target cron: {e.text!r} does not divide an hour or a day "
-                               "evenly, so no cron step expression fires at that rate")
-           for e in job.schedule or () if isinstance(e, Every) and every_as_cron(e.seconds) is None]
+    problems = [every_cron_problem(e.seconds) for e in job.schedule or () if isinstance(e, Every)]
+    out = [Refusal(f"{w}.schedule", f"target cron: {problem}") for problem in problems if problem]
     if job.wrapper_dir is not None and "\\%" in str(job.wrapper_path):
         # cron takes a backslash before % as escaping it, so the %-escaped line would name
         # another path (and end at that %); refused rather than quoted around, as rare.

@@ -1,4 +1,4 @@
-"""The kubernetes target (DESIGN.md §10); the work is in schedgen.targets.kubernetes.cronjobs."""
+"""The kubernetes target (docs/kubernetes.md); the work is in schedgen.targets.kubernetes.cronjobs."""
 
 from __future__ import annotations
 

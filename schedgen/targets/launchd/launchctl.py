@@ -1,7 +1,7 @@
 """Talking to launchd with the current verbs: bootout, bootstrap, enable, list.
 
 The deprecated `load`/`unload` are never used. Known failures are handled the way
-macOS reports them (DESIGN.md §6):
+macOS reports them (docs/design.md, "Known traps"):
 - bootout of a service that is not loaded: "3: No such process" (113 "Could not find
   specified service" on newer macOS): fine, it is what we wanted.
 - bootstrap "5: Input/output error": still loaded, or too soon after a bootout: retry.

@@ -6,6 +6,8 @@ status (the unit's state in `status`), importer (`import --from systemd`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
     from schedgen.render.artifacts import Artifact
+    from schedgen.schedule.expressions import Entry
+    from schedgen.schedule.upcoming import Firings
 
 
 class Systemd(Defaults):
@@ -27,6 +31,8 @@ class Systemd(Defaults):
     kinds: tuple[str, ...] = ("service", "timer")
     facts = True
     drift_notes = {NOT_ARMED: NOT_ARMED}  # read only
+    dst_note = ("systemd: a time the clocks skip does not run that day, and a repeated time "
+                "runs once, the first time (docs/timezones.md)")
     # OnUnitActiveSec counts from the last run's start, not the clock
     every_words = ("{every}: systemd runs it every {interval} from the timer's start, then "
                    "from each run's start; there is no calendar time")
@@ -48,6 +54,11 @@ class Systemd(Defaults):
         from schedgen.targets.base import service
 
         return {"unit": service(c).label, "reload": c.reload, "state": service(c).state}
+
+    def firings(self, schedule: Sequence[Entry], n: int, start: datetime) -> Firings | None:
+        from schedgen.schedule.upcoming import systemd_firings
+
+        return systemd_firings(schedule, n, start)
 
     def with_facts(self, jobs: tuple[JobStatus, ...], changes: list[Change],
                    namespace: str) -> tuple[JobStatus, ...]:
