@@ -139,3 +139,12 @@ def test_drift_seen_beside_an_unknown_scheduler_is_still_exit_1(fake_crontab: Fa
     assert ck.stdout.splitlines() == [
         "alpha: drift: wrapper: missing",
         next(line for line in ck.stdout.splitlines() if line.startswith("unknown: crontab"))]
+
+
+def test_apply_without_crontab_says_what_to_do(fake_crontab: FakeCrontab, tmp_path: Path) -> None:
+    cfg = installed(tmp_path, "cron")
+    r = schedgen("apply", "-c", str(cfg), env=no_program(tmp_path))
+    assert r.returncode == 3
+    assert ("crontab not found on PATH: this host has no cron installed, or PATH does not reach "
+            "it. The crontab was not read, so nothing was written or removed. Install cron "
+            "(Debian, Ubuntu: apt-get install cron") in r.stderr

@@ -19,8 +19,8 @@ from schedgen.config.model import Job
 from schedgen.errors import EXIT_CHANGES, EXIT_OK, EXIT_UNKNOWN
 from schedgen.outcomes import history
 from schedgen.outcomes.missed import missed_text
-from schedgen.output.times import human
 from schedgen.schedule.upcoming import local_zone
+from schedgen.schedule.when import human
 from schedgen.units import format_duration
 
 KILL_GRACE = 10  # the wrapper sends KILL 5 s after TERM; then the lock is free

@@ -12,8 +12,8 @@ from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
 from schedgen.machine import ownership as state
 from schedgen.outcomes import events, history, missed
-from schedgen.output.times import human
 from schedgen.schedule.upcoming import local_zone
+from schedgen.schedule.when import human
 from schedgen.units import parse_duration
 
 

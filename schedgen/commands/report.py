@@ -16,6 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import NamedTuple
 
+from schedgen.commands.status import unknown as unknown_state
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError, UsageError
@@ -281,8 +282,6 @@ class Written(NamedTuple):
 
 
 def report(config_path: Path, out: Path, days: int, now: datetime | None = None) -> Written:
-    from schedgen.commands.status import unknown as unknown_state
-
     namespace, lanes, start, end = collect(config_path, days, now)
     unknown = unknown_state(config_path)
     text = render(namespace, lanes, start, end, unknown)

@@ -21,6 +21,7 @@ from types import FrameType
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError, UsageError
+from schedgen.records import runs
 from schedgen.render.artifacts import (
     notify_path,
     notify_settings,
@@ -73,8 +74,6 @@ def run(config_path: Path, job_name: str, smoke: bool = False, quiet_stdout: boo
 
 def last_run_json(config_path: Path, job_name: str, status: int) -> dict[str, object]:
     """`run --json`: the run just made, from its manifest (its ID, outcome, times, logs)."""
-    from schedgen.records import runs
-
     config = cfg.load(config_path)
     job = config.job(job_name)
     last = runs.last_run(job) if job is not None else None

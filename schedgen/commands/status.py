@@ -16,13 +16,13 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.machine import ownership as state
 from schedgen.outcomes.missed import missed
-from schedgen.output.times import machine
 from schedgen.plan import changes as p
 from schedgen.plan import selected
 from schedgen.plan.build import build
 from schedgen.records import runs
 from schedgen.schedule.expressions import Every
 from schedgen.schedule.upcoming import local_zone
+from schedgen.schedule.when import machine
 from schedgen.targets import registry
 from schedgen.targets.registry import all_targets
 from schedgen.units import format_duration

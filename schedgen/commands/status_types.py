@@ -19,7 +19,7 @@ class JobStatus:
     installed: bool | None  # every artifact the job needs is there (None: unknown)
     drift: tuple[str, ...]  # how the machine differs from the config for this job
     last_run: dict[str, Any] | None
-    next_run: str | None  # RFC 3339, UTC (output/times.py)
+    next_run: str | None  # RFC 3339, UTC (schedule/when.py)
     next_notes: tuple[str, ...]
     queue: runs.QueueDepth | None
     lock_held: bool | None

@@ -14,16 +14,15 @@ import sys
 from pathlib import Path
 
 from schedgen.errors import UsageError
+from schedgen.paths import state_dir
 
 DEFAULT = "jobs.toml"
 
 
 def recorded() -> dict[str, Path]:
     """namespace -> the config its last apply recorded (those still on disk)."""
-    from schedgen.machine.ownership import record_path
-
     out: dict[str, Path] = {}
-    folder = record_path("x").parent
+    folder = state_dir() / "installed"  # where machine/ownership.py keeps the records
     try:
         files = sorted(folder.glob("*.json"))
     except OSError:

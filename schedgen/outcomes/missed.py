@@ -21,6 +21,7 @@ from schedgen.outcomes.firings import epochs
 from schedgen.outcomes.history import BEGINS
 from schedgen.schedule.expressions import Cron, Every, every_as_cron, parse_cron
 from schedgen.schedule.upcoming import local_zone
+from schedgen.schedule.when import human
 from schedgen.targets import registry
 
 GRACE = timedelta(minutes=5)
@@ -159,8 +160,6 @@ def _loads(job: Job) -> bool:
 
 
 def _local(t: datetime) -> str:
-    from schedgen.output.times import human
-
     return human(t, t.tzinfo)
 
 

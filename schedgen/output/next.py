@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from schedgen.commands.next import Upcoming
-from schedgen.output.times import human, machine
 from schedgen.schedule.tznext import host_beside
+from schedgen.schedule.when import human, machine
 
 
 def as_json(results: list[Upcoming]) -> dict[str, list[str]]:

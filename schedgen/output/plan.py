@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
+from schedgen.paths import home
 from schedgen.plan import changes as p
 from schedgen.targets import registry
 
@@ -50,8 +51,6 @@ def what(c: p.Change) -> str:
 
 def short(where: str) -> str:
     """A path under the home folder as ~/..."""
-    from schedgen.paths import home
-
     h = str(home()).rstrip("/") + "/"
     return "~/" + where[len(h):] if where.startswith(h) else where
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from schedgen.commands.status_types import Status
 from schedgen.outcomes.missed import missed_json, missed_text
-from schedgen.output.times import human, parse
+from schedgen.schedule.when import human, parse
 from schedgen.targets import registry
 
 
@@ -32,7 +32,7 @@ def as_json(s: Status) -> dict[str, Any]:
 
 
 def people(text: Any, zone: str | None) -> str:
-    """A recorded RFC 3339 time as people read it (output/times.py); else as it is."""
+    """A recorded RFC 3339 time as people read it (schedule/when.py); else as it is."""
     t = parse(text) if isinstance(text, str) else None
     if t is None:
         return str(text) if text else "?"

@@ -47,17 +47,25 @@ def read() -> Table:
     raise SystemOpError(f"crontab -l failed: {r.message()}")
 
 
+def _fix(exc: SystemOpError) -> str:
+    if isinstance(exc, Missing):
+        return ("Install cron (Debian, Ubuntu: apt-get install cron; Fedora: dnf install "
+                "cronie) or run schedgen where `crontab` is on PATH")
+    return ("Run `crontab -l` to see the error; /etc/cron.allow and /etc/cron.deny say who "
+            "may use cron")
+
+
 def unknown_words(exc: SystemOpError, namespace: str) -> str:
     """Why the crontab block is unknown, what was and was not done, what to try."""
-    if isinstance(exc, Missing):
-        fix = ("Install cron (Debian, Ubuntu: apt-get install cron; Fedora: dnf install "
-               "cronie) or run schedgen where `crontab` is on PATH")
-    else:
-        fix = ("Run `crontab -l` to see the error; /etc/cron.allow and /etc/cron.deny say who "
-               "may use cron")
     return (f"{exc}. The crontab was not read, so whether the block of namespace {namespace} "
             f"is installed is unknown: no cron drift is reported and nothing was changed. "
-            f"{fix}.")
+            f"{_fix(exc)}.")
+
+
+def apply_words(exc: SystemOpError) -> SystemOpError:
+    """The same for apply and uninstall, which stop before writing anything."""
+    return SystemOpError(f"{exc}. The crontab was not read, so nothing was written or "
+                         f"removed. {_fix(exc)}.")
 
 
 def write(ops: Ops, text: str) -> None:

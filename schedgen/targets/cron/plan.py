@@ -39,7 +39,7 @@ class CronTarget:
             table = table or crontab.read()
         except SystemOpError as exc:
             if entry is not None or wanted:
-                raise
+                raise crontab.apply_words(exc) from None
             # uninstall, nothing recorded: a crontab we cannot read cannot hold our block
             ctx.warnings.append(f"{exc}; not looking for a schedgen block there")
             return []

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, tzinfo
 
+from schedgen.schedule.upcoming import local_zone
+
 PEOPLE = "%Y-%m-%d %H:%M %Z"
 
 
@@ -18,8 +20,6 @@ def human(t: datetime, zone: tzinfo | None = None) -> str:
     if zone is None:
         own = t.tzinfo
         if own is None or t.utcoffset() is None or own is UTC:
-            from schedgen.schedule.upcoming import local_zone
-
             zone = local_zone()
         else:
             zone = own
