@@ -148,16 +148,3 @@ def test_apply_without_crontab_says_what_to_do(fake_crontab: FakeCrontab, tmp_pa
     assert ("crontab not found on PATH: this host has no cron installed, or PATH does not reach "
             "it. The crontab was not read, so nothing was written or removed. Install cron "
             "(Debian, Ubuntu: apt-get install cron") in r.stderr
-
-
-def test_report_with_a_damaged_record_still_writes_the_page(fake_crontab: FakeCrontab,
-                                                            tmp_path: Path) -> None:
-    from schedgen.machine import ownership as state
-
-    cfg = installed(tmp_path, "cron")
-    state.record_path("unk").write_text("{not json")
-    page = tmp_path / "r.html"
-    r = schedgen("report", "-c", str(cfg), "-o", str(page))
-    assert r.returncode == EXIT_UNKNOWN and page.exists(), r.stdout + r.stderr
-    assert "cannot read the ownership record" in r.stdout
-    assert "the installed state was not read" in page.read_text()

@@ -14,7 +14,6 @@ from schedgen.commands.next import next_times
 from schedgen.commands.status_types import JobStatus, Status
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
-from schedgen.errors import RecordError
 from schedgen.machine import ownership as state
 from schedgen.outcomes.missed import missed
 from schedgen.plan import changes as p
@@ -50,14 +49,9 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
 
 
 def unknown(config_path: Path) -> tuple[tuple[str, str], ...]:
-    """(target, why) for each scheduler of the config that cannot be read here (`report`:
-    an ownership record it cannot use makes the whole state unknown, not the page fail)."""
+    """(target, why) for each scheduler of the config that cannot be read here."""
     config = cfg.load(config_path)
-    try:
-        record = state.load(config.namespace)
-    except RecordError as exc:
-        return (("record", f"{exc}; the installed state was not read"),)
-    return build(config, record, all_targets(), review=True).unknown
+    return build(config, state.load(config.namespace), all_targets(), review=True).unknown
 
 
 def _by_job(plan: p.Plan, jobs: tuple[Job, ...]) -> dict[str, list[p.Change]]:
