@@ -292,6 +292,28 @@ def run_cmd(
     raise typer.Exit(status)
 
 
+@app.command("doctor")
+def doctor_cmd(
+    jobs: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
+        metavar="[JOB]...", autocompletion=completion.jobs,
+        help="jobs to check (default: all)")] = None,
+    config: ConfigOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """What would make a job fail silently on this host, each check with its verdict and
+    what to do: exit 0 all fine, 1 problems found."""
+    from schedgen.commands import doctor as dr
+    from schedgen.config import load as cfg
+
+    path = config_path(config)
+    checks = dr.doctor(path, jobs)
+    if as_json:
+        typer.echo(json.dumps(dr.as_json(checks), indent=2))
+    else:
+        targets = {j.name: j.targets for j in cfg.load(path).jobs}
+        typer.echo(dr.as_text(checks, targets))
+    raise typer.Exit(1 if dr.counts(checks)[0] else 0)
+
+
 # --- outcomes: history, logs, check, report (schedgen/outcomes/, commands/)
 JobsArg = Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
     metavar="[JOB]...", autocompletion=completion.jobs, help="jobs to show (default: all)")]
@@ -402,6 +424,7 @@ EXAMPLES = {
     "logs": "schedgen logs backup --stderr",
     "check": "schedgen check --notify   (from cron, every 15 minutes)",
     "report": "schedgen report -o report.html --days 30",
+    "doctor": "schedgen doctor backup",
 }
 for _c in app.registered_commands:
     _name = _c.name or (_c.callback.__name__ if _c.callback else "")

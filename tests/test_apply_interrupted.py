@@ -18,7 +18,7 @@ import pytest
 
 from schedgen.targets.wrappers import WrapperTarget
 from tests.fakes import FakeCrontab
-from tests.helpers import schedgen, write_config
+from tests.helpers import schedgen, schedgen_process, write_config
 from tests.test_apply_cron import FOREIGN, JOBS, foreign
 
 
@@ -178,3 +178,32 @@ def test_a_job_file_that_cannot_be_written_is_not_said_to_be_left_unrestored(
     assert "Put back as it was:" in r.stderr
     assert {n: (wrappers / n).read_bytes() for n in old} == old
     assert cron.read() == table
+
+
+def test_a_kill_9_in_the_crontab_step_leaves_the_table_only_in_schedgens_private_folder(
+        cron: FakeCrontab, tmp_path: Path) -> None:
+    # The table is handed to crontab as a file; kill -9 leaves that file. It holds the
+    # user's whole crontab, so it is in schedgen's private folder, and a later apply
+    # removes it once it is old enough to be no apply's in progress.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    p = _start_apply(tmp_path, FAKE_CRONTAB_WRITE_DELAY="1", TMPDIR=str(tmp))
+    _until(lambda: cron.writes())
+    p.kill()
+    p.wait()
+    _until(lambda: b"# BEGIN schedgen namespace=default" in (cron.read() or b""))
+    private = tmp / f"schedgen-{os.getuid()}"
+    assert list(tmp.iterdir()) == [private]
+    assert private.stat().st_mode & 0o777 == 0o700
+    [left] = private.iterdir()
+    assert left.stat().st_mode & 0o777 == 0o600 and FOREIGN in left.read_bytes()
+    write_config(tmp_path / "jobs.toml", JOBS.replace("alpha", "alpha2"))
+    # A process of its own: tempfile keeps the TMPDIR it saw first.
+    assert schedgen_process("apply", "--prune", cwd=tmp_path,
+                            env={"TMPDIR": str(tmp)}).returncode == 0
+    assert left.exists()  # young: it could be an apply's of another state dir, in progress
+    os.utime(left, (time.time() - 3600, time.time() - 3600))
+    write_config(tmp_path / "jobs.toml", JOBS)
+    assert schedgen_process("apply", "--prune", cwd=tmp_path,
+                            env={"TMPDIR": str(tmp)}).returncode == 0
+    assert list(private.iterdir()) == []

@@ -131,13 +131,13 @@ def lock_path() -> Path:
     return Path("/tmp") / f"schedgen-{os.getuid()}" / "apply.lock"
 
 
-def _private_dir(path: Path) -> None:
+def private_dir(path: Path) -> None:
     """Create `path` 0700, or accept it only if it is ours, a real folder and private."""
     try:
         path.mkdir(mode=0o700, exist_ok=True)
         st = os.lstat(path)
     except OSError as exc:
-        raise SystemOpError(f"cannot create the lock folder {path}: {exc.strerror}") from None
+        raise SystemOpError(f"cannot create the private folder {path}: {exc.strerror}") from None
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         raise SystemOpError(f"{path} is not a private folder of this user (a symlink, someone "
                             "else's, or open to others); remove it and run the command again")
@@ -150,7 +150,7 @@ def apply_lock(on_wait: object = None) -> Iterator[None]:
     if os.environ.get(TEST_LOCK):
         path.parent.mkdir(parents=True, exist_ok=True)
     else:
-        _private_dir(path.parent)
+        private_dir(path.parent)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
