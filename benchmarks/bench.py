@@ -247,7 +247,7 @@ def _drain(workers: list[Callable[[], subprocess.Popen[bytes]]], loop: bool) -> 
 # The physical floor of a drain: one loop per worker that forks the command once per
 # item and does nothing else (no claim, no record, no move).
 FLOOR_LOOP = 'for f in "$@"; do /bin/true "$f"; done'
-# The same with the record every run must leave (DESIGN §5): a run directory per item
+# The same with the record every run must leave (docs/design.md, "What a run does"): a run directory per item
 # (all made with one mkdir, as cheap as it gets), the command's stdout and stderr in it,
 # and a manifest. What this costs over FLOOR_LOOP is the file system's, not the wrapper's.
 RECORD_LOOP = ('d=$1; shift; i=0; set -- "$@"; for f; do i=$((i + 1)); set -- "$@" "$d/$i"; done; '
@@ -415,10 +415,107 @@ def bench_scale(tmp: Path, small: int, large: int, rounds: int) -> Samples:
     })
 
 
+# What each fork-saving trick of the runtime saves: the trick and what it stands in for,
+# each N times in a loop of one bash (so bash's start is not in the figure), interleaved;
+# the figure is the median of the rounds' (alternative - trick) / uses. (name, uses per
+# loop turn, setup, trick, alternative: a loop runs about `turns` uses, so 0.1 is ten
+# times the turns, for what forks nothing); $D is a scratch folder, $RT the runtime.
+TRICKS = [
+    ("clock: $EPOCHSECONDS (bash 3.2: SECONDS after one `date`), not `date` per call", 1, "",
+     't=${EPOCHSECONDS:-0}', 't=$(date -u +%s)'),
+    ("lock folder: its mark (-nt and a read), not its mode's `find` per run", 1,
+     'mkdir -p "$D/l"; printf . >"$D/l/j.lock"',
+     'c=""; [ "$D/l/j.lock" -nt "$D/l" ]; IFS= read -r -n 4096 -d "" c <"$D/l/j.lock"',
+     'out=$(find "$D/l" "$D/l/j.lock" -maxdepth 0 \\( -type d \\( -perm -0020 -o -perm -0002 \\) '
+     '-o -type f -links +2 \\) -print 2>/dev/null)'),
+    ("rotation: .rotate-count (a read, a write in place), not the sizes' `find` per run", 1,
+     'mkdir -p "$D/r"; : >"$D/r/events.jsonl"; printf "%3d\\n" 1 >"$D/r/.rotate-count"',
+     'n=""; read -r -n 16 -d "" n <"$D/r/.rotate-count"; printf "%3d\\n" 2 1<>"$D/r/.rotate-count"',
+     'big=$(find "$D/r" -maxdepth 1 -type f \\( -name events.jsonl -o -name cron.log \\) '
+     '-size +1048575c 2>/dev/null)'),
+    ("LC_ALL=C on the wrapper's own mv/mkdir/flock/rm, under LANG=", 2,
+     ': >"$D/a"', 'LC_ALL=C mv -n "$D/a" "$D/b"; LC_ALL=C mv -n "$D/b" "$D/a"',
+     'mv -n "$D/a" "$D/b"; mv -n "$D/b" "$D/a"'),
+    ("perl's flock with numbers, not `use Fcntl` (macOS takes the lock with perl)", 1,
+     ': >"$D/p.lock"; exec 9>>"$D/p.lock"',
+     'perl -e \'open(my $f, ">&=", 9) or exit 2; flock($f, 6) or exit 1\'',
+     'perl -e \'use Fcntl qw(:flock); open(my $f, ">&=", 9) or exit 2; '
+     'flock($f, LOCK_EX | LOCK_NB) or exit 1\''),
+    ("run IDs under the lock: .last-run (a read), not listing runs/ (56 runs)", 0.1,
+     'mkdir -p "$D/runs"; k=0; while [ $k -lt 56 ]; do mkdir "$D/runs/20260101T0000$((10 + k))Z-$k"; '
+     'k=$((k + 1)); done; printf "%-63s\\n" "20260101T000065Z-55 56 1767225600" >"$D/.last-run"',
+     'at=""; [ "$D/.last-run" -nt "$D/runs" ]; IFS= read -r -n 64 -d "" at <"$D/.last-run"',
+     'set -- "$D/runs"/*; n=$#; while [ $n -gt 0 ]; do eval "last=\\${$n}"; last=${last##*/}; '
+     'case $last in [0-9]*Z-[0-9]*) break ;; esac; n=$((n - 1)); done'),
+    ("the cut: a plain run parses the runtime up to it, not the whole", 0.1, "",
+     '. "$RT"', 'SCHEDGEN_FOREGROUND=1; . "$RT"; unset SCHEDGEN_FOREGROUND'),
+    ("the runtime installed without the parts' comment lines (a plain run's parse)", 0.1, "",
+     '. "$RT"', '. "$RTC"'),
+    ("a queue chunk: one `mv` claims 32 items, not a `mv` each", 64,
+     'mkdir -p "$D/q1" "$D/q2"; k=0; while [ $k -lt 32 ]; do : >"$D/q1/$k.json"; k=$((k + 1)); done',
+     'LC_ALL=C mv -n -- "$D/q1"/* "$D/q2/"; LC_ALL=C mv -n -- "$D/q2"/* "$D/q1/"',
+     'for f in "$D/q1"/*; do LC_ALL=C mv -n -- "$f" "$D/q2/"; done; '
+     'for f in "$D/q2"/*; do LC_ALL=C mv -n -- "$f" "$D/q1/"; done'),
+]
+LOCALE: list[str] = []  # the LANG the tricks ran under
+# bash's loadable mkdir, where installed (section 2 times it in a whole run too).
+LOADABLE_TRICK = ("run directories: bash's loadable mkdir, not /bin/mkdir", 1, "",
+                  'enable mkdir; mkdir "$D/m$i"; enable -n mkdir',
+                  'LC_ALL=C /bin/mkdir "$D/m$i"')
+
+
+def bench_tricks(tmp: Path, rounds: int, turns: int) -> tuple[Samples, list[tuple[str, float]]]:
+    from schedgen.render import shipped
+    from schedgen.render.artifacts import RUNTIME_PARTS, runtime_text
+
+    rt = tmp / "runtime.bash"
+    rt.write_text(runtime_text())
+    rtc = tmp / "runtime-commented.bash"   # the parts as they are, comments and all
+    rtc.write_text("".join(shipped.text("runtime/" + n) for n in RUNTIME_PARTS))
+    tricks = list(TRICKS)
+    if Path("/usr/lib/bash/mkdir").exists():
+        tricks.append(LOADABLE_TRICK)
+    env = {**env_for(tmp, tmp), "LANG": "C.UTF-8", "RT": str(rt), "RTC": str(rtc)}
+    env.pop("LC_ALL", None)
+    # A locale read from files, as a desktop session's en_US.UTF-8 is (glibc builds C.UTF-8
+    # in, which costs nothing to load): made here, where localedef can.
+    loc = tmp / "locale"
+    loc.mkdir()
+    made = shutil.which("localedef") and subprocess.run(
+        ["localedef", "-i", "en_US", "-f", "UTF-8", str(loc / "en_US.UTF-8")],
+        capture_output=True).returncode in (0, 1) and (loc / "en_US.UTF-8").is_dir()
+    if made:
+        env.update(LOCPATH=str(loc), LANG="en_US.UTF-8")
+    LOCALE.append(env["LANG"])
+    named: dict[str, Callable[[], float]] = {}
+    for k, (_, uses, setup, trick, alt) in enumerate(tricks):
+        d = tmp / f"t{k}"
+        d.mkdir()
+        pre = "enable -f /usr/lib/bash/mkdir mkdir; enable -n mkdir; " if "enable" in trick else ""
+        n = max(1, round(turns / uses))
+        for side, body in (("trick", trick), ("alt", alt)):
+            script = (f'D={d}/{side}; mkdir -p "$D"; {pre}{setup}\n'
+                      f'i=0; while [ "$i" -lt {n} ]; do {body}; i=$((i + 1)); done\n')
+            named[f"{k}-{side}"] = (lambda s=script: timed(["bash", "-c", s], env))
+    return interleave(rounds, named), [(t[0], t[1]) for t in tricks]
+
+
+def _tricks(tmp: Path, rounds: int) -> None:
+    turns = 20 if rounds < 5 else 100
+    tb, names = bench_tricks(tmp / "tricks", max(3, rounds // 3), turns)
+    print(f"\n7. What each fork-saving trick of the runtime saves, per use (each side about {turns} "
+          "uses in a loop of one bash; the median of the rounds' differences)")
+    for k, (name, uses) in enumerate(names):
+        pairs = zip(dict.__getitem__(tb, f"{k}-alt"), dict.__getitem__(tb, f"{k}-trick"), strict=True)
+        per = max(1, round(turns / uses)) * max(1, uses)
+        saved = statistics.median(a - t for a, t in pairs) / per * 1000
+        print(f"   {saved:6.3f} ms  {name}{LOCALE[0] if name.endswith('=') else ''}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="few rounds, small queue: shows it works")
-    ap.add_argument("--only", metavar="LIST", default="cli,wrapper,queue,writes,render,scale",
+    ap.add_argument("--only", metavar="LIST", default="cli,wrapper,queue,writes,render,scale,tricks",
                     help="comma-separated sections to run (default: all)")
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -430,7 +527,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         SITE = install_site(tmp)
-        for sub in ("cli", "wrapper", "queue", "writes", "render", "scale"):
+        for sub in ("cli", "wrapper", "queue", "writes", "render", "scale", "tricks"):
             (tmp / sub).mkdir()
         if "cli" in only:
             _cli(tmp, rounds)
@@ -444,6 +541,8 @@ def main() -> None:
             _render(tmp, rounds)
         if "scale" in only:
             _scale(tmp, args.quick)
+        if "tricks" in only:
+            _tricks(tmp, rounds)
 
 
 def _cli(tmp: Path, rounds: int) -> None:

@@ -42,7 +42,7 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
 def gated_job(tmp: Path) -> tuple[Path, Path]:
     """A zoned job whose schedule cannot match this month: every fire is a non-firing."""
     from schedgen.config.load import loads
-    from schedgen.render.artifacts import wrapper
+    from schedgen.render.artifacts import runtime_path, runtime_text, wrapper
 
     month = datetime.now(UTC).month % 12 + 1
     text = (f'[jobs.zoned]\ncommand = "true"\nschedule = "0 0 1 {month} *"\n'
@@ -52,6 +52,7 @@ def gated_job(tmp: Path) -> tuple[Path, Path]:
     job = config.jobs[0]
     job.wrapper_path.parent.mkdir(parents=True)
     job.wrapper_path.write_text(wrapper(job, config))
+    runtime_path(job, config).write_text(runtime_text())  # the gate is the runtime's
     return job.wrapper_path, job.log_root
 
 

@@ -8,7 +8,7 @@
 set -u
 N=${1:-1000} ROUNDS=${2:-3}
 here=$(cd "${0%/*}/.." && pwd)
-SCHEDGEN_FOREGROUND=1 . "$here/templates/runtime.bash" >/dev/null 2>&1 </dev/null
+for f in "$here"/templates/runtime/*; do SCHEDGEN_FOREGROUND=1 . "$f"; done >/dev/null 2>&1 </dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 j=$tmp/journal

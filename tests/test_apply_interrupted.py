@@ -140,7 +140,7 @@ def test_the_temp_file_a_killed_apply_left_beside_a_job_file_goes_with_its_next_
         cron: FakeCrontab, tmp_path: Path, home: Path) -> None:
     wrappers = home / ".local/share/schedgen/wrappers"
     wrappers.mkdir(parents=True)
-    stale = wrappers / ".alpha.sh.k2j4h5g6.tmp"   # what atomic_write makes, killed mid-write
+    stale = wrappers / ".alpha.sh.k2j4h5g6.tmp"   # what a write stages, killed mid-write
     stale.write_text("#!/bin/bash\n# half a job fi")
     others = [wrappers / ".notes.k2j4h5g6.tmp", wrappers / ".alpha.sh.tmp"]
     for f in others:
@@ -157,12 +157,12 @@ def test_a_job_file_that_cannot_be_written_is_not_said_to_be_left_unrestored(
     # changed (a file is replaced whole or not at all), so nothing is "not put back".
     from schedgen.machine import ops
 
-    real = ops.atomic_write
+    real = ops.stage
 
-    def full(path: Path, data: bytes, mode: int = 0o644) -> None:
+    def full(path: Path, data: bytes, mode: int = 0o644) -> Path:
         if path.name == "beta.sh":
             raise OSError(28, "No space left on device")
-        real(path, data, mode)
+        return real(path, data, mode)
 
     assert schedgen("apply", cwd=tmp_path).returncode == 0
     wrappers = home / ".local/share/schedgen/wrappers"
@@ -170,7 +170,7 @@ def test_a_job_file_that_cannot_be_written_is_not_said_to_be_left_unrestored(
     table = cron.read()
     write_config(tmp_path / "jobs.toml", JOBS.replace('"echo", "alpha"', '"echo", "alpha2"')
                  .replace('"echo beta"', '"echo beta2"'))
-    monkeypatch.setattr(ops, "atomic_write", full)   # beta.sh: every write fails, undo's too
+    monkeypatch.setattr(ops, "stage", full)   # beta.sh: every write fails, undo's too
     r = schedgen("apply", cwd=tmp_path)
     assert r.returncode == 3, r.stdout + r.stderr
     assert "cannot write" in r.stderr and "beta.sh: No space left on device" in r.stderr

@@ -6,6 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schedgen import cli
+from schedgen.render.artifacts import RUNTIME_PARTS
 
 NAMES = [c.name or c.callback.__name__.replace("_", "-")
          for c in cli.app.registered_commands if c.callback is not None]
@@ -34,7 +35,8 @@ def test_anything_but_a_command_name_gets_the_whole_app(argv: list[str]) -> None
 
 
 SHIPPED = ["job.sh.j2", "crontab.j2", "launchd.plist.j2", "systemd.service.j2",
-           "systemd.timer.j2", "runtime.bash", "fscheck.sh", "notify.sh", "tzgate.sh"]
+           "systemd.timer.j2", "notify.sh",
+           *("runtime/" + p for p in RUNTIME_PARTS)]
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -95,6 +97,16 @@ def test_a_cron_only_diff_loads_no_other_targets_code(tmp_path, fake_crontab) ->
     code, loaded = _loaded_by(["diff", "-c", str(cfg)], fake_crontab.env)
     assert code == 1 and "schedgen.render.tzrender" in loaded and "zoneinfo" in loaded
     assert not [m for m in loaded if "launchd" in m or "kube" in m or "systemd" in m]
+
+
+def test_a_cron_only_status_loads_no_kubernetes_code(tmp_path, fake_crontab) -> None:
+    from tests.helpers import schedgen as run_cli
+    from tests.helpers import write_config
+
+    cfg = write_config(tmp_path / "jobs.toml", CRON_ONLY)
+    assert run_cli("apply", "-c", str(cfg)).returncode == 0
+    code, loaded = _loaded_by(["status", "-c", str(cfg)], fake_crontab.env)
+    assert code == 0 and not [m for m in loaded if "kube" in m], loaded
 
 
 def test_each_target_loaded_on_demand_asks_for_the_kinds_its_own_plan_does() -> None:

@@ -1,4 +1,4 @@
-"""templates/fscheck.sh: the wrapper's same-file-system check, sourced and run directly."""
+"""templates/runtime/90-fscheck.sh: the wrapper's same-file-system check, sourced and run directly."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests import wrapper_kit
 from tests.helpers import write_executable
 from tests.test_wrapper_portability import FORBIDDEN, code_lines
 
-SCRIPT = resources.files("schedgen.templates").joinpath("fscheck.sh")
+SCRIPT = resources.files("schedgen.templates").joinpath("runtime/90-fscheck.sh")
 
 
 def same_fs(*dirs: Path | str, path: str | None = None,

@@ -1,4 +1,4 @@
-"""The runtime's functions, sourced straight from templates/runtime.bash and driven one
+"""The runtime's functions, sourced straight from the runtime (templates/runtime/) and driven one
 by one: run IDs, the claim, the journal, recovery, pruning, the lock."""
 
 from __future__ import annotations
@@ -431,7 +431,7 @@ def _back(tmp_path: Path, snippet: str) -> subprocess.CompletedProcess[str]:
     # a.json failed in claim c (its journal says so); the inbox holds what the test put.
     (tmp_path / "q/processing/c").mkdir(parents=True)
     (tmp_path / "q/processing/c/a.json").write_text("mine")
-    (tmp_path / "q/processing/c/.journal").write_bytes(b"sa.json\0fa.json\0")
+    (tmp_path / "q/processing/c/.journal").write_bytes(b"\0ka.json/\0\0sa.json/\0\0fa.json/\0")
     return sh(tmp_path, 'sg_run_id=20260101T000000Z-7\n' + snippet
               + '; echo "to=$sg_item_to moved=${sg_moved##*/}"')
 
@@ -587,7 +587,7 @@ def test_an_item_back_has_its_count_written_and_journaled_before_it_moves(tmp_pa
     r = _back(tmp_path, MINE + 'sg_item_back "$T/q/processing/c/a.json" a.json 2 1 "$T/q/processing/c/.journal"')
     assert r.stdout.split() == ["to=inbox", "moved=a.json"]
     assert _counts(tmp_path) == {"a.json": "2"}
-    assert (tmp_path / "q/processing/c/.journal").read_bytes() == b"sa.json\0fa.json\0\0ca.json/a.json/\0"
+    assert (tmp_path / "q/processing/c/.journal").read_bytes() == b"\0ka.json/\0\0sa.json/\0\0fa.json/\0\0ca.json/a.json/\0"
 
 
 @pytest.mark.parametrize(("counted", "count"), [("1", "2"), ("0", "3")])
@@ -649,10 +649,20 @@ def test_the_journal_reads_done_started_failed_and_counts_written(tmp_path: Path
     r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted|${{sg_jc[*]}}|$sg_jclaimed"')
     assert r.stdout.splitlines() == [
         "/a.json/|/a.json/b b.json/b b.json/c.json/d.json/|b.1.json/b b.json|/d.json/"]
-    # A journal of a wrapper from before these records (its .claim is not of kind 2): as it is.
+    # Records without their "/" (all of them cut short) are none.
     j.write_bytes(b"sa.json\0da.json\0cb.1.json/b.json\0\0cc.1.json/c.json/\0")
-    r = sh(tmp_path, f'sg_journal_read {j} ""; echo "$sg_jdone|$sg_jstarted|${{sg_jc[*]}}"')
-    assert r.stdout.splitlines() == ["/a.json/|/a.json/|b.1.json/b.json c.1.json/c.json"]
+    r = sh(tmp_path, f'sg_journal_read {j}; echo "$sg_jdone|$sg_jstarted|${{sg_jc[*]}}"')
+    assert r.stdout.splitlines() == ["/|/|c.1.json/c.json"]
+
+
+def test_a_count_without_the_files_id_is_no_ones(tmp_path: Path) -> None:
+    _taken(tmp_path)
+    d = tmp_path / "q/processing/.attempts"
+    d.mkdir(parents=True)
+    (d / "a.json").write_text("2\n")
+    os.utime(d / "a.json", ns=(0, (tmp_path / "q/inbox/a.json").stat().st_mtime_ns))
+    r = sh(tmp_path, 'sg_count_of "$T/q/inbox/a.json" a.json; echo "$sg_attempt $sg_cnt_mine"')
+    assert r.stdout.split() == ["0", "0"]
 
 
 @pytest.mark.parametrize(("pattern", "name", "inbox", "want"), [
@@ -779,13 +789,13 @@ def test_recover_follows_the_journal_and_leaves_live_claims_alone(tmp_path: Path
     q = tmp_path / "q"
     dead = q / "processing" / "20000101T000000Z-1"
     dead.mkdir(parents=True)
-    (dead / ".claim").write_text("946684800 1 h 20000101T000000Z-1\n")
-    (dead / ".journal").write_bytes(b"sa.json\0da.json\0sb.json\0")
+    (dead / ".claim").write_text("946684800 1 h 20000101T000000Z-1 2\n")
+    (dead / ".journal").write_bytes(b"\0ka.json/\0kb.json/\0kc.json/\0\0sa.json/\0\0da.json/\0\0sb.json/\0")
     for n in ("a.json", "b.json", "c.json"):
         (dead / n).write_text("{}")
     live = q / "processing" / "20000101T000000Z-2"
     live.mkdir()
-    (live / ".claim").write_text("946684800 2 h 20000101T000000Z-2\n")
+    (live / ".claim").write_text("946684800 2 h 20000101T000000Z-2 2\n")
     (live / "x.json").write_text("{}")
     holder = subprocess.Popen(["flock", str(live / ".claim"), "sleep", "30"],
                               start_new_session=True)
@@ -810,20 +820,17 @@ def test_recover_follows_the_journal_and_leaves_live_claims_alone(tmp_path: Path
     assert r.returncode == 0
 
 
-@pytest.mark.parametrize(("kind", "pattern", "host"), [
-    ("2", "*.dat", "h"), ("2", "*.dat", "my host"), ("", "*.json", "h")])
+@pytest.mark.parametrize(("pattern", "host"), [("*.dat", "h"), ("*.json", "my host")])
 def test_recover_takes_for_items_only_what_the_claim_journaled_as_claimed(
-        tmp_path: Path, kind: str, pattern: str, host: str) -> None:
-    # A claim journals its names (kind 2 in .claim says so): what else is in it, its command
-    # left beside its item (hidden files too). Those go to failed/, recorded as foreign;
-    # the items keep their journal's word, whatever the pattern is now. A claim of an
-    # older wrapper (no kind) takes the names its pattern matches for items.
+        tmp_path: Path, pattern: str, host: str) -> None:
+    # A claim journals its names: what else is in it, its command left beside its item
+    # (hidden files too). Those go to failed/, recorded as foreign; the items keep their
+    # journal's word, whatever the pattern is now (a.json.log matches *.json: no item).
     q = tmp_path / "q"
     dead = q / "processing" / "20000101T000000Z-1"
     dead.mkdir(parents=True)
-    (dead / ".claim").write_text(f"946684800 1 {host} 20000101T000000Z-1 {kind}\n")
-    journal = {"2": b"\0ka.json/\0kb.json/\0\0sa.json/\0\0da.json/\0", "": b"sa.json\0da.json\0"}[kind]
-    (dead / ".journal").write_bytes(journal)
+    (dead / ".claim").write_text(f"946684800 1 {host} 20000101T000000Z-1 2\n")
+    (dead / ".journal").write_bytes(b"\0ka.json/\0kb.json/\0\0sa.json/\0\0da.json/\0")
     for n in ("a.json", "b.json", "a.json.log", ".a.json.tmp"):
         (dead / n).write_text("{}")
     r = sh(tmp_path, f"sg_pattern='{pattern}'; sg_now; sg_recover")

@@ -95,10 +95,9 @@ def test_zoned_job_renders_widened_lines_dicts_and_a_gated_wrapper(
     dicts = plistlib.loads(plist(job, config).encode())["StartCalendarInterval"]
     assert {"Hour": 7, "Minute": 30} in dicts and {"Hour": 8, "Minute": 30} in dicts
     text = wrapper(job, config)
-    gate_at, lock_at = text.index("\nsg_tz_gate\n"), text.index("sg_lock_dir=")
-    assert text.index("umask 077") < gate_at
-    assert "sg_tz_zone=America/New_York" in text
-    assert lock_at > 0
+    settings = text[text.index("# start settings"):text.index("# end settings")]
+    assert "sg_tz_zone=America/New_York" in settings
+    assert "sg_tz_gate" not in text  # the gate is the runtime's; the job file has settings
     if shutil.which("shellcheck"):
         path = tmp_path / "a.sh"
         path.write_text(text)
@@ -109,13 +108,31 @@ def test_zoned_job_renders_widened_lines_dicts_and_a_gated_wrapper(
 
 def test_the_gate_runs_before_anything_that_writes(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the runtime is read: a statement right after the cut (which a zoned job reads
+    past), so before the job file calls sg_main (cron's log redirection, the env file,
+    the lock); tests/test_tzgate.py runs it: nothing written."""
+    from schedgen.render.artifacts import runtime_text
+
+    text = runtime_text()
+    gate = text.index('\n[ -z "${sg_tz_zone-}" ] || [ "${sg_api:-none}" != "${sg_runtime_api-}" ] ||'
+                      ' sg_tz_main\n')
+    assert text.index("# --- 80-cut.bash ---") < gate < text.index("# --- 82-timeout.bash ---")
     monkeypatch.setenv("TZ", "Europe/Berlin")
     config = _config(tmp_path, "America/New_York")
-    text = wrapper(config.jobs[0], config)
-    gate_end = text.index("\nesac\n", text.index("\nsg_tz_gate\n"))
-    # The runtime (cron's log redirection, lock, run dir, events) is read after it.
-    assert text.index("# The runtime beside this file") > gate_end
-    assert text.index('sg_main "$@"') > gate_end
+    job_file = wrapper(config.jobs[0], config)
+    assert job_file.index("sg_tz_zone=") < job_file.index(". \"$sg_here/") < job_file.index('sg_main "$@"')
+
+
+def test_a_zoned_job_file_is_as_short_as_a_plain_one(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings only: the gate's lines are the zone's settings, not the gate's code."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    plain = wrapper(_config(tmp_path, None).jobs[0], _config(tmp_path, None))
+    zoned_config = _config(tmp_path, "America/New_York")
+    zoned = wrapper(zoned_config.jobs[0], zoned_config)
+    # Three lines of settings more (tzgate.settings); 186 lines when the gate was pasted in.
+    assert zoned.count("\nsg_tz_") == 3
+    assert len(zoned.splitlines()) == len(plain.splitlines()) + 3 <= 80
 
 
 def test_jobs_without_a_zone_render_as_before(tmp_path: Path) -> None:

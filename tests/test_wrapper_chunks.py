@@ -216,22 +216,6 @@ def test_a_done_item_never_overwrites_a_file_that_reached_processed_meanwhile(
     assert _files(q / "processed") == sorted(["a.json", kept.name, "b.json"])
 
 
-def test_a_claim_left_by_an_older_wrapper_has_its_item_counted(tmp_path: Path) -> None:
-    q = tmp_path / "q"
-    claim = q / "processing" / "20000101T000000Z-1"
-    claim.mkdir(parents=True)
-    (claim / ".claim").write_text("946684800 1 somehost 20000101T000000Z-1\n")
-    (claim / "x.json").write_text("{}")  # no .journal: one item, and it had started
-    w = _job(tmp_path, SYSTEM_PATH, stale_after="1s")
-    assert w.run().returncode == 0
-    [rec] = w.events("recover")
-    assert (rec["item"], rec["state"], rec["attempt"], rec["item_to"]) == \
-        ("x.json", "started", 1, "inbox")
-    assert _starts(tmp_path) == ["x.json"]
-    assert w.manifests()[0]["attempt"] == 2
-    assert not claim.exists()
-
-
 def test_prune_takes_a_run_dir_without_manifest_once_the_process_it_names_is_gone(
         tmp_path: Path) -> None:
     gone = subprocess.Popen(["true"])

@@ -21,7 +21,7 @@ import pytest
 from schedgen.config.load import loads
 from schedgen.errors import ConfigError
 from tests.test_fscheck import second_fs
-from tests.test_runtime_units import bash_with_runtime
+from tests.test_runtime_units import _count_file, bash_with_runtime
 from tests.wrapper_kit import (
     SYSTEM_PATH,
     Wrapped,
@@ -391,11 +391,10 @@ def test_a_recovery_killed_right_after_its_move_leaves_no_attempt_count(tmp_path
                  queue=queue_fields(tmp_path, batch=3, stale_after="1s"))
     claim = q / "processing" / "20260101T000000Z-1"
     claim.mkdir(parents=True)
-    (claim / ".claim").write_text("0 1 elsewhere 20260101T000000Z-1\n")
-    (claim / ".journal").write_bytes(b"sa.json\0da.json\0")
+    (claim / ".claim").write_text("0 1 elsewhere 20260101T000000Z-1 2\n")
+    (claim / ".journal").write_bytes(b"\0ka.json/\0\0sa.json/\0\0da.json/\0")
     (claim / "a.json").write_text("{}")
-    (q / "processing" / ".attempts").mkdir()
-    (q / "processing" / ".attempts" / "a.json").write_text("1\n")
+    _count_file(tmp_path, "a.json", 1, claim / "a.json")
     (tmp_path / "mark").touch()
     assert w.run().returncode == -signal.SIGKILL
     assert (q / "processed" / "a.json").exists()
@@ -733,8 +732,8 @@ def test_a_claim_made_while_the_clock_ran_ahead_is_recovered(tmp_path: Path) -> 
     q = tmp_path / "q"
     claim = q / "processing" / "20990101T000000Z-1"
     claim.mkdir(parents=True)
-    (claim / ".claim").write_text("4070908800 1 somehost 20990101T000000Z-1\n")
-    (claim / ".journal").write_bytes(b"sa.json\0")
+    (claim / ".claim").write_text("4070908800 1 somehost 20990101T000000Z-1 2\n")
+    (claim / ".journal").write_bytes(b"\0ka.json/\0\0sa.json/\0")
     (claim / "a.json").write_text("{}")
     w = _queue_job(tmp_path, "true", stale_after="1h")
     assert w.run().returncode == 0

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from schedgen.render.artifacts import NOTIFY, RUNTIME, notify_text, runtime_text, wrapper
+from schedgen.render.artifacts import notify_text, runtime_text, wrapper
 from tests.wrapper_kit import BASH, hidden_tools_bin, make_job
 
 # (pattern, why): each is a construct bash 3.2 (macOS) lacks, or a GNU-only option or tool.
@@ -177,11 +177,11 @@ def test_shellcheck_passes_on_every_rendered_wrapper(tmp_path: Path, shape: str)
         assert r.returncode == 0 and r.stdout == "", r.stdout
 
 
-@pytest.mark.parametrize("part", [RUNTIME, NOTIFY])
+@pytest.mark.parametrize("part", ["runtime", "notify"])
 def test_shellcheck_finds_nothing_in_the_installed_shared_files(part: str) -> None:
     if shutil.which("shellcheck") is None:
         pytest.skip("shellcheck not installed")
-    text = runtime_text() if part == RUNTIME else notify_text()
+    text = runtime_text() if part == "runtime" else notify_text()
     r = subprocess.run(["shellcheck", "-s", "bash", "-"], input=text,
                        capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == "", r.stdout
@@ -194,7 +194,7 @@ def test_every_rendered_wrapper_parses(rendered: dict[str, str], tmp_path: Path)
 
 
 def test_a_job_file_is_settings_and_a_command_only(jobs: dict[str, Any]) -> None:
-    """DESIGN §5: <= 80 lines for a plain job; no logic (the runtime has it all)."""
+    """docs/design.md, "What a run does": <= 80 lines for a plain job; no logic (the runtime has it all)."""
     for name, w in jobs.items():
         text = w.text
         if name not in ("everything", "notify-queue"):  # plain jobs

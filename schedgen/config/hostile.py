@@ -11,7 +11,7 @@ made harmless that way is refused here, by `validate`, naming the job and field:
   `..` are resolved (every run would re-claim the files it just moved);
 - queue folders on different file systems: `mv` then copies and deletes, which is no
   atomic claim (checked on the folders that exist; the wrapper checks again at run
-  time, templates/fscheck.sh).
+  time, templates/runtime/90-fscheck.sh).
 """
 
 from __future__ import annotations

@@ -20,9 +20,15 @@ from schedgen.schedule.describe import describe_zoned
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
 # (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
-RUNTIME = "runtime.bash"  # the shared wrapper runtime in templates/, plain bash
-# Appended to the runtime (after its queue-only part: only queue jobs read it).
-RUNTIME_PARTS = ("fscheck.sh",)
+# The shared wrapper runtime: plain bash, one file per topic in templates/runtime/, put
+# together in this order (their numbers'). A plain run stops reading at 80-cut.bash:
+# tests/test_runtime_parts.py holds what code before it may call after it.
+RUNTIME_PARTS = (
+    "00-head.bash", "10-clock.bash", "20-lock.bash", "30-run-id.bash", "40-command.bash",
+    "50-records.bash", "60-rotation.bash", "70-main.bash", "80-cut.bash", "81-tzgate.sh",
+    "82-timeout.bash", "83-smoke.bash", "84-queue-claim.bash", "85-queue-items.bash",
+    "86-queue-journal.bash", "87-queue-recovery.bash", "90-fscheck.sh", "99-end.bash",
+)
 NOTIFY = "notify.sh"  # installed beside the runtime; sourced by jobs with notify settings
 NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is check's)
 # Where the marker stands in the header schedgen writes (any version): a file that only
@@ -144,12 +150,26 @@ def runtime_path(job: Job, config: Config) -> Path:
 
 @cache
 def runtime_text() -> str:
-    """runtime.bash with its parts appended: one file to install, or to inline."""
-    parts = [shipped.text(RUNTIME).rstrip("\n")]
-    for name in RUNTIME_PARTS:
-        parts.append(f"# --- {name} ---\n" + shipped.text(name).rstrip("\n"))
-    parts.append("# The end: all of it was read (the job file checks).\nsg_runtime_read=1")
-    return "\n\n".join(parts) + "\n"
+    """The runtime's parts in order, each under its name, without their comment lines: one
+    file to install, or to inline. bash parses every line a run reads, comments too (a
+    third of the plain part, ~0.6 ms a run: benchmarks/bench.py, section 7); they stay in
+    templates/runtime/, and the head's first block says where."""
+    head = shipped.text("runtime/" + RUNTIME_PARTS[0])
+    top, _, rest = head.partition("\n\n")
+    texts = [top + "\n\n" + _code_only(rest)]
+    for name in RUNTIME_PARTS[1:]:
+        texts.append(f"# --- {name} ---\n" + _code_only(shipped.text("runtime/" + name)))
+    return "\n\n".join(texts) + "\n"
+
+
+def _code_only(text: str) -> str:
+    """Text without its comment lines and blank lines (shellcheck's directives stay)."""
+    keep = []
+    for line in text.split("\n"):
+        bare = line.lstrip()
+        if bare and (not bare.startswith("#") or bare.startswith("# shellcheck ")):
+            keep.append(line)
+    return "\n".join(keep)
 
 
 def notify_name(namespace: str) -> str:
@@ -192,17 +212,17 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
     """The job file; with standalone, the runtime inlined (a job that travels alone)."""
     prog, smoke_prog = _program(job.command), _program(job.smoke)
     notify = notify_settings(job)
-    text = _env().get_template("job.sh.j2").render(
+    tz = ""
+    if job.timezone:
+        # The zone code only for zoned jobs (tests/test_layout.py: LAZY_EDGES).
+        from schedgen.render import tzrender
+
+        tz = tzrender.gate_settings(job).rstrip("\n")
+    return _env().get_template("job.sh.j2").render(
         job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
         smoke_prog=smoke_prog if smoke_prog and smoke_prog != prog else "",
         rotate_every=max(1, min(32, job.logs.max_size // 65536)),
         runtime=runtime_name(config.namespace),
         runtime_text=runtime_text().rstrip("\n") if standalone else "",
         notify=notify, notify_file=notify_name(config.namespace),
-        notify_text=notify_text().rstrip("\n") if standalone and notify else "")
-    if job.timezone:
-        # The zone code only for zoned jobs (tests/test_layout.py: LAZY_EDGES).
-        from schedgen.render import tzrender
-
-        text = tzrender.gated(text, job)
-    return text
+        notify_text=notify_text().rstrip("\n") if standalone and notify else "", tz=tz)

@@ -1,8 +1,9 @@
 """The time-zone gate's settings, and the same decision in Python (for tests and `next`).
 
-templates/tzgate.sh decides at each fire whether the zone-local time is a firing; this
-module pre-expands each cron expression into plain value lists so that bash only tests
-membership, and lists the instants a spring-forward gap moves fixed-time firings to.
+The runtime's gate (templates/runtime/81-tzgate.sh) decides at each fire whether the
+zone-local time is a firing; this module pre-expands each cron expression into plain
+value lists so that bash only tests membership, and lists the instants a spring-forward
+gap moves fixed-time firings to.
 `Gate.decide` is that logic again, used to check the widened schedule against cronsim.
 """
 
@@ -15,7 +16,6 @@ from functools import lru_cache
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
-from schedgen.render import shipped
 from schedgen.schedule.expressions import Cron
 from schedgen.schedule.tzwiden import (
     ALL_DAYS,
@@ -77,7 +77,7 @@ def _match(cron: Cron, local: datetime) -> bool:
 
 
 def local_minutes(local: datetime) -> int:
-    """Minutes on the local wall clock since 1970-01-01 00:00 (what tzgate.sh computes)."""
+    """Minutes on the local wall clock since 1970-01-01 00:00 (what the runtime's gate computes)."""
     wall = local.replace(tzinfo=None)
     return int((wall - datetime(1970, 1, 1)).total_seconds()) // 60
 
@@ -91,27 +91,23 @@ def _array(name: str, items: list[str]) -> str:
 
 
 def settings(gate: Gate, state_file: str) -> str:
-    """The shell variables tzgate.sh reads, one per line."""
+    """The shell variables the runtime's gate reads, for the job file: three lines (the
+    zone and its state file; the expressions' value lists; the instants after gaps)."""
     c = gate.crons
     lines = [
-        f"sg_tz_zone={shlex.quote(gate.zone)}",
-        f"sg_tz_state={shlex.quote(state_file)}",
-        f"sg_tz_n={len(c)}",
-        _array("sg_tz_min", [_list(x.minutes, frozenset(range(60))) for x in c]),
-        _array("sg_tz_hour", [_list(x.hours, frozenset(range(24))) for x in c]),
-        _array("sg_tz_dom", [_list(x.days, ALL_DAYS) for x in c]),
-        _array("sg_tz_mon", [_list(x.months, ALL_MONTHS) for x in c]),
-        _array("sg_tz_dow", [_list(x.weekdays, ALL_WEEKDAYS) for x in c]),
-        _array("sg_tz_or", ["0" if x.day_and else "1" for x in c]),
-        _array("sg_tz_fixed", ["1" if is_fixed(x) else "0" for x in c]),
+        f"sg_tz_zone={shlex.quote(gate.zone)} sg_tz_state={shlex.quote(state_file)}",
+        " ".join([
+            f"sg_tz_n={len(c)}",
+            _array("sg_tz_min", [_list(x.minutes, frozenset(range(60))) for x in c]),
+            _array("sg_tz_hour", [_list(x.hours, frozenset(range(24))) for x in c]),
+            _array("sg_tz_dom", [_list(x.days, ALL_DAYS) for x in c]),
+            _array("sg_tz_mon", [_list(x.months, ALL_MONTHS) for x in c]),
+            _array("sg_tz_dow", [_list(x.weekdays, ALL_WEEKDAYS) for x in c]),
+            _array("sg_tz_or", ["0" if x.day_and else "1" for x in c]),
+            _array("sg_tz_fixed", ["1" if is_fixed(x) else "0" for x in c])]),
         f"sg_tz_gaps={shlex.quote(' ' + ' '.join(sorted(gate.gaps)) + ' ')}",
     ]
     return "\n".join(lines) + "\n"
-
-
-def source() -> str:
-    """templates/tzgate.sh as shipped in the package."""
-    return shipped.text("tzgate.sh")
 
 
 def render_window(now: datetime | None = None) -> Window:

@@ -1,11 +1,11 @@
-# schedgen time-zone gate (plain bash; bash 3.2 + BSD date, no forks but one `date`).
+# The time-zone gate of a job with `timezone` (no forks but one `date`).
 #
 # cron and launchd know only the host's local time, so a job with `timezone` is fired at
 # every host minute that can match in the job's zone (schedgen/tzwiden.py); this gate
 # tells which of those fires are real firings, by the zone's own clock. It reads the job's
 # zone, never the host's, so a host that changes zone does not change what runs.
 #
-# Settings (shell variables, set before sg_tz_gate is called; lists are space-padded
+# Settings (set by the job file, schedgen/render/tzgate.py; lists are space-padded
 # " 1 2 3 " or "*" for every value, one array element per cron expression):
 #   sg_tz_zone   IANA zone name               sg_tz_n     number of expressions
 #   sg_tz_min[]  minutes 0-59                 sg_tz_hour[] hours 0-23
@@ -21,6 +21,16 @@
 # (`schedgen run`, SCHEDGEN_FOREGROUND=1) is never gated.
 # shellcheck shell=bash disable=SC2154
 
+# sg_tz_main: the gate's answer: a fire that is not a firing ends here (exit 0), before
+# anything is written; an unknown zone is exit 78.
+sg_tz_main() {
+  sg_tz_gate
+  case $? in
+    1) exit 0 ;;
+    2) exit 78 ;;
+  esac
+}
+
 # sg_tz_in VALUE LIST: is VALUE in the space-padded LIST (or is LIST "*")?
 sg_tz_in() {
   case $2 in
@@ -32,6 +42,7 @@ sg_tz_in() {
 # sg_tz_now: the zone-local time as sg_tz_y sg_tz_mo sg_tz_d sg_tz_h sg_tz_mi (no leading
 # zeros) sg_tz_w, sg_tz_key (YYYYmmddHHMM) and sg_tz_lmin (minutes on the local clock
 # since 1970-01-01, for telling that the clock went back).
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_now() {
   local now era yoe doy y IFS=' '
   now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w') || return 1
@@ -49,6 +60,7 @@ sg_tz_now() {
 }
 
 # sg_tz_match I: does the zone-local time match expression I (Debian's day rule)?
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_match() {
   sg_tz_in "$sg_tz_mi" "${sg_tz_min[$1]}" || return 1
   sg_tz_in "$sg_tz_h" "${sg_tz_hour[$1]}" || return 1
@@ -61,6 +73,7 @@ sg_tz_match() {
 }
 
 # sg_tz_gate: 0 run, 1 not now, 2 cannot tell (see the top of this file).
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_gate() {
   local i=0 wild=0 fixed=0 last=''
   [ "${SCHEDGEN_FOREGROUND-}" != 1 ] || return 0
@@ -95,3 +108,8 @@ sg_tz_gate() {
   fi
   [ "$wild" = 1 ] || [ "$fixed" = 1 ]
 }
+
+# A zoned job's gate runs as the runtime is read, right after the cut (the job file set
+# its settings before sourcing it): a fire that is not a firing ends here, before bash
+# parses the rest (bench_tz.py). A runtime of another interface leaves it to sg_main.
+[ -z "${sg_tz_zone-}" ] || [ "${sg_api:-none}" != "${sg_runtime_api-}" ] || sg_tz_main
