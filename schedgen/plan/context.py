@@ -32,6 +32,8 @@ class PlanContext:
         # diff/status: a missing target program (launchctl on Linux) leaves its live state
         # unknown instead of failing, so a Mac's config can be reviewed anywhere
         self.review = review
+        # review: target -> why its installed state is unknown (cause, done, what to try)
+        self.unknown: dict[str, str] = {}
 
     @cached_property
     def desired(self) -> list[Artifact]:

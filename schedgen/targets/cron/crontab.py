@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -35,13 +36,41 @@ class Table(NamedTuple):
     present: bool  # False: "no crontab for <user>"
 
 
+class Missing(SystemOpError):
+    """No crontab program on PATH."""
+
+
 def read() -> Table:
+    if shutil.which("crontab") is None:
+        raise Missing("crontab not found on PATH: this host has no cron installed, or PATH "
+                      "does not reach it")
     r = run(["crontab", "-l"])
     if r.ok:
         return Table(r.stdout, True)
     if "no crontab for" in r.stderr.lower() or "no crontab for" in r.stdout.lower():
         return Table("", False)
     raise SystemOpError(f"crontab -l failed: {r.message()}")
+
+
+def _fix(exc: SystemOpError) -> str:
+    if isinstance(exc, Missing):
+        return ("Install cron (Debian, Ubuntu: apt-get install cron; Fedora: dnf install "
+                "cronie) or run schedgen where `crontab` is on PATH")
+    return ("Run `crontab -l` to see the error; /etc/cron.allow and /etc/cron.deny say who "
+            "may use cron")
+
+
+def unknown_words(exc: SystemOpError, namespace: str) -> str:
+    """Why the crontab block is unknown, what was and was not done, what to try."""
+    return (f"{exc}. The crontab was not read, so whether the block of namespace {namespace} "
+            f"is installed is unknown: no cron drift is reported and nothing was changed. "
+            f"{_fix(exc)}.")
+
+
+def apply_words(exc: SystemOpError) -> SystemOpError:
+    """The same for apply and uninstall, which stop before writing anything."""
+    return SystemOpError(f"{exc}. The crontab was not read, so nothing was written or "
+                         f"removed. {_fix(exc)}.")
 
 
 def write(ops: Ops, text: str) -> None:

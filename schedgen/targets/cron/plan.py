@@ -31,17 +31,18 @@ class CronTarget:
         if not wanted and entry is None and not _adopted(ctx) and (
                 not ctx.uninstall or not shutil.which("crontab")):
             return []  # nothing of ours can be there (uninstall still looks for the markers)
-        if ctx.review and not shutil.which("crontab"):
-            ctx.warnings.append("crontab not found on PATH: the installed crontab block is "
-                                "unknown; the block is shown as it would be installed")
-            table = crontab.Table("", False)
-        else:
-            table = None
+        table = None
+        if ctx.review:  # a crontab that cannot be read leaves the block unknown, not missing
+            try:
+                table = crontab.read()
+            except SystemOpError as exc:
+                ctx.unknown[self.name] = crontab.unknown_words(exc, ctx.record.namespace)
+                table = crontab.Table("", False)
         try:
             table = table or crontab.read()
         except SystemOpError as exc:
             if entry is not None or wanted:
-                raise
+                raise crontab.apply_words(exc) from None
             # uninstall, nothing recorded: a crontab we cannot read cannot hold our block
             ctx.warnings.append(f"{exc}; not looking for a schedgen block there")
             return []
@@ -64,7 +65,7 @@ class CronTarget:
                               _adopted(ctx) if table.present else {}, ctx.uninstall)
         c = p.Change(self.name, "cron", KEY, p.UNCHANGED, None, before, after, jobs=jobs,
                      targets=("cron",), source=wanted[0].source if wanted else None,
-                     details=adoption)
+                     details=adoption, unknown=self.name in ctx.unknown)
         # The block is found by its BEGIN/END markers, so whatever is there is ours.
         if after is not None:
             c = decide.wanted(c, entry, ctx, owned=True, shared=False)

@@ -43,5 +43,5 @@ def job_parts(c: p.Change, jobs: tuple[Job, ...]) -> dict[str, p.Change]:
             action = p.UPDATE if action == p.UNCHANGED else action
             note = ADOPT_NOTE if x.action == COMMENT else note
         out[job] = p.Change(c.target, c.kind, c.key, action, None, b, a, job=job,
-                            note=note, edited=c.edited)
+                            note=note, edited=c.edited, unknown=c.unknown)
     return out

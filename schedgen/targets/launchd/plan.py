@@ -48,10 +48,15 @@ class LaunchdTarget:
         def targets_of(a: Artifact) -> tuple[str, ...]:
             return ("launchd",)
 
-        services = launchctl.listing(unknown_ok=ctx.review)
-        if services is None:
-            ctx.warnings.append("launchctl not found on PATH (not a Mac?): whether launchd "
-                                "jobs are loaded or running is unknown; files compared only")
+        try:
+            services = launchctl.listing(unknown_ok=ctx.review)
+        except SystemOpError as exc:
+            if not ctx.review:
+                raise
+            ctx.unknown[self.name] = launchctl.unknown_words(str(exc))
+            services = None
+        if services is None and self.name not in ctx.unknown:
+            ctx.unknown[self.name] = launchctl.unknown_words(launchctl.MISSING)
         out = []
         for c in plan_files(self.name, "plist", wanted, ctx, targets_of):
             assert c.path is not None
@@ -61,7 +66,8 @@ class LaunchdTarget:
                 label, svc is not None if services is not None else None,
                 svc.pid if svc else None, svc.last_exit if svc else None))
             if services is None:
-                c = c._replace(reload=c.action in (p.CREATE, p.UPDATE))
+                c = c._replace(reload=c.action in (p.CREATE, p.UPDATE),
+                               unknown=c.action == p.UNCHANGED)
             elif c.action in (p.CREATE, p.UPDATE):
                 c = c._replace(reload=True)
             elif c.action == p.UNCHANGED and svc is None:

@@ -54,6 +54,8 @@ class SystemdTarget:
             c = c._replace(details=base.Service(
                 c.path.name, None if units is None else u is not None and u.load == "loaded",
                 u.pid if u else None, u.exit_status if u else None, _view(u)))
+            if units is None and c.action == p.UNCHANGED:
+                c = c._replace(unknown=True)
             if c.kind == "timer":
                 if c.action in (p.CREATE, p.UPDATE):
                     c = c._replace(reload=True)
@@ -138,12 +140,12 @@ class SystemdTarget:
 def _query(ctx: PlanContext, names: list[str]) -> dict[str, systemctl.Unit] | None:
     """The units' state, or None (and a warning) when it cannot be known."""
     if not systemctl.available():
-        ctx.warnings.append("systemctl not found: the state of systemd timers is unknown here")
+        ctx.unknown["systemd"] = systemctl.unknown_words(systemctl.MISSING)
         return None
     try:
         return systemctl.show(names)
     except SystemOpError as exc:
-        ctx.warnings.append(f"{exc}; the state of systemd timers is unknown")
+        ctx.unknown["systemd"] = systemctl.unknown_words(str(exc))
         return None
 
 
