@@ -131,6 +131,7 @@ class _Checker:
             log_root=v.get("log_root", self.path),
             lock_dir=v.get("lock_dir", self.path),
             wrapper_dir=v.get("wrapper_dir", self.path),
+            metrics_dir=v.optional("metrics_dir", self.path),
             label_prefix=v.get("label_prefix",
                                lambda x: f.matches(x, f.LABEL_PREFIX, "label prefix")),
             kubernetes=self.kubernetes(w, merged[d.KUBERNETES], to_kube)

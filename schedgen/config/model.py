@@ -83,6 +83,7 @@ class Job(NamedTuple):
     kubernetes: Kubernetes | None = None
     timezone: str | None = None  # IANA zone the schedule is read in; None: the host's
     notify: Notify | None = None
+    metrics_dir: Path | None = None  # the job's .prom file goes here (None: none written)
 
     @property
     def label(self) -> str:
