@@ -13,7 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from schedgen.config.model import Job
+from schedgen.config.metrics_names import file_name, label_value, labels, prom_path
+
+__all__ = ["file_name", "label_value", "labels", "prom_path", "read_state", "read_busy", "text"]
 
 PREFIX = "schedgen_job_"
 OUTCOMES = ("ok", "failed", "timeout", "interrupted")
@@ -30,23 +32,6 @@ class State(NamedTuple):
 
 
 EMPTY = State((0, 0, 0, 0), 0, 0, 0, 0, 0)
-
-
-def label_value(v: str) -> str:
-    """A label value as the exposition format quotes it: \\ " and newline escaped."""
-    return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def labels(namespace: str, job: str) -> str:
-    return f'namespace="{label_value(namespace)}",job="{label_value(job)}"'
-
-
-def file_name(namespace: str, job: str) -> str:
-    return f"schedgen_{namespace}_{job}.prom"
-
-
-def prom_path(job: Job, namespace: str) -> Path | None:
-    return job.metrics_dir / file_name(namespace, job.name) if job.metrics_dir else None
 
 
 def _digits(words: list[str]) -> list[int] | None:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import jinja2
 
 from schedgen import __version__, paths  # __version__: the template cache folder only
-from schedgen.outcomes import metrics
+from schedgen.config import metrics_names as metrics
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.render import shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
