@@ -42,7 +42,11 @@ sg_metrics_end() {
   local st=$sg_log_dir/.metrics v='' ok=0 fl=0 to=0 it=0 ls=0 lo=0 lf=0 ld=0 lc=0 busy=0 x t
   [ "$sg_m_n" -gt 0 ] && sg_metrics_file_ok "$st" || return 0
   if [ -z "$sg_lock_name" ]; then
-    { exec 6<>"$st"; } 2>/dev/null && sg_lock 6 30 || { exec 6>&-; sg_metrics_lost; return 0; }
+    if ! { exec 6<>"$st"; } 2>/dev/null || ! sg_lock 6 30; then
+      exec 6>&-
+      sg_metrics_lost
+      return 0
+    fi
   fi
   [ ! -f "$st" ] || IFS=' ' read -r -n 200 v ok fl to it ls lo lf ld lc x 2>/dev/null <"$st"
   [ "$v" = 1 ] || { ok=0 fl=0 to=0 it=0 ls=0 lo=0 lf=0 ld=0 lc=0; }
