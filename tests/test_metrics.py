@@ -258,3 +258,20 @@ def test_node_exporter_scrapes_the_series_and_promtool_finds_them_clean(
     body = _scrape(url)   # now with the command's schedule files too
     assert 'node_textfile_scrape_error 0' in body
     assert series("next_firing_timestamp_seconds", "ne") in body
+
+
+def test_metrics_dir_is_validated_and_given_in_defaults_or_per_job(tmp_path: Path) -> None:
+    from schedgen.config.load import loads
+    from schedgen.errors import ConfigError
+
+    base = '[jobs.a]\ncommand = ["true"]\nschedule = "@daily"\n'
+    c = loads(f'[defaults]\nmetrics_dir = "{tmp_path}/m"\n{base}'
+              '[jobs.b]\ncommand = ["true"]\nschedule = "@daily"\nmetrics_dir = "rel"\n',
+              tmp_path / "jobs.toml")
+    a, b = c.job("a"), c.job("b")
+    assert a is not None and b is not None
+    assert a.metrics_dir == tmp_path / "m"
+    assert b.metrics_dir == tmp_path / "rel"   # relative to the config, as other paths
+    assert loads(base, tmp_path / "jobs.toml").jobs[0].metrics_dir is None
+    with pytest.raises(ConfigError, match=r"jobs\.a\.metrics_dir"):
+        loads(base + "metrics_dir = 3\n", tmp_path / "jobs.toml")
