@@ -247,7 +247,7 @@ def _drain(workers: list[Callable[[], subprocess.Popen[bytes]]], loop: bool) -> 
 # The physical floor of a drain: one loop per worker that forks the command once per
 # item and does nothing else (no claim, no record, no move).
 FLOOR_LOOP = 'for f in "$@"; do /bin/true "$f"; done'
-# The same with the record every run must leave (DESIGN §5): a run directory per item
+# The same with the record every run must leave (docs/design.md, "What a run does"): a run directory per item
 # (all made with one mkdir, as cheap as it gets), the command's stdout and stderr in it,
 # and a manifest. What this costs over FLOOR_LOOP is the file system's, not the wrapper's.
 RECORD_LOOP = ('d=$1; shift; i=0; set -- "$@"; for f; do i=$((i + 1)); set -- "$@" "$d/$i"; done; '

@@ -238,6 +238,27 @@ def run_cmd(
     raise typer.Exit(run(config_path(config), job, smoke))
 
 
+@app.command("doctor")
+def doctor_cmd(
+    jobs: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
+        metavar="[JOB]...", help="jobs to check (default: all)")] = None,
+    config: ConfigOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """What would make a job fail silently on this host, each check with its verdict and
+    what to do: exit 0 all fine, 1 problems found."""
+    from schedgen.commands import doctor as dr
+    from schedgen.config import load as cfg
+
+    path = config_path(config)
+    checks = dr.doctor(path, jobs)
+    if as_json:
+        typer.echo(json.dumps(dr.as_json(checks), indent=2))
+    else:
+        targets = {j.name: j.targets for j in cfg.load(path).jobs}
+        typer.echo(dr.as_text(checks, targets))
+    raise typer.Exit(1 if dr.counts(checks)[0] else 0)
+
+
 # --- outcomes: history, logs, check, report (schedgen/outcomes/, commands/)
 JobsArg = Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
     metavar="[JOB]...", help="jobs to show (default: all)")]

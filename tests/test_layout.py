@@ -31,6 +31,7 @@ RANK = {
     "render": 3,  # config -> desired artifacts
     "records": 3,  # what the wrappers leave behind
     "machine": 3,  # commands, atomic writes, the ownership record
+    "doctor": 3,  # `doctor`'s check record and the checks every target shares
     "plan": 4,  # desired vs installed, and carrying it out
     "targets": 5,  # what the targets share: whole files planned, the job files
     "importers": 6,  # crontab lines and plists -> jobs.toml

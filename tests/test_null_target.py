@@ -72,6 +72,10 @@ def test_a_target_from_one_folder_goes_through_every_command(null: Path, tmp_pat
     text = schedgen("status", "-c", cfg).stdout
     assert f"  null       {null / 'tick.at'}: queued" in text
 
+    # doctor asks it for its own checks, beside the shared ones.
+    d = schedgen("doctor", "-c", cfg)
+    assert f"  ok       null folder: {null} is there" in d.stdout.splitlines(), d.stdout + d.stderr
+
     # A hand edit of its file is drift, named in the target's words.
     (null / "tick.at").write_text(queued + "# edited\n")
     s = schedgen("status", "-c", cfg, "--json")

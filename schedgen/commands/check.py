@@ -7,6 +7,7 @@ new problem once through the job's notify command (alerts.py remembers what went
 
 from __future__ import annotations
 
+import stat
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +19,7 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.outcomes import history
 from schedgen.outcomes.missed import missed_text
+from schedgen.records.shown import shown
 from schedgen.schedule.upcoming import local_zone
 from schedgen.units import format_duration
 
@@ -106,18 +108,29 @@ def _job(job: Job, js: JobStatus, now: datetime) -> list[Problem]:
 
 
 def _files(folder: Path, pattern: str) -> list[tuple[str, float]]:
+    """(name shown safely, mtime) of each item: the names are whatever the items were
+    called (not UTF-8, a newline, terminal escapes), and one problem stays one line."""
+    out = []
     try:
-        return [(f.name, f.stat().st_mtime) for f in folder.glob(pattern)
-                if not f.name.startswith(".") and f.is_file()]
+        for f in folder.glob(pattern):
+            if f.name.startswith("."):
+                continue
+            try:
+                st = f.stat()
+            except OSError:
+                continue  # taken while listed
+            if stat.S_ISREG(st.st_mode):
+                out.append((shown(f.name), st.st_mtime))
     except OSError:
-        return []
+        pass
+    return out
 
 
 def as_text(h: Health) -> str:
     if not h.problems:
         n = len(h.jobs)
         return f"namespace {h.namespace}: healthy ({n} job{'s' if n != 1 else ''})"
-    return "\n".join(p.text for p in h.problems)
+    return "\n".join(shown(p.text) for p in h.problems)
 
 
 def as_json(h: Health, notified: list[dict[str, Any]] | None = None) -> dict[str, Any]:

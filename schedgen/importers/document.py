@@ -65,15 +65,19 @@ class ImportResult:
     origins: tuple[tuple[str, str], ...] = ()  # (job name, where it came from)
 
 
-def job_name(hint: str, taken: set[str]) -> str:
-    """A valid job name (``[a-z0-9][a-z0-9_-]*``, ≤ 64) from ``hint``, unique within ``taken``."""
+def job_name(hint: str, taken: set[str], tried: dict[str, int] | None = None) -> str:
+    """A valid job name (``[a-z0-9][a-z0-9_-]*``, ≤ 64) from ``hint``, unique within ``taken``.
+    ``tried`` (base name -> last suffix tried) lets 20,000 jobs of one program each
+    start where the last one stopped, rather than count up from 2 again."""
     ascii_hint = unicodedata.normalize("NFKD", hint).encode("ascii", "ignore").decode()
     base = _SANITISE.sub("-", ascii_hint.lower()).strip("-_") or "job"
     base = re.sub(r"-{2,}", "-", base)[:60].rstrip("-_") or "job"
-    name, n = base, 1
+    tried = {} if tried is None else tried
+    name, n = base, tried.get(base, 1)
     while name in taken:
         n += 1
         name = f"{base}-{n}"
+    tried[base] = n
     taken.add(name)
     return name
 
@@ -134,7 +138,8 @@ def build(found: list[Found], target: str, origin: str, path: Path,
     """
     notes: list[Note] = []
     taken: set[str] = set()
-    named = [(job_name(f.name_hint, taken), f) for f in found]
+    tried: dict[str, int] = {}
+    named = [(job_name(f.name_hint, taken, tried), f) for f in found]
     factor = True
     while True:
         text = render_toml(named, target, origin, factor, lock)
@@ -190,9 +195,12 @@ def render_toml(named: list[tuple[str, Found]], target: str, origin: str,
     for key in ("path", "working_dir") if factor else ():
         # The most common value (shared by two jobs at least) moves to [defaults]; the
         # readers give every job both keys, so no job silently inherits one.
-        values = [j[key] for j in jobs.values() if key in j]
-        counts = [(sum(v == w for w in values), -i, v) for i, v in enumerate(values)]
-        count, _, common = max(counts, default=(0, 0, None))
+        # Counted by value in one pass (comparing each with all was quadratic); on a tie
+        # the value seen first wins.
+        seen: dict[str, list[Any]] = {}  # repr -> [count, -first index, value]
+        for i, v in enumerate(j[key] for j in jobs.values() if key in j):
+            seen.setdefault(repr(v), [0, -i, v])[0] += 1
+        count, _, common = max((tuple(c) for c in seen.values()), default=(0, 0, None))
         if count >= 2 or (count == 1 and len(jobs) == 1):
             defaults[key] = common
             for j in jobs.values():

@@ -127,17 +127,17 @@ def missed(job: Job, record: Record, now: datetime, since: datetime | None = Non
     if start >= end:
         return Missed(start, ())
     begins: list[int] = []
-    cutoff = (start - GRACE).strftime("%Y-%m-%dT%H:%M:%SZ")
+    cutoff = int((start - GRACE).timestamp())
     exhausted = True
-    newer_pid = -1
+    newer_pid = None
     for ts, _, pid in events.stamps_back(job.log_dir, BEGINS):
-        if ts < cutoff:
-            exhausted = False
-            break
         t = events.epoch(ts)
         if t is None:
-            continue
-        if pid and pid == newer_pid:
+            continue  # no time a wrapper writes: it ends nothing, it starts nothing
+        if t < cutoff:
+            exhausted = False
+            break
+        if pid and pid == newer_pid and begins:
             # The same wrapper's next queue item, not a firing of its own: keep its first.
             begins[-1] = t
         else:

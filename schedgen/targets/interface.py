@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from schedgen.commands.status_types import JobStatus
     from schedgen.config.model import Config, Job
+    from schedgen.doctor import Check
     from schedgen.importers.document import ImportResult
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
@@ -111,6 +112,11 @@ class Target(Protocol):
         """`import --from NAME`: jobs from its native format (None: it has none)."""
         ...
 
+    def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
+        """`doctor`: its own checks of this host and of these jobs of its (each Check
+        with the job's name, or None for the host)."""
+        ...
+
 
 class Defaults:
     """What a target that says nothing more gives: a local target that refuses nothing
@@ -154,6 +160,9 @@ class Defaults:
 
     def kind_words(self, kind: str) -> str:
         return kind
+
+    def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
+        return []
 
 
 def refuse_system(system: bool) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.config.model import Config, Job
+from schedgen.doctor import Check, ok, problem
 from schedgen.importers.document import ImportResult
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext, Planner
@@ -106,6 +107,12 @@ class Null:
     def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
                     lock: bool) -> ImportResult | None:
         return None
+
+    def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
+        d = folder()
+        if d.is_dir():
+            return [ok("null folder", f"{d} is there")]
+        return [problem("null folder", f"{d} is missing: nothing fires", f"mkdir {d}")]
 
 
 TARGET: Target = Null()  # the type checker holds it to the interface

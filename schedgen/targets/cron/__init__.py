@@ -14,6 +14,7 @@ from schedgen.targets.interface import Defaults, Refusal, Target
 
 if TYPE_CHECKING:
     from schedgen.config.model import Config, Job
+    from schedgen.doctor import Check
     from schedgen.importers.document import ImportResult
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
@@ -49,6 +50,11 @@ class Cron(Defaults):
         from schedgen.targets.cron.plan import CronTarget
 
         return CronTarget()
+
+    def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
+        from schedgen.targets.cron.doctor import checks
+
+        return checks(jobs)
 
     def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
                     lock: bool) -> ImportResult | None:

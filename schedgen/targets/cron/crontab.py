@@ -11,10 +11,14 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
+from pathlib import Path
 from typing import NamedTuple
 
+from schedgen import paths
 from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.machine.ops import Ops, run
+from schedgen.machine.ownership import private_dir
 from schedgen.plan.changes import table_lines
 
 BEGIN = re.compile(r"[ \t]*#[ \t]*BEGIN schedgen namespace=(\S+)")
@@ -52,7 +56,10 @@ def write(ops: Ops, text: str) -> None:
         if ops.dry_run:
             r = ops.run(["crontab", "-"])
         else:
-            fd, name = tempfile.mkstemp(prefix="schedgen-crontab-")  # 0600: it holds the table
+            folder = paths.private_tmp()
+            private_dir(folder)
+            _sweep(folder)
+            fd, name = tempfile.mkstemp(dir=folder, prefix="crontab.", suffix=".tmp")  # 0600
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(text.encode("utf-8", "surrogateescape"))
@@ -68,6 +75,28 @@ def write(ops: Ops, text: str) -> None:
             return
     if not r.ok:
         raise SystemOpError(f"{what} failed: {r.message()}")
+
+
+STALE = 600  # seconds: a temp table older than this is no write's in progress
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the tables applies killed while crontab read them left in ``folder``. Only
+    old ones: crontab is given 60 s to read its file, and an apply that shares no lock
+    with this one (another state dir under a test's lock) may be writing its own now."""
+    cutoff = time.time() - STALE
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for e in entries:
+        if not (e.name.startswith("crontab.") and e.name.endswith(".tmp")):
+            continue
+        try:
+            if e.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(e.path)
+        except OSError:
+            pass  # gone meanwhile
 
 
 def _check_installed(text: str) -> None:

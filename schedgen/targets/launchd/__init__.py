@@ -16,6 +16,7 @@ from schedgen.targets.launchd.launchctl import UNLOADED_NOTE
 if TYPE_CHECKING:
     from schedgen.commands.status_types import JobStatus
     from schedgen.config.model import Config, Job
+    from schedgen.doctor import Check
     from schedgen.importers.document import ImportResult
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
@@ -70,7 +71,20 @@ class Launchd(Defaults):
         loaded = ("loaded state unknown (no launchctl here)" if facts["loaded"] is None
                   else "loaded" if facts["loaded"] else "not loaded")
         last = f", last exit {facts['last_exit']}" if facts["last_exit"] is not None else ""
-        return [f"  launchd    {facts['label']}: {loaded}, {running}{last}"]
+        lines = [f"  launchd    {facts['label']}: {loaded}, {running}{last}"]
+        if facts.get("refused"):
+            lines.append(f"  launchd    refused by launchd: {facts['refused']} "
+                         "(`schedgen doctor` explains)")
+        if facts.get("disabled"):
+            lines.append("  launchd    disabled: launchd will not run it (Allow in the "
+                         "Background switched off, or launchctl disable; `schedgen doctor` "
+                         "explains)")
+        return lines
+
+    def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
+        from schedgen.targets.launchd.doctor import checks
+
+        return checks(jobs)
 
     def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
                     lock: bool) -> ImportResult | None:

@@ -83,6 +83,10 @@ def bootstrap(ops: Ops, label: str, plist: Path) -> None:
     while True:
         r = ops.run(["launchctl", "bootstrap", domain(), str(plist)])
         if r.ok:
+            if not ops.dry_run:
+                from schedgen.targets.launchd import memory
+
+                memory.loaded(label)
             return
         n = code(r)
         if n == DISABLED and not enabled:
@@ -93,7 +97,12 @@ def bootstrap(ops: Ops, label: str, plist: Path) -> None:
             time.sleep(delays.pop(0))
             continue
         tried = "" if n != BUSY else f" (tried {len(RETRY_DELAYS) + 1} times)"
-        raise SystemOpError(f"launchctl bootstrap {domain()} {plist} failed{tried}: {r.message()}")
+        from schedgen.targets.launchd import explain, memory
+
+        memory.refused(label, r.message())
+        means, todo = explain.launchctl_error(n, label, str(plist))
+        raise SystemOpError(f"launchctl bootstrap {domain()} {plist} failed{tried}: {r.message()}"
+                            f"\n  means: {means}\n  do: {todo}")
 
 
 def enable(ops: Ops, label: str) -> None:

@@ -25,6 +25,13 @@ from schedgen.targets.base import (
 from schedgen.targets.launchd import launchctl
 from schedgen.targets.launchd.launchctl import UNLOADED_NOTE
 
+BACKGROUND_NOTICE = (
+    'note: macOS will show a "Background Items Added" notice for this: launchd now runs '
+    "your schedgen jobs in the background (the item is named after the program launchd "
+    "starts, often bash). Leave it allowed: switching it off in System Settings → General "
+    "→ Login Items & Extensions → Allow in the Background stops the jobs without a word "
+    "(`schedgen doctor` says when it is off). This is said once.")
+
 
 class LaunchdTarget:
     name = "launchd"
@@ -92,9 +99,18 @@ class LaunchdTarget:
             except SystemOpError as exc:
                 raise SystemOpError(f"{exc}\n{self._roll_back(c, ctx, old_entry)}") from None
             ctx.did("load", s.label)
+            self._background_notice(ctx)
             return
         launchctl.reload(ctx.ops, s.label, c.path)
         ctx.did("reload" if s.loaded else "load", s.label + (f" ({c.note})" if c.note else ""))
+        self._background_notice(ctx)
+
+    def _background_notice(self, ctx: ApplyContext) -> None:
+        """Said once per user (remembered in the state folder): the notice macOS shows."""
+        from schedgen.targets.launchd import memory
+
+        if not ctx.ops.dry_run and memory.first_notice("background-items"):
+            ctx.say(BACKGROUND_NOTICE)
 
     def _roll_back(self, c: p.Change, ctx: ApplyContext, old_entry: Installed | None) -> str:
         """Put the previous plist back (and load it if it was loaded). Returns what happened."""

@@ -17,6 +17,7 @@ from schedgen.targets.systemd.systemctl import NOT_ARMED
 if TYPE_CHECKING:
     from schedgen.commands.status_types import JobStatus
     from schedgen.config.model import Config, Job
+    from schedgen.doctor import Check
     from schedgen.importers.document import ImportResult
     from schedgen.plan.changes import Change
     from schedgen.plan.context import Planner
@@ -79,6 +80,11 @@ class Systemd(Defaults):
         if sd.get("pid"):
             lines.append(f"             {sd['service']}: running, PID {sd['pid']}")
         return lines
+
+    def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
+        from schedgen.targets.systemd.doctor import checks
+
+        return checks(jobs)
 
     def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
                     lock: bool) -> ImportResult | None:
