@@ -76,7 +76,7 @@ sg_init() {
   # Metrics (65-metrics.bash): this call's runs, added to the state as the wrapper ends.
   sg_m_n=0 sg_m_ok=0 sg_m_fail=0 sg_m_to=0 sg_m_int=0 sg_m_lok=0 sg_m_lfail=0
   sg_m_start=0 sg_m_dur=0 sg_m_code=0 sg_m_q=''
-  # A job file of an older schedgen (same api) sets none: metrics off.
+  # Set by the job file only when metrics_dir is (an older one sets none): else off.
   sg_metrics_file=${sg_metrics_file-} sg_metrics_labels=${sg_metrics_labels-}
   # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
   sg_nfy=0 sg_nfy_started=0 sg_nfy_dir=''

@@ -2,6 +2,7 @@
 
 # sg_metrics_queue: sets sg_m_q to the queue depth series: items in the inbox (those the
 # pattern matches), claimed in processing/<claim>/, and in failed/ (hidden files aside).
+# shellcheck disable=SC2317  # called by sg_metrics_write; shellcheck misses that when inlined
 sg_metrics_queue() {
   local p=schedgen_job_ l=$sg_metrics_labels i n c f
   # shellcheck disable=SC2086  # the pattern is a glob on purpose
