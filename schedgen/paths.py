@@ -70,6 +70,14 @@ def default_targets() -> tuple[str, ...]:
     return ("launchd",) if is_macos() else ("cron",)
 
 
+def expand_home(value: str) -> str:
+    """A leading ``~`` or ``~/`` as your home; every other byte as written (a Path would
+    drop a trailing slash, which rsync and cp read as "the folder's contents")."""
+    if value == "~" or value.startswith("~/"):
+        return os.path.expanduser("~").rstrip("/") + value[1:] or "/"
+    return value
+
+
 def expand(value: str, base: Path) -> Path:
     """``~`` is the home of the user running schedgen; relative is relative to the config."""
     p = Path(os.path.expanduser(value))

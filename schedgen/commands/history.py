@@ -14,6 +14,7 @@ from schedgen.machine import ownership as state
 from schedgen.outcomes import events, history, missed
 from schedgen.records.shown import shown
 from schedgen.schedule.upcoming import local_zone
+from schedgen.schedule.when import human
 from schedgen.units import parse_duration
 
 
@@ -76,7 +77,7 @@ def rows(h: JobHistory) -> list[tuple[datetime, list[str]]]:
     zone = _zone(h.job)
 
     def _local(t: datetime) -> str:
-        return t.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+        return human(t, zone)
 
     out = [(r.started, [r.run_id, _local(r.started),
                         "-" if r.duration is None else f"{r.duration}s",

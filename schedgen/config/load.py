@@ -85,6 +85,9 @@ class _Checker:
         namespace = Fields(self.problems, "defaults", defaults, d.DEFAULTS_ONLY).get(
             "namespace", lambda v: f.matches(v, f.NAMESPACE, "namespace ([A-Za-z0-9_-])"))
         defaults.pop("namespace", None)
+        if "adopts" in defaults:  # each job adopts its own original, never all one
+            self.problems.add("defaults.adopts", "belongs to one job: move it into its [jobs.NAME]")
+            defaults.pop("adopts")
         self.inherited = {**{k: v.resolve() for k, v in _JOB_TABLE.items()}, **defaults}
         jobs_raw = top.get("jobs", {})
         if not isinstance(jobs_raw, dict):
@@ -97,6 +100,11 @@ class _Checker:
             job = self.job(name, raw, defaults)
             if job is not None:
                 jobs.append(job)
+        adopted: dict[tuple[str, str], str] = {}
+        for j in jobs:  # one original, one job: else apply could not say whose it is
+            if j.adopts is not None and adopted.setdefault(j.adopts, j.name) != j.name:
+                self.problems.add(f"jobs.{j.name}.adopts", f"job {adopted[j.adopts]} adopts "
+                                                           "the same; give it to one job")
         for name in registry.names():  # checks across the jobs, by the targets they use
             if any(name in j.targets for j in jobs):
                 for where, message in registry.get(name).config_refusals(namespace, jobs):
@@ -153,6 +161,7 @@ class _Checker:
             timezone=v.optional("timezone", zone_name, True),
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,
+            adopts=v.optional("adopts", f.adopts),
         )
         # What each of its targets refuses of it (render --target asks the same).
         for t in targets or ():

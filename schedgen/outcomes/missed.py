@@ -21,6 +21,7 @@ from schedgen.outcomes.firings import epochs
 from schedgen.outcomes.history import BEGINS
 from schedgen.schedule.expressions import Cron, Every, every_as_cron, parse_cron
 from schedgen.schedule.upcoming import local_zone
+from schedgen.schedule.when import human
 from schedgen.targets import registry
 
 GRACE = timedelta(minutes=5)
@@ -159,7 +160,7 @@ def _loads(job: Job) -> bool:
 
 
 def _local(t: datetime) -> str:
-    return t.strftime("%Y-%m-%d %H:%M")
+    return human(t, t.tzinfo)
 
 
 def missed_text(m: Missed) -> str:
@@ -184,6 +185,6 @@ def missed_json(m: Missed | None) -> dict[str, object] | None:
         return None
     return {"since": m.since.strftime("%Y-%m-%dT%H:%M:%SZ"), "count": len(m.missed),
             "late": len(m.late),
-            "firings": [{"at": f.at.isoformat(), "state": f.state,
+            "firings": [{"at": f.at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "state": f.state,
                          "ran_at": f.ran_at.strftime("%Y-%m-%dT%H:%M:%SZ") if f.ran_at else None}
                         for f in m.firings]}

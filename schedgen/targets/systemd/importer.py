@@ -20,7 +20,7 @@ from schedgen.errors import SchedgenError
 from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build
 from schedgen.records.shown import shown
 from schedgen.render.artifacts import MARKER
-from schedgen.schedule.from_oncalendar import NotExpressible, to_cron
+from schedgen.targets.systemd.from_oncalendar import NotExpressible, to_cron
 from schedgen.targets.systemd.render import unit_dir
 from schedgen.units import format_duration
 
@@ -194,6 +194,8 @@ def timer_job(timer: Path, notes: list[Note]) -> Found | None:
         notes.append(Note(where, f"{key} ignored: schedgen does not carry this key over"))
     for key in sorted(set(s) - _SERVICE_KEYS):
         notes.append(Note(unit, f"{key} ignored: schedgen does not carry this key over"))
+    if timer.parent == unit_dir():  # the user's own: apply turns it off, uninstall back on
+        keys["adopts"] = f"systemd: {timer.name}"
     return Found(source=where, name_hint=_hint(timer.stem), keys=keys)
 
 
