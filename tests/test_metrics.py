@@ -275,3 +275,27 @@ def test_metrics_dir_is_validated_and_given_in_defaults_or_per_job(tmp_path: Pat
     assert loads(base, tmp_path / "jobs.toml").jobs[0].metrics_dir is None
     with pytest.raises(ConfigError, match=r"jobs\.a\.metrics_dir"):
         loads(base + "metrics_dir = 3\n", tmp_path / "jobs.toml")
+
+
+@pytest.mark.macos
+def test_a_metrics_file_that_cannot_be_written_leaves_the_run_its_status(tmp_path: Path) -> None:
+    (tmp_path / "blocker").write_text("a file where the folder should be")
+    w = make_job(tmp_path, "m", command=CMD, metrics_dir=str(tmp_path / "blocker" / "m"))
+    r = w.run(env={"MODE": "ok"})
+    assert r.returncode == 0
+    assert "could not write the metrics file" in r.stderr
+    assert w.events("finish")[-1]["outcome"] == "ok"
+
+
+@pytest.mark.macos
+def test_a_state_file_that_is_not_ours_starts_the_counts_again(tmp_path: Path) -> None:
+    w = job(tmp_path)
+    w.log_dir.mkdir(parents=True)
+    (w.log_dir / ".metrics").write_bytes(b"1 x -3 99999999999999999999 \xff\n")
+    (w.log_dir / ".metrics-busy").write_bytes(b"07\n")
+    assert w.run(env={"MODE": "fail"}).returncode == 3
+    s = samples(prom(w).read_text())
+    assert s[series("runs_total", "m", ',outcome="failed"')] == 1
+    assert s[series("runs_total", "m", ',outcome="ok"')] == 0
+    assert s[series("runs_total", "m", ',outcome="timeout"')] == 0
+    assert s[series("lock_busy_total", "m")] == 0

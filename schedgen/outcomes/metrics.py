@@ -35,8 +35,9 @@ EMPTY = State((0, 0, 0, 0), 0, 0, 0, 0, 0)
 
 
 def _digits(words: list[str]) -> list[int] | None:
+    # The wrapper's own rule: plain decimal, at most 18 digits (bash's arithmetic).
     if not all(w.isascii() and w.isdigit() and (w == "0" or not w.startswith("0"))
-               for w in words):
+               and len(w) <= 18 for w in words):
         return None
     return [int(w) for w in words]
 

@@ -30,7 +30,7 @@ sg_metrics_busy() {
   { exec 6<>"$f"; } 2>/dev/null || return 0
   if sg_lock 6 10; then
     IFS=' ' read -r -n 32 n _ 2>/dev/null <"$f"
-    case $n in ''|*[!0-9]*) n=0 ;; esac
+    case $n in ''|*[!0-9]*|???????????????????*) n=0 ;; esac
     printf '%-31s\n' $((n + 1)) 2>/dev/null 1<>"$f"
   fi
   exec 6>&-
@@ -52,7 +52,8 @@ sg_metrics_end() {
   [ "$v" = 1 ] || { ok=0 fl=0 to=0 it=0 ls=0 lo=0 lf=0 ld=0 lc=0; }
   for x in ok fl to it ls lo lf ld lc; do
     eval "t=\$$x"
-    case $t in ''|0?*|*[!0-9]*) eval "$x=0" ;; esac
+    # Not a count of ours: 0 (19 digits or more would overflow bash's arithmetic).
+    case $t in ''|0?*|*[!0-9]*|???????????????????*) eval "$x=0" ;; esac
   done
   ok=$((ok + sg_m_ok)) fl=$((fl + sg_m_fail)) to=$((to + sg_m_to)) it=$((it + sg_m_int))
   ls=$sg_m_start ld=$sg_m_dur lc=$sg_m_code
@@ -61,7 +62,7 @@ sg_metrics_end() {
   printf '%-127s\n' "1 $ok $fl $to $it $ls $lo $lf $ld $lc" 2>/dev/null 1<>"$st" || sg_metrics_lost
   if sg_metrics_file_ok "$sg_log_dir/.metrics-busy" && [ -f "$sg_log_dir/.metrics-busy" ]; then
     IFS=' ' read -r -n 32 busy x 2>/dev/null <"$sg_log_dir/.metrics-busy"
-    case $busy in ''|0?*|*[!0-9]*) busy=0 ;; esac
+    case $busy in ''|0?*|*[!0-9]*|???????????????????*) busy=0 ;; esac
   fi
   sg_metrics_write "$ok" "$fl" "$to" "$it" "$ls" "$lo" "$lf" "$ld" "$lc" "$busy"
   [ -n "$sg_lock_name" ] || exec 6>&-
