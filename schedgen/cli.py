@@ -336,6 +336,26 @@ def history_cmd(
     typer.echo(json.dumps(show.history_json(hs), indent=2) if as_json else show.history_text(hs))
 
 
+@app.command("metrics")
+def metrics_cmd(
+    job: Annotated[Optional[str], typer.Argument(  # noqa: UP007
+        metavar="[JOB]", help="one job (default: every job)")] = None,
+    out: Annotated[Optional[str], typer.Option(  # noqa: UP007
+        "--out", metavar="DIR", help="also write each job's missed and next firing to "
+        "DIR/schedgen-schedule_<namespace>_<job>.prom (for node_exporter's textfile "
+        "collector; the run counters are the wrapper's own file)")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """The jobs' metrics in the Prometheus text format: last start, success, failure,
+    duration and exit code, runs by outcome, lock busy count, queue depth, missed firings
+    (last 7 days), next firing (docs/outcomes.md, Metrics)."""
+    from pathlib import Path
+
+    from schedgen.commands.metrics import metrics_cmd as collect
+
+    typer.echo(collect(config_path(config), job, Path(out) if out else None), nl=False)
+
+
 @app.command("logs")
 def logs_cmd(
     job: Annotated[str, typer.Argument(metavar="JOB", autocompletion=completion.jobs,
@@ -424,6 +444,7 @@ EXAMPLES = {
     "logs": "schedgen logs backup --stderr",
     "check": "schedgen check --notify   (from cron, every 15 minutes)",
     "report": "schedgen report -o report.html --days 30",
+    "metrics": "schedgen metrics --out /var/lib/prometheus/node-exporter   (from a timer)",
     "doctor": "schedgen doctor backup",
 }
 for _c in app.registered_commands:

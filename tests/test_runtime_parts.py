@@ -44,6 +44,7 @@ ALLOWED = {
     ("sg_on_exit", "sg_flush"): "inbox",
     ("sg_on_exit", "sg_release"): "inbox",
     ("sg_on_exit", "sg_close_claim"): "inbox",
+    ("sg_metrics_write", "sg_metrics_queue"): "inbox",  # [ -z "$sg_inbox" ] ||
 }
 
 # Defined by the job file (templates/job.sh.j2).

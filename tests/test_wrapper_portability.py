@@ -97,6 +97,7 @@ def _shapes(tmp_path: Path) -> dict[str, Any]:
             "queue": {**q, "pattern": "*.json", "batch": 0, "stale_after": "2s",
                       "max_attempts": 5},
             "logs": {"max_size": "1KB", "keep": 0, "keep_runs": 1},
+            "metrics_dir": str(tmp_path / "metrics"),
             "notify": {"command": ["mail", "-s", "it's {x}", "me"],
                        "ping_url": "https://hc.example/a?b=1"},
         },

@@ -83,6 +83,7 @@ SHARED: dict[str, Default] = {
     "lock_dir": Default(lambda: str(paths.default_lock_dir()),
                         "<state dir>/locks (created 0700)"),
     "wrapper_dir": Default(lambda: str(paths.default_wrapper_dir()), "<data dir>/wrappers"),
+    "metrics_dir": Default(None, "none: no metrics file is written"),
 }
 # Only in [defaults].
 DEFAULTS_ONLY: dict[str, Default] = {

@@ -154,6 +154,7 @@ class _Checker:
             log_root=v.get("log_root", self.path, True),
             lock_dir=v.get("lock_dir", self.path, True),
             wrapper_dir=v.get("wrapper_dir", self.path, True),
+            metrics_dir=v.optional("metrics_dir", self.path, True),
             label_prefix=v.get("label_prefix", _label_prefix, True),
             kubernetes=self.kubernetes(w, merged[d.KUBERNETES], to_kube)
             if merged.get(d.KUBERNETES) is not None else None,

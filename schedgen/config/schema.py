@@ -104,6 +104,9 @@ SHARED_TYPES: dict[str, Schema] = {
     "log_root": _doc("Logs and run directories go under <log_root>/<job>/", _PATH),
     "lock_dir": _doc("Where lock files live", _PATH),
     "wrapper_dir": _doc("Where the generated wrappers are installed", _PATH),
+    "metrics_dir": _doc("Each run ends by writing schedgen_<namespace>_<job>.prom here "
+                        "(Prometheus text format, for node_exporter's textfile collector)",
+                        _PATH),
 }
 DEFAULTS_ONLY_TYPES: dict[str, Schema] = {
     "namespace": _doc("One crontab block / set of plists per namespace",

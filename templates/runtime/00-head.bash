@@ -73,6 +73,11 @@ sg_init() {
   sg_id_pat='[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9]*'  # a run ID
   sg_mtext=''          # the run's manifest as last written, if plain ASCII (sg_manifest)
   sg_wrapper_pid=$$
+  # Metrics (65-metrics.bash): this call's runs, added to the state as the wrapper ends.
+  sg_m_n=0 sg_m_ok=0 sg_m_fail=0 sg_m_to=0 sg_m_int=0 sg_m_lok=0 sg_m_lfail=0
+  sg_m_start=0 sg_m_dur=0 sg_m_code=0 sg_m_q=''
+  # Set by the job file only when metrics_dir is (an older one sets none): else off.
+  sg_metrics_file=${sg_metrics_file-} sg_metrics_labels=${sg_metrics_labels-}
   # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
   sg_nfy=0 sg_nfy_started=0 sg_nfy_dir=''
   [ -z "${sg_notify_on-}${sg_ping_url-}" ] || [ "$sg_smoke" = 1 ] || sg_nfy=1

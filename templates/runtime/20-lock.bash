@@ -128,6 +128,7 @@ sg_lock_busy_or() {
       printf 'schedgen: %s: lock %s is busy (another run holds it); exit %s\n' "$sg_job" "$sg_lock_name" "$sg_busy_exit" >&2
       sg_js "$sg_lock_name"
       sg_event busy ",\"lock\":$sg_j"
+      [ -z "$sg_metrics_file" ] || sg_metrics_busy
       exit "$sg_busy_exit" ;;
     *) sg_fail lock "cannot lock $sg_lock_file" ;;
   esac

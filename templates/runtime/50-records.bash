@@ -119,6 +119,7 @@ sg_finish() {
     else sg_outcome=failed; fi
   fi
   sg_now
+  sg_metrics_count
   if [ -z "$sg_inbox" ] || sg_item_end "$sg_status"; then
     sg_manifest
     if [ -n "$sg_item_name" ]; then
@@ -191,5 +192,6 @@ sg_on_exit() {
     sg_prune
     sg_last_run_note
   fi
+  [ -z "$sg_metrics_file" ] || sg_metrics_end
   [ "$st" != 74 ] || [ "$sg_fault" = 0 ] || exit 74
 }
