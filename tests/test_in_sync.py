@@ -8,6 +8,7 @@ installed files by hand, as a user would.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -217,3 +218,22 @@ def test_settings_kept_by_an_in_sync_apply_are_the_jobs(installed: Path,
     assert schedgen("apply", "-c", str(installed)).returncode == 0
     assert calls == ["alpha", "beta"]  # alpha shares the crontab block that changed
     assert state.load("default").settings == {j.name: real(j) for j in load.load(installed).jobs}
+
+
+def test_a_change_to_schedgens_own_code_is_not_taken_for_in_sync(tmp_path: Path) -> None:
+    """The digest covers the code that renders: a module edited in place (an editable
+    install) or reinstalled at the same version changes it."""
+    pkg = tmp_path / "pkg"
+    (pkg / "render").mkdir(parents=True)
+    (pkg / "render" / "x.py").write_text("A = 1\n")
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "x.cpython.pyc").write_bytes(b"\0")
+    before = source.tree_digest(str(pkg))
+    assert source.tree_digest(str(pkg)) == before
+    (pkg / "__pycache__" / "y.cpython.pyc").write_bytes(b"\0")  # byte code is not code
+    assert source.tree_digest(str(pkg)) == before
+    (pkg / "render" / "x.py").write_text("A = 2\n")
+    os.utime(pkg / "render" / "x.py", ns=(1, 1))
+    assert source.tree_digest(str(pkg)) != before
+    assert source.code_digest() == source.tree_digest(
+        str(Path(source.__file__).resolve().parent.parent))

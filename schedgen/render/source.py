@@ -9,6 +9,7 @@ A job with a time zone renders from the clock and the host's zone too: it has no
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import cache
 from pathlib import Path
 
@@ -34,9 +35,30 @@ def templates_digest() -> str:
 
 
 @cache
+def code_digest() -> str:
+    """schedgen's own code: a change to the code that renders (an editable install, a
+    reinstall of the same version) must not pass for in sync."""
+    return tree_digest(str(Path(__file__).resolve().parent.parent))
+
+
+def tree_digest(root: str) -> str:
+    """Every module below `root` by its name, size and modification time. Stat, not
+    content: about 1 ms for the package, and any doubt only costs a render."""
+    h = hashlib.sha256()
+    for where, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(where, name))
+                h.update(f"{where[len(root):]}/{name}\0{st.st_size}\0{st.st_mtime_ns}\0"
+                         .encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+@cache
 def _base(namespace: str, config_path: str) -> bytes:
-    return "\0".join((__version__, templates_digest(), namespace, config_path)).encode(
-        "utf-8", "surrogateescape")
+    return "\0".join((__version__, code_digest(), templates_digest(), namespace,
+                      config_path)).encode("utf-8", "surrogateescape")
 
 
 def of(kind: str, path: Path | None, config: Config, jobs: tuple[Job, ...]) -> str | None:
