@@ -9,7 +9,9 @@ launchctl). What it models, because schedgen depends on it:
 - the API server's checks schedgen could get wrong: a namespace must exist, a CronJob's
   schedule takes day of week 0-6 (robfig/cron), its name at most 52 characters, its
   time zone must exist, its pods restartPolicy Never or OnFailure;
-- `get -l`, `delete -l` (with cascading deletion of the CronJob's Jobs), `diff`
+- `get -l`, `delete` by name, `-l` or `--field-selector` (metadata.name/namespace only, as
+  for CronJobs; a name with a selector refused, as kubectl does), with cascading deletion
+  of the CronJob's Jobs, `diff`
   (0 none, 1 differences, 2 error, printed as `diff -u -N LIVE MERGED` per object);
 - errors: an unreachable server (the real message), Forbidden, a failure on demand.
 Each call is logged.
@@ -331,12 +333,31 @@ elif verb == "diff":
 elif verb == "delete":
     kind = resource(words[1]) if len(words) > 1 else None
     ns = flags.get("n", "default")
-    if kind != "cronjobs" or not flags.get("l"):
-        done(1, err="fake kubectl: schedgen deletes cronjobs by label (-l) only\n")
+    names = words[2:]
+    if kind != "cronjobs":
+        done(1, err="fake kubectl: only cronjobs are deleted\n")
+    if names and (flags.get("l") or flags.get("field-selector")):
+        done(1, err="error: name cannot be provided when a selector is specified\n")
+    if not names and not flags.get("l") and not flags.get("field-selector") and not flags.get("all"):
+        done(1, err="error: resource(s) were provided, but no name was specified\n")
+    fields = {}
+    for term in filter(None, str(flags.get("field-selector") or "").split(",")):
+        k, _, v = term.partition("=")
+        if k not in ("metadata.name", "metadata.namespace"):
+            done(1, err=f'Error from server (BadRequest): Unable to find "batch/v1, Resource=cronjobs" '
+                        f'that match label selector "{flags.get("l", "")}", field selector '
+                        f'"{flags["field-selector"]}": field label not supported: {k}\n')
+        fields[k] = v
+    if len(names) == 1:
+        fields["metadata.name"] = names[0]
+        if f"{ns}/{names[0]}" not in state["objects"]["cronjobs"]:
+            done(1, err=f'Error from server (NotFound): cronjobs.batch "{names[0]}" not found\n')
     out = []
     for key, rec in sorted(state["objects"]["cronjobs"].items()):
         obj = render(rec)
-        if key.split("/")[0] == ns and matches(obj["metadata"].get("labels") or {}, flags["l"]):
+        if fields.get("metadata.name", key.split("/")[1]) != key.split("/")[1]:
+            continue
+        if key.split("/")[0] == ns and matches(obj["metadata"].get("labels") or {}, flags.get("l")):
             del state["objects"]["cronjobs"][key]
             out.append(f'cronjob.batch "{key.split("/")[1]}" deleted\n')
             if flags.get("cascade") != "orphan":

@@ -2,6 +2,7 @@
 
 launchd.plist(5): a missing key is a wildcard, Weekday 0 and 7 are Sunday, and a dict
 with both Day and Weekday fires when either matches (schedgen never writes one).
+launchd's code reads a dict with a Weekday otherwise (launchd_minutes, model="code").
 """
 
 from __future__ import annotations
@@ -28,20 +29,31 @@ def cronsim_minutes(exprs: list[str], start: datetime, end: datetime) -> set[dat
 
 
 def launchd_minutes(dicts: list[dict[str, int]], start: datetime = START,
-                    end: datetime = END) -> set[datetime]:
+                    end: datetime = END, model: str = "documented") -> set[datetime]:
+    """The minutes a StartCalendarInterval fires on, under one of two readings of a dict.
+
+    "documented" (launchd.plist(5)): a missing key is a wildcard, every key present must
+    match, and Day with Weekday fire when either matches (as crontab(5)).
+    "code" (Apple's launchd, core.c calendarinterval_setalarm): the next firing is
+    cronemu(month, day, hour, minute) and, when the dict has a Weekday,
+    cronemu_wday(weekday, hour, minute), which takes no month: with no Day the Month is
+    ignored, and with a Day the earlier of the two is taken (Month+Day OR Weekday)."""
+    assert model in ("documented", "code")
     out: set[datetime] = set()
     day = start.date()
     while day < end.date():
         weekday = (day.weekday() + 1) % 7
         for d in dicts:
-            if d.get("Month", day.month) != day.month:
-                continue
+            month_ok = d.get("Month", day.month) == day.month
             day_ok = d.get("Day", day.day) == day.day
             weekday_ok = d.get("Weekday", weekday) % 7 == weekday
-            if "Day" in d and "Weekday" in d:
-                if not (day_ok or weekday_ok):
-                    continue
-            elif not (day_ok and weekday_ok):
+            if model == "code" and "Weekday" in d:
+                fires = weekday_ok if "Day" not in d else (month_ok and day_ok) or weekday_ok
+            elif "Day" in d and "Weekday" in d:
+                fires = month_ok and (day_ok or weekday_ok)
+            else:
+                fires = month_ok and day_ok and weekday_ok
+            if not fires:
                 continue
             hours = [d["Hour"]] if "Hour" in d else range(24)
             minutes = [d["Minute"]] if "Minute" in d else range(60)

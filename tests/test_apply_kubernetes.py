@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from schedgen import paths
 from schedgen.machine import ownership as state
 from tests.fake_kubectl import FakeKubectl
 from tests.helpers import schedgen, write_config
@@ -39,6 +40,10 @@ def kc(fake_kubectl: FakeKubectl, tmp_path: Path) -> FakeKubectl:
     return fake_kubectl
 
 
+def home_state() -> Path:
+    return paths.state_dir()
+
+
 def run(tmp_path: Path, *args: str):  # noqa: ANN201
     r = schedgen(*args, cwd=tmp_path)
     assert "Traceback" not in r.stderr, r.stderr
@@ -58,8 +63,10 @@ def test_apply_creates_one_cronjob_per_job_with_server_side_apply(kc: FakeKubect
     cjs = kc.cronjobs()
     assert set(cjs) == {"publish", "report"}
     pub = cjs["publish"]
+    iid = (home_state() / "install-id").read_text().strip()
     assert pub["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "schedgen",
-                                         "schedgen/namespace": "example", "schedgen/job": "publish"}
+                                         "schedgen/namespace": "example", "schedgen/job": "publish",
+                                         "schedgen/install": iid}
     assert pub["spec"]["schedule"] == "15 6 * * *"
     assert pub["spec"]["concurrencyPolicy"] == "Forbid"
     assert cjs["report"]["spec"]["concurrencyPolicy"] == "Allow"
@@ -161,16 +168,47 @@ def test_prune_removes_only_our_cronjobs_by_label(kc: FakeKubectl, tmp_path: Pat
     assert "removed: cronjob jobs/report" in r.stdout
     assert set(kc.cronjobs()) == {"publish", "someone-elses", "other-ns"}
     deletes = [c for c in kc.mutating_calls() if c[0] == "delete"]
+    iid = (home_state() / "install-id").read_text().strip()
     assert deletes == [["delete", "cronjobs", "-n", "jobs", "-l",
                         "app.kubernetes.io/managed-by=schedgen,schedgen/namespace=example,"
-                        "schedgen/job=report", "--request-timeout=30s"]]
+                        f"schedgen/job=report,schedgen/install={iid}",
+                        "--field-selector=metadata.name=report", "--request-timeout=30s"]]
     assert {e.job for e in state.load("example").of_kind("cronjob")} == {"publish"}
+
+
+def test_a_job_another_machine_applied_is_a_conflict_and_never_pruned_here(
+        kc: FakeKubectl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    installed(kc, tmp_path)  # machine A: publish and report
+    other = tmp_path / "b"
+    (other / "home").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(other / "home"))  # machine B: same namespaces
+    write_config(other / "jobs.toml", JOBS.split("[jobs.report]")[0])
+    before = kc.cronjobs()
+    r = run(other, "apply")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "applied by another machine (install ID" in r.stdout + r.stderr
+    assert "report" not in r.stdout + r.stderr  # A's other job is none of B's business
+    assert kc.cronjobs() == before
+    assert run(other, "uninstall").returncode == 0
+    assert kc.cronjobs() == before
+    r = run(other, "apply", "--force")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "taken over from the machine with install ID" in r.stdout
+    mine = (home_state() / "install-id").read_text().strip()
+    assert kc.cronjobs()["publish"]["metadata"]["labels"]["schedgen/install"] == mine
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # back on A: publish is B's now
+    write_config(tmp_path / "jobs.toml",  # publish gone from A's config
+                 JOBS.split("[jobs.publish]")[0] + "[jobs.report]" + JOBS.split("[jobs.report]")[1])
+    r = run(tmp_path, "apply", "--prune", "--force")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "left in place: cronjob" in r.stdout and "another machine" in r.stdout, r.stdout
+    assert set(kc.cronjobs()) == {"publish", "report"}
 
 
 def test_prune_finds_our_cronjobs_by_label_without_a_record(kc: FakeKubectl,
                                                             tmp_path: Path, home: Path) -> None:
     installed(kc, tmp_path)
-    state.record_path("example").unlink()  # applied from another machine, say
+    state.record_path("example").unlink()  # lost: the CronJobs carry this machine's ID
     write_config(tmp_path / "jobs.toml", JOBS.split("[jobs.report]")[0])
     d = run(tmp_path, "diff")
     assert "? orphan cronjob jobs/report" in d.stdout
@@ -351,3 +389,17 @@ def test_a_failure_midway_keeps_the_record_true_to_the_cluster(kc: FakeKubectl,
     r = run(tmp_path, "apply")
     assert r.returncode == 0, r.stderr
     assert "1 added, 0 changed, 0 removed, 1 unchanged" in r.stdout
+
+
+def test_an_install_id_that_cannot_be_kept_or_read_is_exit_3(kc: FakeKubectl,
+                                                              tmp_path: Path) -> None:
+    state_dir = home_state()
+    (state_dir / "install-id").mkdir(parents=True)  # not a file: it cannot be read
+    r = run(tmp_path, "apply")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "install ID" in r.stderr and "unexpected" not in r.stderr
+    (state_dir / "install-id").rmdir()
+    (state_dir / "install-id").write_text("not-an-id\n")
+    r = run(tmp_path, "apply")
+    assert r.returncode == 3 and "is not an install ID" in r.stderr, r.stderr
+    assert kc.cronjobs() == {}

@@ -46,41 +46,78 @@ CASES = [
     ("0 0 31 1,3 *", 2),
     ("0 0 30,31 2,4 *", 1),           # only April 30 exists
     ("0 0 1-29 2 1", 1),              # every day of February anyway
-    ("0 0 1-28 2 1", 29),             # Feb 29 only if a Monday
     ("0 0 */2 * *", 16),              # AND with a full weekday field: odd days
     ("0 0 * * */2", 4),               # Sun, Tue, Thu, Sat
     ("0 0 */1 * 1", 1),               # AND, day field full: Mondays
     ("0 0 1 * */1", 1),               # AND, weekday field full: the 1st
     ("0 12 * jan-mar *", 3),
-    ("0 12 * 2 1", 1),                # AND ('*' day): Mondays in February
     ("5 4 * * sun", 1),
     ("0 22 * * 1-5", 5),
     ("23 0-20/2 * * *", 11),
     ("0 0 1-31 * 3", 1),              # OR with a full day field: every day
     ("0 0 15 * 0-6", 1),              # OR with every weekday: every day
-    ("0 0 1 6 3", 2),                 # June 1st and Wednesdays in June
     ("0 */6 1-29 * *", 116),          # 29 Day dicts cover February too: no Month dict
     ("0 0 1-29 1,2 *", 30),           # all of February, and Jan 1-29
 ]
 
 
+MODELS = ("documented", "code")
+
+
 @pytest.mark.parametrize(("expr", "count"), CASES)
 def test_calendar_fires_exactly_like_debian_cron(expr: str, count: int) -> None:
     dicts = calendar_dicts(parse_cron(expr))
-    if expr == "* * * * *":
-        # Every minute: a year is half a million of them (4 s); January and the leap
-        # February show the same.
-        end = START + timedelta(days=60)
-        assert launchd_minutes(dicts, START, end) == cronsim_minutes([expr], START, end)
-    else:
-        assert launchd_minutes(dicts) == cron_minutes(expr)
+    # The readings differ only on a dict with a Weekday; without one, one check is both.
+    for model in MODELS if any("Weekday" in d for d in dicts) else MODELS[:1]:
+        if expr == "* * * * *":
+            # Every minute: a year is half a million of them (4 s); January and the leap
+            # February show the same.
+            end = START + timedelta(days=60)
+            assert launchd_minutes(dicts, START, end, model) == cronsim_minutes([expr], START, end)
+        else:
+            assert launchd_minutes(dicts, model=model) == cron_minutes(expr), model
     assert len(dicts) == count
 
 
+# Weekdays in some months only: {Month, Weekday} fires those weekdays of that month by
+# launchd's documentation and every such weekday of the year by its code.
+WEEKDAY_IN_SOME_MONTHS = ["30 8 * 7 0", "0 12 * 2 1", "0 0 1 6 3", "0 0 1-28 2 1",
+                          "0 0 31 2 1", "0 0 30 2 mon", "0 0 30,31 2 1", "0 9 * 1-11 1-5"]
+
+
+@pytest.mark.parametrize("expr", WEEKDAY_IN_SOME_MONTHS)
+def test_a_weekday_in_some_months_only_is_refused(expr: str) -> None:
+    with pytest.raises(NotExpressible, match="some months only"):
+        calendar_dicts(parse_cron(expr))
+
+
+def test_the_two_launchd_readings_differ_on_the_dicts_refused() -> None:
+    """What schedgen used to write for "Sundays in July" fires in July by the
+    documentation and every Sunday by launchd's code: the models are not the same."""
+    old = [{"Month": 7, "Weekday": 0, "Hour": 8, "Minute": 30}]
+    doc = launchd_minutes(old, model="documented")
+    code = launchd_minutes(old, model="code")
+    assert doc == cron_minutes("30 8 * 7 0")
+    assert code == cron_minutes("30 8 * * 0") and len(code) == 53
+    both = [{"Month": 2, "Day": 1, "Weekday": 1, "Hour": 0, "Minute": 0}]
+    assert launchd_minutes(both, model="code") == cron_minutes("0 0 1 2 1") | cron_minutes("0 0 * * 1")
+
+
+@pytest.mark.parametrize("expr", WEEKDAY_IN_SOME_MONTHS)
+def test_widened_dicts_are_a_superset_under_both_readings(expr: str) -> None:
+    """A zoned job's dicts are widened (its gate drops the extra fires): the weekday in
+    every month, so both readings agree and cover every cron firing."""
+    dicts = calendar_dicts(parse_cron(expr), widen=True)
+    assert not any("Weekday" in d and ("Month" in d or "Day" in d) for d in dicts)
+    doc = launchd_minutes(dicts, model="documented")
+    assert doc == launchd_minutes(dicts, model="code")
+    assert cron_minutes(expr) <= doc
+
+
 @pytest.mark.parametrize("expr", [c for c, _ in CASES])
-def test_calendar_never_puts_day_and_weekday_in_one_dict(expr: str) -> None:
+def test_calendar_never_puts_weekday_with_day_or_month_in_one_dict(expr: str) -> None:
     for d in calendar_dicts(parse_cron(expr)):
-        assert not ("Day" in d and "Weekday" in d)
+        assert not ("Weekday" in d and ("Day" in d or "Month" in d))
 
 
 @pytest.mark.parametrize("expr", ["0 0 */2 * 1", "0 0 1-15 * */2", "0 0 */3 * mon"])
@@ -149,12 +186,16 @@ def test_generated_expressions_fire_like_cronsim(minute, hour, dom, month, dow) 
         return
     try:
         dicts = calendar_dicts(cron)
-    except NotExpressible:
-        # Only the AND of two restricted day fields is refused.
-        assert cron.day_and and not cron.days_full and not cron.weekdays_full
+    except NotExpressible as exc:
+        # The AND of two restricted day fields, or a weekday wanted in some months only.
+        if "some months only" in str(exc):
+            assert not cron.weekdays_full and len(cron.months) < 12
+        else:
+            assert cron.day_and and not cron.days_full and not cron.weekdays_full
         return
-    assert launchd_minutes(dicts) == cron_minutes(expr)
-    assert not any("Day" in d and "Weekday" in d for d in dicts)
+    for model in MODELS:
+        assert launchd_minutes(dicts, model=model) == cron_minutes(expr), model
+    assert not any("Weekday" in d and ("Day" in d or "Month" in d) for d in dicts)
     # Minimal: no dict is redundant, and minute x hour singletons are unavoidable.
     n_min = 1 if len(cron.minutes) == 60 else len(cron.minutes)
     n_hour = 1 if len(cron.hours) == 24 else len(cron.hours)
@@ -175,3 +216,49 @@ def _days(d: dict[str, int]) -> set[date]:
     """Days on which one date dict fires over a full 28-year weekday cycle."""
     return {day for day, mo, dm, wd in _CYCLE
             if d.get("Month", mo) == mo and d.get("Day", dm) == dm and d.get("Weekday", wd) == wd}
+
+
+# --- every expression the tests know --------------------------------------------------
+
+def _known_expressions() -> list[str]:
+    """The expression lists of the other schedule tests, and the schedules of the
+    real-world crontabs when the corpus is here (read in place)."""
+    from tests import test_firings, test_kube_render, test_nexttimes, test_oncalendar
+    from tests.test_import_corpus import CORPUS
+
+    found = [c for c, _ in CASES] + WEEKDAY_IN_SOME_MONTHS + list(test_firings.EXPRESSIONS)
+    found += test_kube_render.EXPRESSIONS + test_nexttimes.EXPRESSIONS + test_oncalendar.EXTRA
+    if CORPUS is not None:
+        for f in sorted((CORPUS / "cron").iterdir()):
+            for line in f.read_text(errors="replace").splitlines():
+                words = line.split()
+                if len(words) > 5 and not words[0].startswith("#") and "=" not in words[0]:
+                    found.append(" ".join(words[:5]))
+    return list(dict.fromkeys(found))
+
+
+# Seven weeks over a leap February's ends, with both month changes around it.
+KNOWN_START, KNOWN_END = datetime(2028, 1, 24), datetime(2028, 3, 13)
+
+
+def test_every_known_expression_fires_like_cronsim_under_both_readings() -> None:
+    from schedgen.schedule.expressions import MACROS
+
+    checked = refused = 0
+    for expr in _known_expressions():
+        try:
+            cron = parse_cron(MACROS.get(expr.lower(), expr))
+        except ValueError:
+            continue   # not an expression schedgen takes (the corpus has some)
+        try:
+            dicts = calendar_dicts(cron)
+        except NotExpressible as exc:
+            assert "some months only" in str(exc) or "cannot require" in str(exc), expr
+            refused += 1
+            continue
+        assert not any("Weekday" in d and ("Month" in d or "Day" in d) for d in dicts), expr
+        want = cronsim_minutes([cron.text], KNOWN_START, KNOWN_END)
+        for model in MODELS:
+            assert launchd_minutes(dicts, KNOWN_START, KNOWN_END, model) == want, (expr, model)
+        checked += 1
+    assert checked > 60 and refused >= len(WEEKDAY_IN_SOME_MONTHS)

@@ -66,7 +66,7 @@ BAD = {
     "item_without_queue": ('[jobs.a]\ncommand = ["x", "{item}"]\nschedule = "@daily"\n',
                            [("jobs.a.command", "no [queue]")]),
     "every_not_even_for_cron": ('[jobs.a]\ntargets = ["cron"]\ncommand = ["x"]\nschedule = "@every 7m"\n',
-                                [("jobs.a.schedule", "does not divide an hour or a day")]),
+                                [("jobs.a.schedule", "a minute step starts again at each hour")]),
     "launchd_and_days": ('[jobs.a]\ntargets = ["launchd"]\ncommand = ["x"]\nschedule = "0 0 */2 * 1"\n',
                          [("jobs.a.schedule", "launchd cannot require")]),
     "unknown_target": ('[jobs.a]\ntargets = ["anacron"]\ncommand = ["x"]\nschedule = "@daily"\n',

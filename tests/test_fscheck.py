@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import wrapper_kit
 from tests.helpers import write_executable
 from tests.test_wrapper_portability import FORBIDDEN, code_lines
 
@@ -22,10 +23,10 @@ SCRIPT = resources.files("schedgen.templates").joinpath("runtime/90-fscheck.sh")
 def same_fs(*dirs: Path | str, path: str | None = None,
             ostype: str | None = None) -> subprocess.CompletedProcess[str]:
     body = f'set -u\n. "{SCRIPT}"\nsg_same_fs "$@"\nrc=$?\nprintf "%s" "$sg_fs_msg"\nexit $rc\n'
-    env = {**os.environ}
+    env = {**os.environ, "PATH": wrapper_kit.shell_path()}
     if path is not None:
         env["PATH"] = path
-    cmd = ["bash", "-c", (f"OSTYPE={ostype}; " if ostype else "") + body, "fscheck",
+    cmd = [wrapper_kit.BASH, "-c", (f"OSTYPE={ostype}; " if ostype else "") + body, "fscheck",
            *map(str, dirs)]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=30)
 
@@ -47,6 +48,7 @@ for f in files:
 """
 
 
+@pytest.mark.macos
 def test_one_file_system_passes_also_for_folders_not_made_yet(tmp_path: Path) -> None:
     (tmp_path / "q" / "inbox").mkdir(parents=True)
     r = same_fs(tmp_path / "q/inbox", tmp_path / "q/processing", tmp_path / "q/processed/x")
@@ -82,6 +84,7 @@ def test_a_stat_of_the_other_flavour_than_ostype_says_still_works(tmp_path: Path
     assert r.returncode == 1 and "is on another file system" in r.stdout
 
 
+@pytest.mark.macos
 def test_real_second_file_system_is_caught(tmp_path: Path) -> None:
     others = [Path(p) for p in ("/dev/shm", "/run", "/var/tmp", "/tmp")
               if Path(p).is_dir() and os.stat(p).st_dev != os.stat(tmp_path).st_dev]
@@ -99,6 +102,7 @@ def second_fs(tmp_path: Path) -> Path:
     pytest.skip("no second writable file system here")
 
 
+@pytest.mark.macos
 def test_a_queue_folder_that_is_a_symlink_counts_where_it_points(tmp_path: Path) -> None:
     # processing/ a link (on this file system) to a folder on another: the claim's mv
     # would copy. And the other way round: a link on another file system to a folder on
@@ -128,6 +132,7 @@ def test_bsd_stat_is_asked_where_a_symlinked_folder_points(tmp_path: Path) -> No
     assert r.returncode == 1 and "processing is on another file system" in r.stdout
 
 
+@pytest.mark.macos
 def test_unreadable_devices_are_reported_not_guessed(tmp_path: Path) -> None:
     bindir = tmp_path / "broken-bin"
     write_executable(bindir / "stat", "#!/bin/sh\necho 'weird output'\n")

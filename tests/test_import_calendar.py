@@ -149,7 +149,12 @@ def test_any_dicts_become_expressions_with_the_same_minutes(dicts) -> None:
     exprs = to_cron(dicts)
     for e in exprs:
         cron = parse_cron(e)  # schedgen accepts every line
-        union_dicts([cron])  # and can render it for launchd again
+        try:
+            union_dicts([cron])  # and can render it for launchd again
+        except NotExpressible as exc:
+            # unless it names weekdays in some months only, which launchd's code and its
+            # documentation read apart (docs/launchd.md)
+            assert "some months only" in str(exc)
     assert cron_minutes(exprs) == launchd_minutes(dicts)
     assert cronsim_minutes(exprs, *WINDOW) == launchd_minutes(dicts, *WINDOW)
     assert len(exprs) <= len(dicts) * 2

@@ -23,6 +23,7 @@ from schedgen.render.tzgate import Gate, settings
 from schedgen.render.tzrender import host_cron_lines
 from schedgen.schedule.expressions import parse_cron
 from schedgen.schedule.tzwiden import transitions
+from tests import wrapper_kit
 from tests.tzkit import PAIRS, WINDOW, host_fires, rendered, times
 from tests.wrapper_kit import Wrapped, make_job
 
@@ -51,9 +52,9 @@ def bash_gate(gate: Gate, state: Path, instants: list[datetime], host: str = "UT
               env: dict[str, str] | None = None) -> list[int]:
     """sg_tz_gate's status at each instant, in order, in one bash under faketime."""
     script = settings(gate, str(state)) + _LOOP
-    full_env = {"PATH": os.environ["PATH"], "TZ": host, **(env or {})}
+    full_env = {"PATH": wrapper_kit.shell_path(), "TZ": host, **(env or {})}
     first = instants[0] if instants else datetime(2027, 1, 1, tzinfo=UTC)
-    p = subprocess.run(["faketime", f"@{epoch(first)}", "/bin/bash", "-c", script, "gate",
+    p = subprocess.run(["faketime", f"@{epoch(first)}", wrapper_kit.BASH, "-c", script, "gate",
                         str(GATE)], input="".join(f"{epoch(t)}\n" for t in instants),
                        env=full_env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -104,6 +105,7 @@ def test_bash_gate_decides_as_cronsim_at_the_rendered_fires(tmp_path: Path, zone
     assert ran_in == expected and expected
 
 
+@pytest.mark.macos
 def test_repeated_hour_runs_a_fixed_firing_once_and_wildcards_twice(tmp_path: Path) -> None:
     gate = Gate.of("America/New_York", [parse_cron("30 1 * * *"), parse_cron("0 * * * *")],
                    WINDOW)
@@ -145,6 +147,7 @@ def test_a_state_that_is_no_state_is_neither_fatal_nor_written_through(
     assert target.read_text() == "keep\n"
 
 
+@pytest.mark.macos
 def test_spring_forward_gap_runs_once_right_after(tmp_path: Path) -> None:
     gate = Gate.of("America/New_York", [parse_cron("0,30 2 * * *")], WINDOW)
     after_gap = datetime(2027, 3, 14, 7, 0, tzinfo=UTC)  # 03:00 EDT
@@ -186,6 +189,7 @@ def _run_at(w: Wrapped, t: datetime, *args: str) -> subprocess.CompletedProcess[
                           timeout=60)
 
 
+@pytest.mark.macos
 def test_job_file_runs_only_at_the_zones_firings(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", "Europe/Berlin")
@@ -208,6 +212,7 @@ def test_job_file_runs_only_at_the_zones_firings(tmp_path: Path,
     assert len(starts) == 2  # the three other fires wrote no record at all
 
 
+@pytest.mark.macos
 def test_non_matching_fire_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", "Europe/Berlin")
     w = make_job(tmp_path, "nightly", schedule="30 2 * * *", timezone="America/New_York",
@@ -218,6 +223,7 @@ def test_non_matching_fire_writes_nothing(tmp_path: Path, monkeypatch: pytest.Mo
     assert sorted(tmp_path.rglob("*")) == before
 
 
+@pytest.mark.macos
 def test_job_file_at_the_plists_fires(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from schedgen.render.artifacts import plist
 
@@ -235,6 +241,7 @@ def test_job_file_at_the_plists_fires(tmp_path: Path, monkeypatch: pytest.Monkey
     assert out.read_text().startswith("20270501T2045")
 
 
+@pytest.mark.macos
 def test_day_fields_follow_debians_or_and_and(tmp_path: Path) -> None:
     ny = ZoneInfo("America/New_York")
 

@@ -43,12 +43,13 @@ def _files(d: Path) -> list[str]:
 
 def _queue_job(tmp_path: Path, script: str, path: list[str] | None = None, **queue: object) -> Wrapped:
     return make_job(tmp_path, command=["sh", "-c", script, "sh", "{item}"], lock=False,
-                    path=path or SYSTEM_PATH, env={"T": str(tmp_path)},
+                    path=path, env={"T": str(tmp_path)},
                     queue=queue_fields(tmp_path, pattern="*.json", **queue))
 
 
 # -- signals --------------------------------------------------------------------------
 
+@pytest.mark.macos
 @needs_proc
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_signal_to_a_queue_wrapper_ends_the_commands_children_before_the_item_goes_back(
@@ -270,6 +271,7 @@ def test_a_keeper_that_cannot_journal_the_start_does_not_run_the_command(tmp_pat
     assert len((tmp_path / "ran").read_text().splitlines()) == 2
 
 
+@pytest.mark.macos
 def test_a_file_the_command_left_beside_its_item_goes_to_failed_not_the_inbox(
         tmp_path: Path) -> None:
     # It keeps the claim; the run that recovers it must not return it as an item to an
@@ -501,6 +503,7 @@ def test_a_signal_during_the_claim_stops_the_run_before_the_command_and_counts_n
 
 # -- a finished command is not run again ---------------------------------------------------
 
+@pytest.mark.macos
 @needs_proc
 def test_a_wrapper_killed_after_its_command_finished_does_not_run_it_again(
         tmp_path: Path) -> None:
@@ -575,6 +578,7 @@ def test_a_lock_folder_copied_without_its_hard_links_is_joined_again(tmp_path: P
     assert (locks / "job.lock").samefile(locks / ".job.lock.keep")
 
 
+@pytest.mark.macos
 @pytest.mark.parametrize("mode", [0o1777, 0o770, 0o702])
 def test_a_lock_dir_others_can_write_is_refused(tmp_path: Path, mode: int) -> None:
     w = _holder(tmp_path)
@@ -783,6 +787,7 @@ def test_a_log_folder_that_cannot_be_made_is_said_once(tmp_path: Path) -> None:
     assert "Not a directory" not in r.stderr, r.stderr
 
 
+@pytest.mark.macos
 def test_a_processing_folder_linked_to_another_file_system_is_refused(tmp_path: Path) -> None:
     # The claim's mv across file systems is a copy: two runs could both get one file.
     other = Path(tempfile.mkdtemp(dir=second_fs(tmp_path)))
@@ -798,6 +803,7 @@ def test_a_processing_folder_linked_to_another_file_system_is_refused(tmp_path: 
         shutil.rmtree(other)
 
 
+@pytest.mark.macos
 @pytest.mark.parametrize("where", ["events", "manifest"])
 def test_records_that_cannot_be_written_make_the_run_exit_74(tmp_path: Path, where: str) -> None:
     # The command runs, but a run without its records is not a good one. Said once, on

@@ -13,6 +13,10 @@ import pytest
 
 from tests.wrapper_kit import Wrapped, fill_inbox, kill_group, make_job, queue_fields, wait_for
 
+# Rotation and pruning use mv, find, ls and stat: all of them also under bash 3.2 and
+# the BSD userland (some 3 s).
+pytestmark = pytest.mark.macos
+
 PAD = "x" * 99 + "\n"
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from schedgen.render.artifacts import notify_path, wrapper
 from schedgen.render.desired import desired
+from tests import wrapper_kit
 from tests.pinghub import PingHub
 from tests.wrapper_kit import Wrapped, fill_inbox, make_job, queue_fields, wait_for
 
@@ -67,6 +68,7 @@ def test_a_failing_run_notifies_and_pings_its_code_then_a_success_recovers(
     assert len(calls(out)) == 4
 
 
+@pytest.mark.macos
 @needs_curl
 def test_a_ping_only_job_pings_start_then_success(tmp_path: Path, pinghub: PingHub) -> None:
     w = notify_job(tmp_path, ["true"], {"ping_url": f"{pinghub.url}/p?x=1"})
@@ -76,18 +78,20 @@ def test_a_ping_only_job_pings_start_then_success(tmp_path: Path, pinghub: PingH
     assert pinghub.wait_for(2) == ["/p/start?x=1", "/p?x=1"]
 
 
+@pytest.mark.macos
 @needs_curl
 def test_a_standalone_job_file_sends_the_same(tmp_path: Path, pinghub: PingHub) -> None:
     w = notify_job(tmp_path, "exit 4", {"ping_url": f"{pinghub.url}/s"})
     alone = tmp_path / "alone" / "nj.sh"
     alone.parent.mkdir()
     alone.write_text(wrapper(w.job, w.config, standalone=True))
-    p = subprocess.run(["/bin/bash", str(alone)], env=w.env(), capture_output=True, text=True,
+    p = subprocess.run([wrapper_kit.BASH, str(alone)], env=w.env(), capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 4
     assert pinghub.wait_for(2) == ["/s/start", "/s/4"]
 
 
+@pytest.mark.macos
 def test_a_precondition_failure_notifies_with_78(tmp_path: Path) -> None:
     cmd, out = recorder(tmp_path)
     w = notify_job(tmp_path, ["true"], {"command": cmd, "on": ["failure"]},
@@ -153,6 +157,7 @@ done
     assert calls(out) == ["failure 78 precondition"]
 
 
+@pytest.mark.macos
 def test_queue_folders_on_one_file_system_run(tmp_path: Path) -> None:
     q = queue_fields(tmp_path)
     w = make_job(tmp_path, "qj", command=["cat", "{item}"], lock=False, queue=q)
@@ -192,6 +197,7 @@ def test_a_failing_queue_item_notifies_once_with_its_status(
     assert calls(out) == ["failure 5 failed", "stdin: bad"]
 
 
+@pytest.mark.macos
 def test_a_timeout_notifies_with_124(tmp_path: Path) -> None:
     cmd, out = recorder(tmp_path)
     w = notify_job(tmp_path, "sleep 30", {"command": cmd, "on": ["failure"]}, timeout=1)

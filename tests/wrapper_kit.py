@@ -35,6 +35,14 @@ from schedgen.render.artifacts import (
 
 BASH = "/bin/bash"
 SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+# Set (with BASH and SYSTEM_PATH) by the `macos` leg of a test (tests/plugin.py): GNU bash
+# 3.2 and the BSD userland of tests/bsd_userland.py. Read them as wrapper_kit.BASH etc.
+MACOS = False
+
+
+def shell_path() -> str:
+    """PATH for a bash the test starts itself: the BSD folder in the macos leg."""
+    return os.pathsep.join(SYSTEM_PATH) if MACOS else os.environ.get("PATH", "")
 # What stock macOS lacks; the wrapper must work without them.
 HIDDEN = ("flock", "timeout", "setsid")
 

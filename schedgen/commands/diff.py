@@ -24,7 +24,7 @@ def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
     selected.check(config, record, targets)
     plan = build(config, record, all_targets(), selected=targets, prune=prune, force=force,
                  review=True)
-    return build_review(config, plan, rv.review(config, record, plan))
+    return build_review(config, plan, rv.review(config, record, plan), record)
 
 
 class Review(NamedTuple):
@@ -33,8 +33,14 @@ class Review(NamedTuple):
     mask: Callable[[str], str]
 
 
-def build_review(config: Config, plan: p.Plan, jobs: list[rv.JobReview]) -> Review:
+def build_review(config: Config, plan: p.Plan, jobs: list[rv.JobReview],
+                 record: state.Record | None = None) -> Review:
+    # What was installed counts too: its env keys and ping URLs are in the diff's old side.
+    installed = list((record.settings or {}).values()) if record is not None else []
     keys = {k for j in config.jobs for k, _ in j.env}
+    keys |= {k for s in installed if isinstance(s.get("env"), dict) for k in s["env"]}
     values = {v for j in config.jobs for _, v in j.env}
     public = [t for j in config.jobs for t in (j.name, j.description or "")]
-    return Review(plan, tuple(jobs), masker(keys, values, public))
+    secrets = {j.notify.ping_url for j in config.jobs if j.notify and j.notify.ping_url}
+    secrets |= {u for s in installed for u in rv.secrets(s)}
+    return Review(plan, tuple(jobs), masker(keys, values, public, secrets))

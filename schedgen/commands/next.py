@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -13,7 +13,7 @@ from schedgen.errors import UsageError
 from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron
 from schedgen.schedule.tznext import dst_mark
-from schedgen.schedule.upcoming import firings, local_zone
+from schedgen.schedule.upcoming import firings, local_zone, systemd_firings
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,9 @@ class Upcoming:
     zone: str | None = None  # the job's `timezone`: times are in it
     marks: tuple[str, ...] = ()  # per time: what a DST change did to it, or ""
     host: tzinfo | None = None  # the host's zone, to show its reading beside
+    # Targets whose firings differ from `times` (systemd beside cron or launchd, around a
+    # DST change): (target, its times).
+    by_target: tuple[tuple[str, tuple[datetime, ...]], ...] = ()
 
 
 def next_cmd(config_path: Path, names: list[str] | None, n: int) -> list[Upcoming]:
@@ -61,15 +64,30 @@ def next_times(job: Job, n: int, start: datetime) -> Upcoming:
         notes.append("disabled (enabled = false): it does not run")
     else:
         launchd = "launchd" in job.targets
-        times, found = firings(job.schedule, n, start, launchd=launchd)
+        others = [t for t in job.targets if t != "systemd"]
+        if others:
+            times, found = firings(job.schedule, n, start, launchd=launchd)
+        else:   # systemd only: its own reading of the clock changes
+            times, found = systemd_firings(job.schedule, n, start)
         notes += found
         if job.run_at_load and launchd:
             notes.append("also whenever launchd loads it (run_at_load)")
     marks: tuple[str, ...] = ()
-    if job.timezone:
-        crons = [e for e in job.schedule if isinstance(e, Cron)]
+    crons = [e for e in job.schedule if isinstance(e, Cron)]
+    if job.timezone and times and others:
         marks = tuple(dst_mark(t, crons) for t in times)
+    by_target: tuple[tuple[str, tuple[datetime, ...]], ...] = ()
+    if job.enabled and "systemd" in job.targets and crons:
+        if others:
+            own = systemd_firings(job.schedule, n, start).times
+            if [t.astimezone(UTC) for t in own] != [t.astimezone(UTC) for t in times]:
+                by_target = (("systemd", own),)
+        if job.timezone and any(dst_mark(t, crons) for t in firings(crons, 4 * n, start,
+                                                                     launchd=False).times):
+            notes.append("systemd: a time the clocks skip does not run that day, and a "
+                         "repeated time runs once, the first time (docs/timezones.md)")
     return Upcoming(job=job.name, description=job.description,
                     schedule=" | ".join(job.schedule_text),
                     readable=describe_zoned(job.schedule, job.timezone),
-                    times=times, notes=tuple(notes), zone=job.timezone, marks=marks, host=host)
+                    times=times, notes=tuple(notes), zone=job.timezone, marks=marks, host=host,
+                    by_target=by_target)

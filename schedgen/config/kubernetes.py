@@ -98,33 +98,55 @@ def _resources(ck: Checker, w: str, value: Any) -> tuple[tuple[str, tuple[tuple[
 
 def check_job(ck: Checker, w: str, job: Job) -> None:
     """What a job for target kubernetes uses that a CronJob cannot do."""
+    for field, message in unfit(job):
+        ck.add(f"{w}{field}", message)
+    # Not a reason to leave a job out of `render --target kubernetes` (the CronJob is
+    # fine), but validate says it: nothing would ever send these.
+    n = job.notify
+    if n is not None and n.ping_url:
+        ck.add(f"{w}.notify.ping_url", "target kubernetes: the pod runs the command without "
+                                       "schedgen's wrapper, so nothing would ever ping; ping "
+                                       "from the command itself, or keep this job on a "
+                                       "machine target")
+    run_events = [e for e in (n.on if n is not None and n.command else ()) if e != "missed"]
+    if run_events:
+        ck.add(f"{w}.notify.on", f"target kubernetes: {', '.join(run_events)} would never be "
+                                 "told: the pod runs the command without schedgen's wrapper, "
+                                 "which runs the notify command on this machine's targets")
+
+
+def unfit(job: Job) -> list[tuple[str, str]]:
+    """Why the job cannot be a CronJob: (field under the job, message) each. validate and
+    `render --target kubernetes` both ask here, so they never disagree."""
     why = "target kubernetes"
+    out: list[tuple[str, str]] = []
     if not CRONJOB_NAME.fullmatch(job.name):
-        ck.add(w, f"{why}: {job.name!r} cannot name a CronJob: use a-z, 0-9 and '-', "
-                      "ending with a letter or digit, at most 52 characters")
+        out.append(("", f"{why}: {job.name!r} cannot name a CronJob: use a-z, 0-9 and '-', "
+                        "ending with a letter or digit, at most 52 characters"))
     if job.queue is not None:
-        ck.add(f"{w}.queue", f"{why}: a queue claims files from a folder on one machine, "
-                                 "and a CronJob's pods share no folder; keep this job on cron "
-                                 "or launchd")
+        out.append((".queue", f"{why}: a queue claims files from a folder on one machine, "
+                              "and a CronJob's pods share no folder; keep this job on cron "
+                              "or launchd"))
     if job.env_file is not None:
-        ck.add(f"{w}.env_file", f"{why}: the env file is on this machine; put its variables "
-                                    "in a Secret and name it in kubernetes.env_secret")
+        out.append((".env_file", f"{why}: the env file is on this machine; put its variables "
+                                 "in a Secret and name it in kubernetes.env_secret"))
     if job.lock is not None and job.lock.wait:
-        ck.add(f"{w}.lock.wait", f"{why}: concurrencyPolicy Forbid skips a run while the "
-                                     "last one is still running; it cannot wait for it")
+        out.append((".lock.wait", f"{why}: concurrencyPolicy Forbid skips a run while the "
+                                  "last one is still running; it cannot wait for it"))
     args = [job.command] if isinstance(job.command, str) else list(job.command or ())
     if any("{artifact_dir}" in a for a in args):
-        ck.add(f"{w}.command", f"{why}: {{artifact_dir}} is a run directory the wrapper "
-                                   "makes on this machine; a CronJob's pod has none")
+        out.append((".command", f"{why}: {{artifact_dir}} is a run directory the wrapper "
+                                "makes on this machine; a CronJob's pod has none"))
     schedule = job.schedule or ()
     if len(schedule) > 1:
-        ck.add(f"{w}.schedule", f"{why}: a CronJob has one schedule, and this job has "
-                                    f"{len(schedule)} expressions; split it into several jobs")
+        out.append((".schedule", f"{why}: a CronJob has one schedule, and this job has "
+                                 f"{len(schedule)} expressions; split it into several jobs"))
     for entry in schedule[:1]:
         try:
             kube_schedule(entry)
         except ValueError as exc:
-            ck.add(f"{w}.schedule", f"{why}: {exc}")
+            out.append((".schedule", f"{why}: {exc}"))
+    return out
 
 
 def check_config(ck: Checker, namespace: str, jobs: list[Job]) -> None:

@@ -19,7 +19,13 @@ from schedgen.config.notify import parse as notify_parse
 from schedgen.config.problems import Fields, Problems
 from schedgen.config.timezone import conflicts, zone_name
 from schedgen.errors import ConfigError, Problem, SchedgenError
-from schedgen.schedule.expressions import Cron, Entry, Every, every_as_cron, parse_schedule
+from schedgen.schedule.expressions import (
+    Cron,
+    Entry,
+    Every,
+    every_cron_problem,
+    parse_schedule,
+)
 from schedgen.schedule.to_calendar import NotExpressible, union_dicts
 
 __all__ = ["FORMAT", "config_path", "load", "loads"]
@@ -109,7 +115,16 @@ class _Checker:
         targets = v.get("targets", f.targets)
         schedule = v.get("schedule", parse_schedule)
         if schedule and targets:
-            self.check_targets(f"{w}.schedule", schedule, targets)
+            self.check_targets(f"{w}.schedule", schedule, targets,
+                               zoned=merged.get("timezone") is not None)
+            throttle = merged.get("throttle_interval")
+            every = next((e.seconds for e in schedule if isinstance(e, Every)), None)
+            if ("launchd" in targets and every is not None and isinstance(throttle, int)
+                    and not isinstance(throttle, bool) and throttle > every):
+                self.problems.add(f"{w}.throttle_interval",
+                                  f"target launchd: {throttle} s is longer than the schedule's "
+                                  f"@every ({every} s): launchd would start the job at most "
+                                  f"every {throttle} s; set it to {every} or less")
         if merged.get("timezone") is not None and schedule:
             for message in conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
                 self.problems.add(f"{w}.timezone", message)
@@ -158,18 +173,19 @@ class _Checker:
 
         return kube_config.parse(self.problems, w, raw, to_kube)
 
-    def check_targets(self, where: str, schedule: tuple[Entry, ...], targets: tuple[str, ...]) -> None:
+    def check_targets(self, where: str, schedule: tuple[Entry, ...], targets: tuple[str, ...],
+                      zoned: bool = False) -> None:
         crons = [e for e in schedule if isinstance(e, Cron)]
         if "launchd" in targets:
             try:
-                union_dicts(crons)
+                union_dicts(crons, widen=zoned)  # a zoned job's gate drops the extra fires
             except NotExpressible as exc:
                 self.problems.add(where, f"target launchd: {exc}")
         if "cron" in targets:
             for e in schedule:
-                if isinstance(e, Every) and every_as_cron(e.seconds) is None:
-                    self.problems.add(where, f"target cron: {e.text!r} does not divide an hour or "
-                                             "a day evenly, so no cron step expression fires at that rate")
+                problem = every_cron_problem(e.seconds) if isinstance(e, Every) else None
+                if problem:
+                    self.problems.add(where, f"target cron: {problem}")
 
 
 def lock(problems: Problems, w: str, value: Any, job: str) -> Lock | None:

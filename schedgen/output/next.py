@@ -29,6 +29,9 @@ def as_text(results: list[Upcoming]) -> str:
             lines += [_zoned_line(r, i) for i in range(len(r.times))]
         else:
             lines += [f"  {t.strftime('%a %Y-%m-%d %H:%M %Z').rstrip()}" for t in r.times]
+        for target, times in r.by_target:
+            lines.append(f"  on {target} instead:")
+            lines += [f"    {t.strftime('%a %Y-%m-%d %H:%M %Z').rstrip()}" for t in times]
         lines += [f"  note: {note}" for note in r.notes]
         lines.append("")
     return "\n".join(lines).rstrip("\n")

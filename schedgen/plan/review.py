@@ -186,6 +186,28 @@ def _env(old: dict[str, str], new: dict[str, str]) -> str:
     return "; ".join(parts)
 
 
+# Settings that are secrets themselves: whoever has a ping URL can ping as the job.
+SECRET_FIELDS = ("notify.ping_url",)
+HIDDEN = "<masked>"
+
+
+def _secret(field: str, a: Any, b: Any) -> FieldChange:
+    how = "changed" if a and b else "set" if b else "removed"
+    return FieldChange(field, HIDDEN if a else None, HIDDEN if b else None,
+                       f"{field}: {how} (value not shown)")
+
+
+def secrets(settings: dict[str, Any]) -> list[str]:
+    """The secret values in one job's settings (as `settings` or a record keeps them)."""
+    out = []
+    for f in SECRET_FIELDS:
+        table, _, key = f.partition(".")
+        v = (settings.get(table) or {}).get(key) if isinstance(settings.get(table), dict) else None
+        if isinstance(v, str) and v:
+            out.append(v)
+    return out
+
+
 def _compare(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
     out: list[FieldChange] = []
     for field in [*new, *(k for k in old if k not in new)]:
@@ -199,6 +221,9 @@ def _compare(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
             for k in [*b, *(k for k in a if k not in b)]:
                 if a.get(k) != b.get(k):
                     f = f"{field}.{k}"
+                    if f in SECRET_FIELDS:
+                        out.append(_secret(f, a.get(k), b.get(k)))
+                        continue
                     out.append(FieldChange(f, a.get(k), b.get(k),
                                            f"{f}: {_value(f, a.get(k))} -> {_value(f, b.get(k))}"))
         elif isinstance(a, dict) or isinstance(b, dict):

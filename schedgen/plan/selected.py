@@ -6,14 +6,14 @@ from schedgen.config.model import Config
 from schedgen.errors import UsageError
 from schedgen.machine.ownership import Record
 
-_KIND = {"launchd": "plist", "cron": "cron"}
-
 
 def check(config: Config, record: Record, targets: tuple[str, ...] | None) -> None:
     """diff/apply/status --target T: exit 2 when no enabled job goes to T and nothing of
     the namespace is installed there (else an empty plan would read as "in sync")."""
     for t in targets or ():
-        if config.for_target(t) or record.of_kind(_KIND.get(t, t)):
+        # Every recorded artifact names the targets it was installed for (whatever kinds
+        # of artifact a target has): a unit file, a CronJob, a plist, the crontab block.
+        if config.for_target(t) or any(t in e.targets for e in record.entries.values()):
             continue
         named = sorted({x for j in config.jobs if j.enabled for x in j.targets})
         raise UsageError(

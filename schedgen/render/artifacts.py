@@ -250,11 +250,18 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         notify_text=notify_text().rstrip("\n") if standalone and notify else "", tz=tz)
 
 
+LAUNCHD_THROTTLE = 10  # launchd's default ThrottleInterval, seconds
+
+
 def plist(job: Job, config: Config) -> str:
     crons = [e for e in job.schedule if isinstance(e, Cron)]
     every = next((e.seconds for e in job.schedule if isinstance(e, Every)), None)
     reboot = any(isinstance(e, Reboot) for e in job.schedule)
-    calendar = union_dicts(crons) if crons else None
+    calendar = union_dicts(crons) if crons and not job.timezone else None
+    if every is not None and every < LAUNCHD_THROTTLE and job.throttle_interval is None:
+        # launchd starts a job at most every ThrottleInterval (10 s unless set): an
+        # @every below that needs it set to the interval, or it runs every 10 s.
+        job = job._replace(throttle_interval=every)
     if crons and job.timezone:
         from schedgen.render import tzrender
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from schedgen.config.kubernetes import unfit  # validate's own rule: the two never disagree
 from schedgen.config.model import Config, Job
-from schedgen.schedule.expressions import Cron, Every, every_as_cron
+from schedgen.schedule.expressions import Cron, Every, every_cron_problem
 from schedgen.schedule.to_calendar import NotExpressible, union_dicts
 
 
@@ -13,22 +14,21 @@ def why_not(job: Job, target: str) -> str | None:
         return "disabled (enabled = false)"
     if target == "launchd":
         try:
-            union_dicts([e for e in job.schedule if isinstance(e, Cron)])
+            union_dicts([e for e in job.schedule if isinstance(e, Cron)],
+                        widen=job.timezone is not None)
         except NotExpressible as exc:
             return f"launchd: {exc}"
     if target == "cron":
         for e in job.schedule:
-            if isinstance(e, Every) and every_as_cron(e.seconds) is None:
-                return (f"cron: {e.text!r} does not divide an hour or a day evenly, so no cron "
-                        "step expression fires at that rate")
+            problem = every_cron_problem(e.seconds) if isinstance(e, Every) else None
+            if problem:
+                return f"cron: {problem}"
     if target == "kubernetes":
         if job.kubernetes is None:
             return "kubernetes: no [kubernetes] table (image) for this job"
-        if job.queue is not None:
-            return "kubernetes: a queue job claims files on this machine"
-        if any(not (isinstance(e, Cron) or isinstance(e, Every) and every_as_cron(e.seconds))
-               for e in job.schedule):
-            return "kubernetes: a CronJob takes cron expressions (or @every as a cron step) only"
+        problems = unfit(job)
+        if problems:
+            return "kubernetes: " + problems[0][1].removeprefix("target kubernetes: ")
     return None
 
 

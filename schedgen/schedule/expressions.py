@@ -126,7 +126,9 @@ def parse_cron(text: str) -> Cron:
         months=frozenset(sets[3]), weekdays=frozenset(weekdays),
         day_and=parts[2].startswith("*") or parts[4].startswith("*"),
     )
-    if not any(days_in_month(cron, m) for m in cron.months):
+    # With both day fields restricted cron ORs them, and the weekdays alone fire
+    # (`0 0 31 2 1`: every Monday in February); only under AND do the days decide.
+    if cron.day_and and not any(days_in_month(cron, m) for m in cron.months):
         raise ValueError(f"{text!r} can never fire: no month it names has those days")
     return cron
 
@@ -228,3 +230,26 @@ def every_as_cron(seconds: int) -> str | None:
         hours = minutes // 60
         return "0 * * * *" if hours == 1 else ("0 0 * * *" if hours == 24 else f"0 */{hours} * * *")
     return None
+
+
+def every_cron_problem(seconds: int) -> str | None:
+    """Why no cron step expression fires every ``seconds`` (None when one does)."""
+    if every_as_cron(seconds) is not None:
+        return None
+    text = format_duration(seconds)
+    if seconds % 60:
+        return f"@every {text} is not a whole number of minutes, and cron fires on minutes only"
+    minutes = seconds // 60
+    if minutes < 60:
+        return (f"@every {text}: a minute step starts again at each hour, so */{minutes} would "
+                f"fire at :00 and then {60 % minutes} minutes later; use a number of minutes "
+                "that divides 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30)")
+    if minutes % 60:
+        return (f"@every {text} is more than an hour but not a whole number of hours; a cron "
+                "step is on one field (minutes or hours), so use whole hours")
+    hours = minutes // 60
+    if hours < 24:
+        return (f"@every {text}: an hour step starts again each day, so */{hours} would fire "
+                f"at 00:00 and then {24 % hours} hours later; use a number of hours that "
+                "divides 24 (1, 2, 3, 4, 6, 8, 12, 24)")
+    return f"@every {text} is longer than a day; cron has no step across days"

@@ -4,6 +4,13 @@ launchd fires a dict when every key in it matches; a missing key is a wildcard
 and a schedule fires at the union of its dicts. This module finds the fewest
 dicts whose union is exactly the set of minutes Debian cron fires on, and
 refuses what launchd cannot say (both day fields restricted under cron's AND).
+
+No dict holds Weekday together with Month or Day: launchd's documentation ANDs every
+key, but its code (core.c, calendarinterval_setalarm) computes a Weekday's next firing
+with cronemu_wday(weekday, hour, minute), which takes no month, and ORs it with the
+Month/Day one. A dict without that pair means the same under both readings. A schedule
+that needs weekdays in some months only is refused, unless the caller widens (a zoned
+job, whose gate drops the extra firings).
 """
 
 from __future__ import annotations
@@ -11,6 +18,11 @@ from __future__ import annotations
 from schedgen.schedule.expressions import MONTH_DAYS, Cron, days_in_month
 
 CalendarDict = dict[str, int]
+
+
+# A plist with more dicts than this is refused: launchd arms a timer per dict, and a
+# schedule that needs so many is better said another way (docs/launchd.md).
+MAX_DICTS = 10_000
 
 
 class NotExpressible(ValueError):
@@ -23,8 +35,9 @@ def _values(key: str, values: frozenset[int], full: int) -> list[dict[str, int]]
     return [{key: v} for v in sorted(values)]
 
 
-def _date_dicts(cron: Cron) -> list[CalendarDict]:
-    """The fewest (Month?, Day? | Weekday?) dicts for the cron's days."""
+def _date_dicts(cron: Cron, widen: bool = False) -> list[CalendarDict]:
+    """The fewest (Month?, Day? | Weekday?) dicts for the cron's days. With ``widen``,
+    weekdays wanted in some months only fire in every month (a superset)."""
     months = cron.months
     # Per month: "all" (every day fires) or the days/weekdays that do.
     need_days: dict[int, frozenset[int]] = {}
@@ -71,8 +84,16 @@ def _date_dicts(cron: Cron) -> list[CalendarDict]:
             # A month where the value cannot occur (Day 31 in April) never fires,
             # so it does not stop a month-wildcard dict.
             possible = [m for m in range(1, 13) if key == "Weekday" or v <= MONTH_DAYS[m]]
-            if all(covered(m, key, v) for m in possible):
+            if all(covered(m, key, v) for m in possible) or key == "Weekday" and widen:
                 out.append({key: v})
+            elif key == "Weekday":
+                where = ",".join(str(m) for m in sorted(need) if v in need[m])
+                raise NotExpressible(
+                    f"{cron.text!r}: fires on weekday {v} in some months only (month "
+                    f"{where}); launchd's documentation and its code disagree on a dict "
+                    "with Weekday and Month (the code ignores the Month), so no plist fires "
+                    "at exactly these times on every macOS. Restrict the month or the "
+                    "weekday, not both, or split the job")
             else:
                 out += [{"Month": m, key: v} for m in sorted(need) if v in need[m]]
     # A month where every day fires needs its own dict, unless month-wildcard Day
@@ -83,11 +104,19 @@ def _date_dicts(cron: Cron) -> list[CalendarDict]:
     return whole + out
 
 
-def calendar_dicts(cron: Cron) -> list[CalendarDict]:
+def calendar_dicts(cron: Cron, widen: bool = False) -> list[CalendarDict]:
     """StartCalendarInterval dicts, keys in launchd's usual order."""
     order = ("Month", "Day", "Weekday", "Hour", "Minute")
+    dates = _date_dicts(cron, widen)
+    size = (len(dates) * (1 if len(cron.hours) == 24 else len(cron.hours))
+            * (1 if len(cron.minutes) == 60 else len(cron.minutes)))
+    if size > MAX_DICTS:
+        raise NotExpressible(
+            f"{cron.text!r} needs {size} StartCalendarInterval dicts; schedgen writes at "
+            f"most {MAX_DICTS} to one plist. Use a step over every hour or minute "
+            "('*/5' rather than a long list), or split the job")
     result = []
-    for date in _date_dicts(cron):
+    for date in dates:
         for hour in _values("Hour", cron.hours, 24):
             for minute in _values("Minute", cron.minutes, 60):
                 merged = {**date, **hour, **minute}
@@ -95,10 +124,16 @@ def calendar_dicts(cron: Cron) -> list[CalendarDict]:
     return result
 
 
-def union_dicts(crons: list[Cron]) -> list[CalendarDict]:
-    out: list[CalendarDict] = []
+def union_dicts(crons: list[Cron], widen: bool = False) -> list[CalendarDict]:
+    """The dicts of every expression, each once, in first-seen order (a dict keyed by
+    the dict's items: linear in the dicts, where a list's `in` made it quadratic)."""
+    seen: dict[tuple[tuple[str, int], ...], CalendarDict] = {}
     for cron in crons:
-        for d in calendar_dicts(cron):
-            if d not in out:
-                out.append(d)
-    return out
+        for d in calendar_dicts(cron, widen):
+            seen.setdefault(tuple(d.items()), d)
+            if len(seen) > MAX_DICTS:
+                raise NotExpressible(
+                    f"the expressions together need more than {MAX_DICTS} "
+                    "StartCalendarInterval dicts, the most schedgen writes to one plist; "
+                    "split the job")
+    return list(seen.values())

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from schedgen.schedule.expressions import MACROS, Cron, value_runs
-from schedgen.schedule.to_calendar import CalendarDict, calendar_dicts
+from schedgen.schedule.to_calendar import CalendarDict, union_dicts
 
 WINDOW_YEARS = 10
 ALL_MONTHS = frozenset(range(1, 13))
@@ -283,9 +283,7 @@ def cron_lines(crons: list[Cron], zone: tzinfo, host: tzinfo, window: Window) ->
 
 def calendar(crons: list[Cron], zone: tzinfo, host: tzinfo,
              window: Window) -> list[CalendarDict]:
-    out: list[CalendarDict] = []
-    for line in host_lines(crons, zone, host, window, for_cron=False):
-        for d in calendar_dicts(as_cron(line)):
-            if d not in out:
-                out.append(d)
-    return out
+    # Widened: weekdays fire in every month (never Weekday with Month, which launchd's
+    # code reads otherwise than its documentation); the gate drops what is not a firing.
+    lines = host_lines(crons, zone, host, window, for_cron=False)
+    return union_dicts([as_cron(line) for line in lines], widen=True)

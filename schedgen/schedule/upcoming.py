@@ -50,6 +50,43 @@ def firings(entries: Sequence[Entry], n: int, start: datetime, *, launchd: bool)
     return Firings(tuple(_first_distinct(heapq.merge(*streams, key=_instant), n)), tuple(notes))
 
 
+def systemd_firings(entries: Sequence[Entry], n: int, start: datetime) -> Firings:
+    """As `firings`, but the cron entries elapse as systemd's OnCalendar does in
+    ``start``'s zone: a wall time the clocks skip (spring forward) does not elapse that
+    day, and one the clocks repeat (fall back) elapses once, at its first reading (checked
+    against `systemd-analyze calendar`). Debian cron instead runs a skipped fixed time right
+    after the gap and repeated wildcard times twice."""
+    zone = start.tzinfo
+    if zone is None:
+        return firings(entries, n, start, launchd=False)
+    rest = [e for e in entries if not isinstance(e, Cron)]
+    streams: list[Iterator[datetime]] = [_systemd_times(e.text, start) for e in entries
+                                         if isinstance(e, Cron)]
+    notes: tuple[str, ...] = ()
+    if rest:
+        other = firings(rest, n, start, launchd=False)
+        streams.append(iter(other.times))
+        notes = other.notes
+    return Firings(tuple(_first_distinct(heapq.merge(*streams, key=_instant), n)), notes)
+
+
+def _systemd_times(expr: str, start: datetime) -> Iterator[datetime]:
+    from cronsim import CronSim
+
+    zone = start.tzinfo
+    assert zone is not None
+    after = start.astimezone(UTC)
+    # From a little before the start's wall time: in a repeated hour, the wall clock
+    # reads earlier than times already past.
+    wall = start.replace(tzinfo=None) - timedelta(hours=3)
+    for t in CronSim(MACROS.get(expr.lower(), expr), wall):
+        aware = t.replace(tzinfo=zone, fold=0)
+        if aware.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != t:
+            continue   # skipped by a spring-forward gap
+        if aware.astimezone(UTC) > after:
+            yield aware
+
+
 def cron_times(expr: str, start: datetime) -> Iterator[datetime]:
     """Firing times of one cron expression strictly after ``start``."""
     from cronsim import CronSim

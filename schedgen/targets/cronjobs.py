@@ -3,15 +3,20 @@
 What is installed lives in the cluster; schedgen keeps a copy of each manifest it
 applied in its state dir (`kubernetes/<namespace>/<k8s namespace>/<name>.yaml`, the
 path the ownership record names), so `diff` can show file diffs with no cluster in
-reach. Ownership in the cluster is by label: a CronJob is schedgen's only if it carries
-`app.kubernetes.io/managed-by: schedgen` and `schedgen/namespace: <namespace>`, and
-deletions select by those labels, so nothing else is ever deleted. A CronJob that
-another field manager changed (kubectl edit, patch) is "edited": apply takes the
-fields back (the object is schedgen's), and prune keeps it unless --force.
+reach. Ownership in the cluster: a CronJob is schedgen's only if it carries
+`app.kubernetes.io/managed-by: schedgen` and `schedgen/namespace: <namespace>`, and this
+machine's only if its record names it or it carries this machine's install ID
+(`schedgen/install`): several machines may apply one namespace to one cluster, and each
+changes and removes only what it applied itself. A deletion names the one CronJob and
+selects it by those labels too, so nothing else is ever deleted. A CronJob that another
+field manager changed (kubectl edit, patch) is "edited": apply takes the fields back
+(the object is schedgen's), and prune keeps it unless --force.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +27,7 @@ from schedgen.machine.record_format import key
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render import kubernetes as kube
-from schedgen.render.artifacts import Artifact
+from schedgen.render.artifacts import MARKER, Artifact
 from schedgen.targets import kubectl
 from schedgen.targets.base import record_file, settle
 
@@ -31,6 +36,38 @@ KIND = "cronjob"
 
 def copy_path(namespace: str, kns: str, name: str) -> Path:
     return paths.state_dir() / "kubernetes" / namespace / kns / f"{name}.yaml"
+
+
+_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def install_id() -> str:
+    """This machine's ID (per user: the state dir's), made on first use and kept; apply
+    labels every CronJob with it."""
+    path = paths.state_dir() / "install-id"
+    try:
+        if not path.exists():
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = path.with_name(f".install-id.{os.getpid()}")
+            try:
+                tmp.write_text(os.urandom(8).hex() + "\n")
+                os.link(tmp, path)  # the first of two racing commands wins
+            except FileExistsError:
+                pass
+            finally:
+                tmp.unlink(missing_ok=True)
+        text = path.read_text().strip()
+    except OSError as exc:
+        raise SystemOpError(f"cannot keep this machine's install ID in {path}: "
+                            f"{exc.strerror or exc}") from None
+    if not _ID.fullmatch(text):
+        raise SystemOpError(f"{path} is not an install ID (16 hex digits); it names the "
+                            "CronJobs this machine applied: put it back, do not replace it")
+    return text
+
+
+def _install(obj: dict[str, Any] | None) -> str | None:
+    return ((obj or {}).get("metadata", {}).get("labels") or {}).get(kube.INSTALL_LABEL)
 
 
 def _ref(path: Path) -> tuple[str, str]:
@@ -71,11 +108,13 @@ def _live(obj: dict[str, Any] | None) -> dict[str, Any]:
         "schedule": spec.get("schedule"), "time_zone": spec.get("timeZone"),
         "last_schedule": st.get("lastScheduleTime"), "last_success": st.get("lastSuccessfulTime"),
         "active": len(st.get("active") or []), "other_managers": _other_managers(obj),
+        "install": _install(obj),
     }
 
 
 class CronJobs:
     name = "kubernetes"
+    iid = ""  # this machine's install ID, read when planning
 
     def plan(self, ctx: PlanContext, earlier: tuple[p.Change, ...]) -> list[p.Change]:
         if "kubernetes" not in ctx.selected:
@@ -85,6 +124,8 @@ class CronJobs:
         recorded = ctx.record.of_kind(KIND)
         if not wanted and not recorded:
             return []  # no kubectl call where nothing of ours can be
+        self.iid = install_id()
+        wanted = [self._labelled(ctx, a) for a in wanted]
         placed = {a.job: self._place(ctx, a) for a in wanted}
         spaces = {kns for kns, _ in placed.values()}
         spaces |= {_ref(Path(e.path or ""))[0] for e in recorded}
@@ -115,13 +156,19 @@ class CronJobs:
                 live = cluster[kns]
                 out.append(self._unwanted(ctx, e.job, kns, name,
                                           None if live is None else live.get(name), live is not None))
-        for kns, live in sorted(cluster.items()):  # ours by label, known to no record
+        for kns, live in sorted(cluster.items()):  # this machine's by label, known to no record
             for name, obj in sorted((live or {}).items()):
-                if f"{kns}/{name}" not in seen and _ours(obj, ns):
+                if f"{kns}/{name}" not in seen and _ours(obj, ns) and _install(obj) == self.iid:
                     job = (obj["metadata"].get("labels") or {}).get(kube.JOB_LABEL)
                     out.append(self._unwanted(ctx, job, kns, name, obj, True))
         _attach_kubectl_diff(out, ctx)
         return out
+
+    def _labelled(self, ctx: PlanContext, a: Artifact) -> Artifact:
+        """The manifest as this machine applies it: with its install ID."""
+        job = ctx.job(a.job)
+        assert job is not None and ctx.config is not None
+        return a._replace(content=kube.manifest(job, ctx.config, MARKER, self.iid))
 
     def _place(self, ctx: PlanContext, a: Artifact) -> tuple[str, str]:
         job = ctx.config.job(a.job or "") if ctx.config is not None else None
@@ -153,6 +200,15 @@ class CronJobs:
             how = ", overwritten (--force)" if ctx.force else "; --force overwrites it"
             return c._replace(action=p.UPDATE if ctx.force else p.CONFLICT, before=copy,
                               note=whose + how)
+        theirs = _install(obj)
+        if theirs is not None and theirs != self.iid:
+            if ctx.force:
+                return c._replace(action=p.UPDATE, before=copy, edited=True, note=(
+                    f"taken over from the machine with install ID {theirs} (--force)"))
+            return c._replace(action=p.CONFLICT, before=copy, note=(
+                f"applied by another machine (install ID {theirs}) for namespace "
+                f"{ctx.record.namespace}: that machine changes and removes it; "
+                "--force takes it over"))
         others = _other_managers(obj)
         edited = f"changed in the cluster by {', '.join(others)}; apply takes its fields back"
         if copy is None or entry is None:
@@ -175,6 +231,11 @@ class CronJobs:
         if known and obj is not None and not _ours(obj, ctx.record.namespace):
             return c._replace(action=p.DISOWN, note="no longer carries schedgen's labels; "
                                                     "left in place as yours")
+        theirs = _install(obj)
+        if known and theirs is not None and theirs != self.iid:
+            return c._replace(action=p.DISOWN, note=(
+                f"applied since by another machine (install ID {theirs}); left in place "
+                "as that machine's"))
         gone = ctx.why_unwanted(job)
         if not ctx.explicit((job,) if job else ()) and not ctx.prune:
             return c._replace(action=p.ORPHAN, note=f"{gone}; apply --prune removes it")
@@ -206,8 +267,12 @@ class CronJobs:
                 ctx.say(f"left alone: cronjob {c.ref} is {c.deferred}; deleting it would stop "
                         "them. Run apply again when they have finished, or use --force.")
                 return
+            # By name, and only while it still carries the labels it had when planned.
             selector = f"{kube.selector(ctx.record.namespace)},{kube.JOB_LABEL}={name}"
-            kubectl.delete(ctx.ops, kns, selector, f"cronjob {c.ref}")
+            mine = (c.live or {}).get("install")
+            if mine:
+                selector += f",{kube.INSTALL_LABEL}={mine}"
+            kubectl.delete(ctx.ops, kns, name, selector, f"cronjob {c.ref}")
             ctx.ops.remove(c.path)
             ctx.record.drop(c.key)
             ctx.did("remove", f"cronjob {c.ref}" + (f" ({c.note})" if c.note else ""))

@@ -1,4 +1,4 @@
-"""Talking to a cluster through `kubectl`: list, server-side apply, diff, delete by label.
+"""Talking to a cluster through `kubectl`: list, server-side apply, diff, delete one by name.
 
 Every call names the current kubectl context's cluster implicitly (schedgen keeps no
 cluster settings of its own). A cluster that cannot be reached, or a missing kubectl,
@@ -116,12 +116,12 @@ def diff(manifests: list[str], force: bool) -> dict[str, str]:
     return out
 
 
-def delete(ops: Ops, namespace: str, selector: str, what: str) -> None:
-    """Delete the CronJobs matching `selector` (its Jobs go with it, by owner reference).
-
-    By label, not by name: what is deleted must still carry schedgen's labels now.
-    """
-    argv = ["kubectl", "delete", "cronjobs", "-n", namespace, "-l", selector, TIMEOUT]
+def delete(ops: Ops, namespace: str, name: str, selector: str, what: str) -> None:
+    """Delete the CronJob `name` (its Jobs go with it, by owner reference), only if it
+    still matches `selector`: kubectl takes no name beside a selector, so the name is a
+    field selector. Nothing but that one object can match."""
+    argv = ["kubectl", "delete", "cronjobs", "-n", namespace, "-l", selector,
+            f"--field-selector=metadata.name={name}", TIMEOUT]
     try:
         r = ops.run(argv)
     except SystemOpError as exc:
