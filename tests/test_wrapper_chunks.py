@@ -110,13 +110,7 @@ def test_a_drain_forks_little_more_than_its_commands(tmp_path: Path) -> None:
 
 @needs_proc
 def test_sigkill_mid_chunk_recovery_follows_the_journal(
-        tmp_path: Path, tool_path: list[str], request: pytest.FixtureRequest) -> None:
-    if "macos" in request.node.callspec.id:
-        # bash 3.2 joins ${a[@]+"${a[@]}"} into one word where IFS is empty (sg_claim_chunk
-        # has `local IFS=`): the chunk's "k" record names "a.jsonb.jsonc.json", so
-        # recovery takes every item for a file left beside one and sends it to failed/.
-        request.applymarker(pytest.mark.xfail(strict=True, reason="runtime bug under bash 3.2: "
-                                              "chunk journaled as one name (IFS empty)"))
+        tmp_path: Path, tool_path: list[str]) -> None:
     # a.json done waits for the chunk's end to move, unless a second passed meanwhile
     # (done items then move before the next starts): under load that can happen, and the
     # scene is set again in a fresh folder.
