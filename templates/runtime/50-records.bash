@@ -20,6 +20,10 @@
 #   signal       signal                        the wrapper got INT/TERM/HUP and passed it on
 #   precondition what, message, exit_code      env file/working dir/command/log dir/lock: exit 78
 #   error        message                       the wrapper could not do its own work
+#   late         firing, late, zone, max_lateness, outcome (dropped)
+#                                              a zoned job's start came too late for
+#                                              its firing: not run, exit 0
+# A zoned job's start line and manifest also hold firing (zone-local) and late (seconds).
 # A done queue item's finish line is written once it is in processed/ (sg_flush), so a
 # finish line never names a move that did not happen.
 # sg_event NAME [FIELDS]: FIELDS is JSON text starting with a comma.
@@ -72,9 +76,9 @@ sg_manifest() {
     dur=$((sg_epoch - sg_start_epoch))
     code=${sg_status:-null}
   fi
-  printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}' \
+  printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s%s}' \
     "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
-    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j"
+    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" "${sg_tz_j-}"
   [ "$plain" = 1 ] || sg_mtext=''
   # The command may have put something else there (its directory is its own): a FIFO
   # would hang the run with its lock held, a symlink would be written through.
