@@ -34,6 +34,7 @@ sg_tz_main() {
 
 # sg_tz_dropped: the start came too late for its firing (sg_tz_gate returned 3): one
 # "late" event says which firing was dropped, and the run ends there (exit 0).
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_dropped() {
   sg_event late "${sg_tz_j},\"zone\":\"$sg_tz_zone\",\"max_lateness\":$((${sg_tz_late:-60} * 60)),\"outcome\":\"dropped\""
   [ "$sg_fg" != 1 ] || printf 'schedgen: %s: start dropped: too late for its firing\n' "$sg_job" >&2
@@ -79,6 +80,7 @@ sg_tz_match() {
 }
 
 # sg_tz_day I: does the zone-local day match expression I?
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_day() {
   sg_tz_in "$sg_tz_mo" "${sg_tz_mon[$1]}" || return 1
   if [ "${sg_tz_or[$1]}" = 1 ]; then
@@ -90,6 +92,7 @@ sg_tz_day() {
 
 # sg_tz_kinds: sg_tz_fx / sg_tz_wd: 1 when a fixed-time / wildcard expression matches
 # the zone-local time in sg_tz_y.. (a moved gap firing is a fixed one).
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_kinds() {
   local i=0
   sg_tz_fx=0 sg_tz_wd=0
@@ -222,6 +225,7 @@ sg_tz_gate() {
 
 # sg_tz_ran LAST RLAST KEY LATE: the firing KEY (zone-local YYYYmmddHHMM), LATE seconds
 # late, is decided: noted in the state file, and for the run's records as sg_tz_j.
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_ran() {
   [ -d "${sg_tz_state%/*}" ] || mkdir -p "${sg_tz_state%/*}" 2>/dev/null
   [ -L "$sg_tz_state" ] || printf '%s %s\n' "$1" "$2" >"$sg_tz_state" 2>/dev/null
