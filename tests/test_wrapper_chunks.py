@@ -57,8 +57,8 @@ def _starts(tmp_path: Path) -> list[str]:
 
 def _manifests(w: Wrapped) -> list[dict[str, object]]:
     """The manifests there are (a worker killed with -9 may leave a run dir made ahead)."""
-    return [json.loads((d / "manifest.json").read_text()) for d in w.run_dirs()
-            if (d / "manifest.json").exists()]
+    return [json.loads((d / "schedgen-manifest.json").read_text()) for d in w.run_dirs()
+            if (d / "schedgen-manifest.json").exists()]
 
 
 def _files(d: Path) -> list[str]:
@@ -151,7 +151,7 @@ def test_sigkill_mid_chunk_recovery_follows_the_journal(
     assert attempts == {**{n: 1 for n in NAMES}, "b.json": 2}
     # Run dirs the killed worker made ahead stay empty until prune finds its pid gone.
     for d in w.run_dirs():
-        assert (d / "manifest.json").exists() or f"-{worker.pid}-" in d.name
+        assert (d / "schedgen-manifest.json").exists() or f"-{worker.pid}-" in d.name
 
 
 def test_a_failure_mid_chunk_returns_the_items_not_started_uncounted(tmp_path: Path) -> None:

@@ -54,13 +54,15 @@ sg_fail() {
   exit 78
 }
 
-# sg_manifest: (re)write the run's manifest.json (one line, one write). A rewrite goes
+# sg_manifest: (re)write the run's schedgen-manifest.json (one line, one write; named so
+# that a command's own manifest.json in {artifact_dir}, the run directory, is left be).
+# A rewrite goes
 # over the old text in place (<>, no truncation: a truncated file gives its block back
 # and takes a new one, several times the cost of the write on ext4 and APFS), padded
 # with spaces (JSON whitespace) to the old length, when that is sure to cover it: the
 # file still holds exactly what we wrote, and both texts are plain ASCII (so characters
 # are bytes in any locale). Otherwise (a name with other characters, a command that
-# wrote its own manifest.json there) it is written afresh. Only the job, host, item and
+# wrote a file of that name there) it is written afresh. Only the job, host, item and
 # path can bring other characters in (the rest is ours: digits, times, words).
 sg_manifest() {
   local item=null path=null attempt=null fin=null dur=null code=null line cur='' n
@@ -82,16 +84,16 @@ sg_manifest() {
   [ "$plain" = 1 ] || sg_mtext=''
   # The command may have put something else there (its directory is its own): a FIFO
   # would hang the run with its lock held, a symlink would be written through.
-  if [ -L "$sg_run_dir/manifest.json" ] ||
-    { [ -e "$sg_run_dir/manifest.json" ] && [ ! -f "$sg_run_dir/manifest.json" ]; }; then
-    rm -rf "$sg_run_dir/manifest.json" 2>/dev/null
+  if [ -L "$sg_run_dir/schedgen-manifest.json" ] ||
+    { [ -e "$sg_run_dir/schedgen-manifest.json" ] && [ ! -f "$sg_run_dir/schedgen-manifest.json" ]; }; then
+    rm -rf "$sg_run_dir/schedgen-manifest.json" 2>/dev/null
     sg_mtext=''
   fi
   if [ -n "$sg_mtext" ]; then
-    # At most one character more than ours: a command's huge manifest.json is not read in.
+    # At most one character more than ours: a command's huge file is not read in.
     # Only the end of the file ends the read as ours does: one that stops early met a NUL
     # (our text, then a NUL and more: written over, the rest would stay behind).
-    if IFS= read -r -n $((${#sg_mtext} + 2)) -d '' cur 2>/dev/null <"$sg_run_dir/manifest.json"; then
+    if IFS= read -r -n $((${#sg_mtext} + 2)) -d '' cur 2>/dev/null <"$sg_run_dir/schedgen-manifest.json"; then
       cur=''
     fi
     [ "$cur" = "$sg_mtext$sg_nl" ] || sg_mtext=''
@@ -103,9 +105,9 @@ sg_manifest() {
       line=$line${sg_pad:0:$n}
       n=$((${#sg_mtext} - ${#line}))
     done
-    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/manifest.json" || sg_lost
+    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/schedgen-manifest.json" || sg_lost
   else
-    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/manifest.json" || sg_lost
+    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/schedgen-manifest.json" || sg_lost
   fi
   sg_mtext=$line
   [ "$plain" = 1 ] || sg_mtext=''
