@@ -108,25 +108,29 @@ targets = ["cron"]
 log_root = "{tmp_path}/logs"
 wrapper_dir = "{tmp_path}/wrappers"
 """)
-    subprocess.run([sys.executable, "-m", "schedgen", "apply", "-c", str(config)], check=True,
-                   capture_output=True)
+    # Applied in the same year as checked (a zoned job's lines follow the years ahead).
+    subprocess.run(["faketime", "-f", "2027-01-11 00:00:00", sys.executable, "-m", "schedgen",
+                    "apply", "-c", str(config)], check=True, capture_output=True)
     record = state.load("default")
     for k, e in record.entries.items():
-        record.entries[k] = e._replace(installed_at="2027-01-11T00:00:00Z")
+        record.entries[k] = e._replace(installed_at="2027-01-12T00:00:00Z")
     state.save(record)
     wrapper = tmp_path / "wrappers" / "nightly.sh"
-    for t in (FIRING, FIRING + DAY + timedelta(minutes=90)):
+    # On time; 90 minutes late (dropped); 30 minutes late (run, not missed).
+    for t in (FIRING, FIRING + DAY + timedelta(minutes=90),
+              FIRING + 2 * DAY + timedelta(minutes=30)):
         subprocess.run(["faketime", f"@{int(t.timestamp())}", BASH, str(wrapper), "--cron"],
                        check=True, env={**os.environ, "TZ": "Europe/Berlin"}, timeout=60)
 
     def check(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["faketime", "-f", "2027-01-13 12:00:00", sys.executable, "-m",
+        return subprocess.run(["faketime", "-f", "2027-01-14 13:00:00", sys.executable, "-m",
                                "schedgen", "check", "-c", str(config), *args],
-                              capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
+                              capture_output=True, text=True, env={**os.environ, "TZ": "Europe/Berlin"})
 
     r = check()
     assert r.returncode == 1
     assert "nightly: firing 2027-01-13 02:30 America/New_York not run: started 1h30m late " \
            "(max lateness 1h)" in r.stdout.splitlines()
-    kinds = {p["kind"] for p in json.loads(check("--json").stdout)["problems"]}
-    assert "dropped" in kinds
+    problems = {p["kind"]: p["text"] for p in json.loads(check("--json").stdout)["problems"]}
+    assert set(problems) == {"dropped", "missed"}
+    assert "missed 1 firing" in problems["missed"] and "2027-01-13 02:30" in problems["missed"]
