@@ -24,6 +24,7 @@ CUT_CONDITIONS = {
     "timeout": '[ "${sg_timeout:-0}" != 0 ]',
     "smoke": '[ "${SCHEDGEN_SMOKE:-}" = 1 ]',
     "foreground": '[ "${SCHEDGEN_FOREGROUND:-}" = 1 ]',
+    "zoned": '[ -n "${sg_tz_zone:-}" ]',
 }
 
 # (caller before the cut, callee after it): the cut condition its guard implies.
@@ -43,6 +44,7 @@ ALLOWED = {
     ("sg_on_exit", "sg_flush"): "inbox",
     ("sg_on_exit", "sg_release"): "inbox",
     ("sg_on_exit", "sg_close_claim"): "inbox",
+    ("sg_main", "sg_tz_dropped"): "zoned",          # sg_tz_drop: set by the gate only
 }
 
 # Defined by the job file (templates/job.sh.j2).

@@ -26,9 +26,9 @@ MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognis
 # together in this order (their numbers'). A plain run stops reading at 80-cut.bash:
 # tests/test_runtime_parts.py holds what code before it may call after it.
 RUNTIME_PARTS = (
-    "00-head.bash", "05-tzgate.sh", "10-clock.bash", "20-lock.bash", "30-run-id.bash",
+    "00-head.bash", "10-clock.bash", "20-lock.bash", "30-run-id.bash",
     "40-command.bash",
-    "50-records.bash", "60-rotation.bash", "70-main.bash", "80-cut.bash",
+    "50-records.bash", "60-rotation.bash", "70-main.bash", "80-cut.bash", "80-tzgate.sh",
     "81-timeout.bash", "82-smoke.bash", "83-queue-claim.bash", "84-queue-items.bash",
     "85-queue-journal.bash", "86-queue-recovery.bash", "90-fscheck.sh", "99-end.bash",
 )

@@ -6,7 +6,7 @@
 # sources this file and calls sg_main. DESIGN.md §5 is the contract, docs/wrapper.md
 # the user guide. Plain bash 3.2 with BSD tools (macOS) and bash 5 with GNU tools: no
 # bash-4 syntax, no GNU-only options, nothing macOS lacks (flock, timeout, setsid).
-# Nothing runs at source time but definitions and a zoned job's gate (05-tzgate.sh), so
+# Nothing runs at source time but definitions and a zoned job's gate (80-tzgate.sh), so
 # a job file can source it (`schedgen apply` replaces it by a rename: a run going on
 # keeps reading the file it opened).
 # Hot path: no cat/basename/dirname/wc/date per item (forks are the cost that counts):

@@ -233,6 +233,10 @@ sg_tz_ran() {
 }
 
 # A zoned job's gate runs as the runtime is read (the job file set its settings before
-# sourcing it): a fire that is not a firing costs bash this far only, not the parse of
-# the rest (bench_tz.py). A runtime of another interface leaves it to sg_main to say so.
+# sourcing it), right after the cut: a fire that is not a firing costs bash the plain
+# part and this, not the parse of the rest (bench_tz.py); a job without a zone never
+# reads this part. A runtime of another interface leaves it to sg_main to say so.
 [ -z "${sg_tz_zone-}" ] || [ "${sg_api:-none}" != "${sg_runtime_api-}" ] || sg_tz_main
+# A zoned plain run stops reading here, as the others do at the cut.
+[ -n "${sg_inbox:-}" ] || [ "${sg_timeout:-0}" != 0 ] || [ "${SCHEDGEN_SMOKE:-}" = 1 ] ||
+  [ "${SCHEDGEN_FOREGROUND:-}" = 1 ] || { sg_runtime_read=1; return 0 2>/dev/null; }
