@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from schedgen.config.load import loads  # noqa: E402
-from schedgen.render.artifacts import plist  # noqa: E402
 from schedgen.schedule.expressions import parse_cron  # noqa: E402
 from schedgen.schedule.to_calendar import calendar_dicts  # noqa: E402
+from schedgen.targets.launchd.render import plist  # noqa: E402
 
 # minutes x hours x days: 10x10x20 = 2,000; 20x10x20 = 4,000; 40x10x20 = 8,000
 SIZES = {2000: "0-9 0-9 1-20 * *", 4000: "0-19 0-9 1-20 * *", 8000: "0-39 0-9 1-20 * *"}

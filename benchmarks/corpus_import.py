@@ -39,11 +39,13 @@ sys.path.insert(0, str(ROOT))
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
 from schedgen.importers import cron_system as import_cron_system
-from schedgen.importers.cron import import_cron
-from schedgen.importers.document import LOCK_NOTES, ImportResult
-from schedgen.importers.launchd import import_launchd
-from schedgen.render.artifacts import cron_lines
+from schedgen.importers.document import ImportResult
 from schedgen.schedule.expressions import MACROS, Every
+from schedgen.targets.cron.importer import LOCK_NOTE as CRON_LOCK_NOTE
+from schedgen.targets.cron.importer import import_cron
+from schedgen.targets.cron.render import cron_lines
+from schedgen.targets.launchd.importer import LOCK_NOTE as LAUNCHD_LOCK_NOTE
+from schedgen.targets.launchd.importer import import_launchd
 from tests.import_oracle import job_argv, same_as_cron  # noqa: E402
 from tests.oracles import cronsim_minutes, launchd_minutes  # noqa: E402
 
@@ -247,7 +249,7 @@ def judge(tally: Tally, exact: bool, here: list[str], where: str) -> None:
 def notes_by_source(result: ImportResult) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for note in result.notes:
-        if note.message not in LOCK_NOTES.values():
+        if note.message not in (CRON_LOCK_NOTE, LAUNCHD_LOCK_NOTE):
             out.setdefault(note.source, []).append(note.message)
     return out
 

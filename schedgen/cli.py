@@ -11,9 +11,9 @@ from typing import Annotated, Optional
 import typer
 
 from schedgen import __version__, error_handler
-from schedgen.config.defaults import TARGETS
 from schedgen.config.load import config_path
 from schedgen.errors import EXIT_CHANGES, EXIT_OK, ConfigError, SchedgenError, UsageError
+from schedgen.targets import registry
 
 app = typer.Typer(
     add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -25,7 +25,7 @@ ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs O
     "-c", "--config", metavar="PATH",
     help="jobs.toml to read (default: ./jobs.toml, or $SCHEDGEN_CONFIG)")]
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
-    "--target", "-t", metavar="NAME", help=f"{', '.join(TARGETS)}; repeatable (default: every target the config names)")]
+    "--target", "-t", metavar="NAME", help=f"{', '.join(registry.names())}; repeatable (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
 
 
@@ -47,8 +47,8 @@ def _targets(values: list[str] | None) -> tuple[str, ...] | None:
     if not values:
         return None
     for v in values:
-        if v not in TARGETS:
-            raise UsageError(f"--target {v!r}: expected one of {', '.join(TARGETS)}")
+        if v not in registry.names():
+            raise UsageError(f"--target {v!r}: expected one of {', '.join(registry.names())}")
     return tuple(dict.fromkeys(values))
 
 
@@ -236,6 +236,27 @@ def run_cmd(
     from schedgen.commands.run import run
 
     raise typer.Exit(run(config_path(config), job, smoke))
+
+
+@app.command("doctor")
+def doctor_cmd(
+    jobs: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
+        metavar="[JOB]...", help="jobs to check (default: all)")] = None,
+    config: ConfigOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """What would make a job fail silently on this host, each check with its verdict and
+    what to do: exit 0 all fine, 1 problems found."""
+    from schedgen.commands import doctor as dr
+    from schedgen.config import load as cfg
+
+    path = config_path(config)
+    checks = dr.doctor(path, jobs)
+    if as_json:
+        typer.echo(json.dumps(dr.as_json(checks), indent=2))
+    else:
+        targets = {j.name: j.targets for j in cfg.load(path).jobs}
+        typer.echo(dr.as_text(checks, targets))
+    raise typer.Exit(1 if dr.counts(checks)[0] else 0)
 
 
 # --- outcomes: history, logs, check, report (schedgen/outcomes/, commands/)

@@ -67,5 +67,6 @@ def expand(value: str, base: Path) -> Path:
     return p if p.is_absolute() else (base / p)
 
 
-def systemd_user_dir() -> Path:
-    return _xdg("XDG_CONFIG_HOME", ".config") / "systemd" / "user"
+def config_dir() -> Path:
+    """$XDG_CONFIG_HOME, else ~/.config."""
+    return _xdg("XDG_CONFIG_HOME", ".config")

@@ -52,7 +52,26 @@ fi
 '''
 
 LAUNCHCTL = r'''#!__PYTHON__
-"""Fake launchctl: state in $FAKE_LAUNCHCTL_STATE, behaving like macOS's for the verbs used."""
+"""Fake launchctl: state in $FAKE_LAUNCHCTL_STATE, behaving like macOS's for the verbs used.
+
+Texts and codes as macOS prints them (launchctl(1); public reports):
+- "Bootstrap failed: 5: Input/output error": a label still loaded, a plist launchd will
+  not read, or no gui/<uid> domain (an SSH session with nobody logged in at the screen):
+  github.com/psimaker/vaultsync/issues/89, github.com/pirj/noclamshell/issues/25;
+- "Could not find service "L" in domain for port" / "... for user gui: 501" (print of a
+  label not loaded, exit 113): github.com/iamkroot/trakt-scrobbler/issues/83;
+- "Could not find domain for user gui: 501" (print of a gui domain that does not exist):
+  github.com/Wamphyre/macOS_Silverback-Debloater/issues/2;
+- `print` of a service: "gui/501/L = {", tab-indented "key = value" lines (path, state,
+  program, runs, pid, last exit code), as in github.com/boxen/puppet-boxen/issues/104;
+- `print-disabled gui/501`: 'disabled services = {' then '"L" => disabled' per label
+  (macOS 13+ words; older ones say true/false);
+- `managername`: "Aqua" in a login session at the screen, "Background" over SSH.
+A RunAtLoad job is spawned at bootstrap when the state says `spawn` (launchd always does;
+the tests that want it say so, the others keep their wrappers from running). TCC cannot
+be reproduced on Linux: a spawned job gets a PATH whose `ls` answers as macOS's does for
+a folder it may not read ("ls: P: Operation not permitted", exit 1, as in
+github.com/stablyai/orca/issues/17600) for each folder in `tcc_denied`."""
 import marshal, os, sys  # plistlib where needed: each call is a process (json would double it)
 path = os.environ["FAKE_LAUNCHCTL_STATE"]
 state = marshal.load(open(path, "rb")) if os.path.exists(path) else {}
@@ -64,6 +83,7 @@ state.setdefault("not_found_code", 3)
 args = sys.argv[1:]
 state["calls"].append(args)
 uid = str(os.getuid())
+gui = state.get("gui_session", True)  # someone is logged in at the screen: gui/<uid> exists
 
 def done(code=0, err=""):
     marshal.dump(state, open(path, "wb"))
@@ -71,11 +91,43 @@ def done(code=0, err=""):
         sys.stderr.write(err + "\n")
     sys.exit(code)
 
+def domain_of(target):
+    """'gui' or 'user' for gui/<uid> and user/<uid>; else launchctl's refusal."""
+    kind, _, rest = target.partition("/")
+    if kind in ("gui", "user") and rest.split("/")[0] == uid:
+        if kind == "gui" and not gui:
+            done(113, f"Could not find domain for user gui: {uid}")
+        return kind
+    done(150, f"Could not find domain for: {target}")
+
 def label_of(target):
     dom, _, label = target.rpartition("/")
     if dom != f"gui/{uid}":
         done(150, f"Could not find domain for: {dom}")
+    if not gui:
+        done(113, f"Could not find domain for user gui: {uid}")
     return label
+
+def spawn(label, plist):
+    import subprocess, tempfile
+    env = dict(os.environ)
+    env.update({k: str(v) for k, v in plist.get("EnvironmentVariables", {}).items()})
+    denied = state.get("tcc_denied", [])
+    if denied:
+        shim = tempfile.mkdtemp(prefix="fake-tcc-")
+        lines = ["#!/bin/sh", "for a; do case $a in -*) continue;; esac"]
+        for d in denied:
+            lines.append(f"  case $a in '{d}'|'{d}'/*) echo \"ls: $a: Operation not permitted\" >&2; exit 1;; esac")
+        lines += ["done", "PATH=${PATH#*:} exec ls \"$@\""]
+        with open(os.path.join(shim, "ls"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.chmod(os.path.join(shim, "ls"), 0o755)
+        env["PATH"] = shim + ":" + env.get("PATH", "/usr/bin:/bin")
+    r = subprocess.run(plist["ProgramArguments"], env=env, cwd=plist.get("WorkingDirectory", "/"),
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    s = state["services"][label]
+    s["runs"] = s.get("runs", 0) + 1
+    s["status"] = r.returncode
 
 verb = args[0] if args else ""
 for i, f in enumerate(state["fail_next"]):
@@ -83,22 +135,31 @@ for i, f in enumerate(state["fail_next"]):
         state["fail_next"].pop(i)
         done(f["code"], f["message"])
 if verb == "bootstrap":
-    if args[1] != f"gui/{uid}":
+    dom = args[1].partition("/")[0]
+    if dom not in ("gui", "user") or args[1].partition("/")[2] != uid:
         done(125, "Bootstrap failed: 125: Domain does not support specified action")
+    if dom == "gui" and not gui:
+        done(5, "Bootstrap failed: 5: Input/output error")
     try:
         import plistlib
-        label = plistlib.load(open(args[2], "rb"))["Label"]
+        plist = plistlib.load(open(args[2], "rb"))
+        label = plist["Label"]
     except Exception as exc:
         done(5, "Bootstrap failed: 5: Input/output error")
     if label in state["disabled"]:
         done(119, "Bootstrap failed: 119: Service is disabled")
     if label in state["services"]:
         done(5, "Bootstrap failed: 5: Input/output error")
-    state["services"][label] = {"plist": args[2], "pid": None, "status": 0}
+    state["services"][label] = {"plist": args[2], "pid": None, "status": 0, "domain": dom,
+                                "runs": 0}
+    if state.get("spawn") and plist.get("RunAtLoad"):
+        spawn(label, plist)
     done()
 elif verb == "bootout":
-    label = label_of(args[1])
-    if label not in state["services"]:
+    dom = domain_of(args[1].rpartition("/")[0])
+    label = args[1].rpartition("/")[2]
+    s = state["services"].get(label)
+    if s is None or s.get("domain", "gui") != dom:
         n = state["not_found_code"]
         msg = "No such process" if n == 3 else "Could not find specified service"
         done(n, f"Boot-out failed: {n}: {msg}")
@@ -117,18 +178,39 @@ elif verb == "disable":
 elif verb == "list":
     rows = ["PID\tStatus\tLabel", "-\t0\tcom.apple.foreign.agent", "321\t0\tcom.example.running"]
     for label, s in sorted(state["services"].items()):
-        rows.append(f"{s['pid'] if s['pid'] else '-'}\t{s['status']}\t{label}")
+        if s.get("domain", "gui") == "gui":
+            rows.append(f"{s['pid'] if s['pid'] else '-'}\t{s['status']}\t{label}")
     print("\n".join(rows))
     done()
+elif verb == "managername":
+    print(state.get("session", "Aqua"))
+    done()
+elif verb == "print-disabled":
+    domain_of(args[1])
+    rows = [f'\t"{label}" => disabled' for label in state["disabled"]]
+    print("disabled services = {\n" + "\n".join(rows + ['\t"com.apple.foreign.agent" => enabled'])
+          + "\n}")
+    done()
 elif verb == "print":
-    label = label_of(args[1])
+    dom = domain_of(args[1])
+    parts = args[1].split("/")
+    if len(parts) == 2:
+        print(f"{dom}/{uid} = {{\n\ttype = {'login' if dom == 'gui' else 'user'}\n"
+              f"\tsession = {state.get('session', 'Aqua') if dom == 'gui' else 'Background'}\n}}")
+        done()
+    label = parts[2]
     s = state["services"].get(label)
-    if s is None:
-        done(113, f"Could not find service \"{label}\" in domain for user gui: {uid}")
+    if s is None or s.get("domain", "gui") != dom:
+        done(113, f"Could not find service \"{label}\" in domain for user {dom}: {uid}")
     run = "running" if s["pid"] else "not running"
-    print(f"gui/{uid}/{label} = {{\n\tpath = {s['plist']}\n\tstate = {run}\n"
+    runs = s.get("runs", 0)
+    last = s["status"] if runs or s["status"] else "(never exited)"
+    print(f"{dom}/{uid}/{label} = {{\n\tactive count = {1 if s['pid'] else 0}\n"
+          f"\tpath = {s['plist']}\n\ttype = LaunchAgent\n\tstate = {run}\n\n"
+          f"\tprogram = {s.get('program', s['plist'])}\n\tdomain = {dom}/{uid}\n"
+          f"\truns = {runs}\n"
           + (f"\tpid = {s['pid']}\n" if s["pid"] else "")
-          + f"\tlast exit code = {s['status']}\n}}")
+          + f"\tlast exit code = {last}\n}}")
     done()
 else:
     done(64, f"fake launchctl: unsupported or deprecated subcommand {verb!r}")
@@ -314,6 +396,58 @@ print(value if "--value" in args else f"Linger={value}")
 '''
 
 
+XATTR = r'''#!/bin/sh
+# Fake xattr(1): attributes in $FAKE_XATTR_DIR/<path with / as %>/<name>. Only what doctor
+# uses: `xattr -p NAME FILE` prints the value, or (macOS's words, exit 1)
+# "xattr: FILE: No such xattr: NAME"; a missing file: "xattr: No such file: FILE".
+[ "$1" = -p ] && [ "$#" -eq 3 ] || { echo "usage: xattr -p attr_name file" >&2; exit 2; }
+[ -e "$3" ] || { echo "xattr: No such file: $3" >&2; exit 1; }
+f="$FAKE_XATTR_DIR/$(printf '%s' "$3" | tr / %)/$2"
+[ -f "$f" ] || { echo "xattr: $3: No such xattr: $2" >&2; exit 1; }
+cat "$f"
+'''
+
+PLUTIL = r'''#!__PYTHON__
+# Fake plutil(1): `plutil -lint FILE...` as macOS prints it: "FILE: OK", or "FILE: " and
+# the parser's complaint, exit 1 when any file is bad (plutil(1)).
+import plistlib, sys
+if sys.argv[1:2] != ["-lint"]:
+    sys.stderr.write("fake plutil: only -lint\n")
+    sys.exit(64)
+bad = 0
+for f in sys.argv[2:]:
+    try:
+        with open(f, "rb") as fh:
+            plistlib.load(fh)
+        print(f"{f}: OK")
+    except FileNotFoundError:
+        print(f"{f}: file does not exist or is not readable or is not a regular file "
+              "(Error Domain=NSCocoaErrorDomain Code=260)")
+        bad = 1
+    except Exception as exc:
+        print(f"{f}: Encountered unknown tag or malformed plist ({exc})")
+        bad = 1
+sys.exit(bad)
+'''
+
+
+class FakeMacTools:
+    # xattr and plutil, as doctor calls them on a Mac.
+
+    def __init__(self, bin_dir: Path, root: Path):
+        self.dir = root / "xattrs"
+        self.dir.mkdir(exist_ok=True)
+        write_executable(bin_dir / "xattr", XATTR)
+        write_executable(bin_dir / "plutil", client("plutil", PLUTIL))
+        self.env = {"FAKE_XATTR_DIR": str(self.dir)}
+
+    def quarantine(self, path: Path, value: str = "0083;6756b2a1;Safari;") -> None:
+        # The value as Gatekeeper writes it: flags;hex time;agent;UUID.
+        d = self.dir / str(path).replace("/", "%")
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "com.apple.quarantine").write_text(value + "\n")
+
+
 class FakeCrontab:
     def __init__(self, bin_dir: Path, root: Path):
         self.file = root / "crontab"
@@ -367,7 +501,8 @@ class FakeLaunchctl:
         self._update(calls=[])
 
     def mutating_calls(self) -> list[list[str]]:
-        return [c for c in self.calls() if c and c[0] not in ("list", "print")]
+        return [c for c in self.calls()
+                if c and c[0] not in ("list", "print", "print-disabled", "managername")]
 
     def set_running(self, label: str, pid: int | None = 4242) -> None:
         s = self.state()
@@ -395,6 +530,30 @@ class FakeLaunchctl:
 
     def not_found_code(self, code: int) -> None:
         self._update(not_found_code=code)
+
+    def no_gui_session(self) -> None:
+        """Logged in over SSH with nobody at the screen: no gui/<uid> domain."""
+        self._update(gui_session=False, session="Background")
+
+    def over_ssh(self) -> None:
+        """Logged in over SSH while logged in at the screen too: gui/<uid> exists."""
+        self._update(session="Background")
+
+    def spawn_at_load(self, denied: list[str] | None = None) -> None:
+        """Run RunAtLoad jobs at bootstrap, as launchd does; `denied`: TCC-protected
+        folders they may not read."""
+        self._update(spawn=True, tcc_denied=list(denied or []))
+
+    def set_loaded_in(self, label: str, domain: str, plist: str = "/nowhere.plist") -> None:
+        s = self.state()
+        s["services"][label] = {"plist": plist, "pid": None, "status": 0, "domain": domain,
+                                "runs": 0}
+        self._update(services=s["services"])
+
+    def set_exited(self, label: str, status: int, runs: int = 1) -> None:
+        s = self.state()
+        s["services"][label].update(status=status, runs=runs)
+        self._update(services=s["services"])
 
 
 class FakeSystemctl:

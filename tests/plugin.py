@@ -19,7 +19,7 @@ import pytest
 from tests import wrapper_kit
 from tests.bsd_userland import NO_BASH32, bash32, bsd_bin
 from tests.fake_kubectl import FakeKubectl
-from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
+from tests.fakes import FakeCrontab, FakeLaunchctl, FakeMacTools, FakeSystemctl
 from tests.helpers import isolate_home
 from tests.pinghub import PingHub
 from tests.sdmanager import Unavailable, UserManager
@@ -65,7 +65,15 @@ def fake_launchctl(fake_bin: Path, tmp_path: Path,
     fake = FakeLaunchctl(fake_bin, tmp_path)
     for k, v in fake.env.items():
         monkeypatch.setenv(k, v)
-    monkeypatch.setattr("schedgen.targets.launchctl.RETRY_DELAYS", (0.01, 0.01, 0.01))
+    monkeypatch.setattr("schedgen.targets.launchd.launchctl.RETRY_DELAYS", (0.01, 0.01, 0.01))
+    return fake
+
+
+@pytest.fixture
+def fake_mac_tools(fake_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeMacTools:
+    fake = FakeMacTools(fake_bin, tmp_path)
+    for k, v in fake.env.items():
+        monkeypatch.setenv(k, v)
     return fake
 
 

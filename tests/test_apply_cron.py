@@ -263,7 +263,7 @@ def test_crontab_write_failure_exits_3_and_the_record_follows_the_disk(
     assert "Done before the failure" in r.stderr and "created: wrapper" in r.stderr
     assert "Put back as it was:\n" in r.stderr and "  create runtime" in r.stderr
     assert "Not done:\n  create cron crontab block" in r.stderr
-    # Left as it was (DESIGN §4, exit 3): nothing installed, nothing recorded.
+    # Left as it was (docs/design.md, "Exit codes": 3): nothing installed, nothing recorded.
     assert cron.read() == FOREIGN
     assert not any(wrappers(home).iterdir())
     assert not state.record_path("default").exists() or not json.loads(

@@ -310,12 +310,12 @@ def test_diff_on_a_host_without_systemctl_shows_the_files(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from schedgen.commands import apply
 
-    monkeypatch.setattr("schedgen.targets.systemctl.available", lambda: False)
+    monkeypatch.setattr("schedgen.targets.systemd.systemctl.available", lambda: False)
     cfg = write_config(tmp_path / "jobs.toml", JOBS)
     plan = apply.diff(cfg)
     assert plan.count("create") == 7 and not plan.in_sync
     assert any("systemctl not found" in w for w in plan.warnings)
-    assert all(c.loaded is None for c in plan.changes if c.target == "systemd")
+    assert all(c.details.loaded is None for c in plan.changes if c.target == "systemd")
 
 
 def test_a_timer_the_manager_never_loaded_is_still_disabled_on_removal(

@@ -63,11 +63,8 @@ schedule = "0 * * * *"
 """
 # What a cron-only config's diff after an apply must not load (it costs start-up time
 # and does nothing; cronsim's explainer: the apply kept the schedules in words).
-NOT_FOR_CRON = ("cronsim", "schedgen.targets.launchd", "schedgen.targets.launchctl",
-                "schedgen.targets.systemd", "schedgen.targets.systemctl",
-                "schedgen.targets.kubernetes", "schedgen.targets.kubectl",
-                "schedgen.render.kubernetes", "schedgen.render.systemd_units",
-                "schedgen.render.tzrender", "schedgen.render.tzgate", "schedgen.schedule.tzwiden",
+NOT_FOR_CRON = ("cronsim", "schedgen.targets.launchd", "schedgen.targets.systemd",
+                "schedgen.targets.kubernetes", "schedgen.render.tzrender", "schedgen.render.tzgate", "schedgen.schedule.tzwiden",
                 "schedgen.config.kubernetes", "schedgen.importers", "schedgen.outcomes",
                 "zoneinfo")
 
@@ -103,12 +100,15 @@ def test_a_cron_only_diff_loads_no_other_targets_code(tmp_path, fake_crontab) ->
 
 
 def test_each_target_loaded_on_demand_asks_for_the_kinds_its_own_plan_does() -> None:
-    from schedgen.targets import cronjobs, registry
-    from schedgen.targets import systemd as systemd_target
+    from schedgen.targets import registry
+    from schedgen.targets.kubernetes.cronjobs import KIND
+    from schedgen.targets.systemd.plan import KINDS
 
     lazy = {t.name: t for t in registry.all_targets()}
-    own = {"launchd": ("plist",), "systemd": systemd_target.KINDS, "kubernetes": (cronjobs.KIND,)}
+    own = {"launchd": ("plist",), "cron": ("cron",), "systemd": KINDS, "kubernetes": (KIND,)}
+    assert [e.name for e in registry.ENTRIES] == list(own)
     for name, kinds in own.items():
         target = lazy[name]
         assert isinstance(target, registry._OnDemand) and target.kinds == kinds
+        assert registry.get(name).kinds == kinds and registry.get(name).name == name
         assert target._loaded().name == name

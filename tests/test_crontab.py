@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schedgen.errors import EXIT_INPUT
-from schedgen.targets import crontab
+from schedgen.targets.cron import crontab
 from tests.fakes import FakeCrontab
 
 FOREIGN = ('# m h dom mon dow command\nSHELL=/bin/bash\nMAILTO="ops@example.com"\n\n'

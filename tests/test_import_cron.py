@@ -16,10 +16,10 @@ from cronsim import CronSim
 from schedgen.commands.import_jobs import run_import
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
-from schedgen.importers.cron import as_command, parse_crontab, unescape_command
-from schedgen.importers.document import LOCK_NOTES, ImportResult
-from schedgen.render.artifacts import cron_block
+from schedgen.importers.document import ImportResult
 from schedgen.schedule.expressions import MACROS
+from schedgen.targets.cron.importer import LOCK_NOTE, as_command, parse_crontab, unescape_command
+from schedgen.targets.cron.render import cron_block
 from tests.helpers import schedgen, write_executable
 from tests.import_oracle import job_argv, same_as_cron
 
@@ -130,7 +130,7 @@ def rendered_lines(config: Config) -> dict[str, list[str]]:
 
 
 def notes_but_lock(result: ImportResult) -> list[str]:
-    return [str(n) for n in result.notes if n.message not in LOCK_NOTES.values()]
+    return [str(n) for n in result.notes if n.message != LOCK_NOTE]
 
 
 def command_text(job: Job) -> str:

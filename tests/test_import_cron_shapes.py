@@ -11,9 +11,9 @@ import pytest
 from schedgen.commands.import_jobs import run_import
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
-from schedgen.importers.cron import parse_crontab
 from schedgen.importers.cron_system import current_user, is_system_path
-from schedgen.importers.document import LOCK_NOTES, ImportResult
+from schedgen.importers.document import ImportResult
+from schedgen.targets.cron.importer import LOCK_NOTE, parse_crontab
 from tests.helpers import schedgen
 from tests.import_oracle import job_argv, same_as_cron
 
@@ -186,7 +186,7 @@ def test_mailto_empty_is_silent_and_mailto_set_is_reported(tmp_path: Path) -> No
 
 def test_default_lock_is_said_and_no_lock_writes_lock_false(tmp_path: Path) -> None:
     locked, config, _ = do_import(tmp_path, "0 * * * * /usr/bin/true\n")
-    assert [n.message for n in locked.notes] == [LOCK_NOTES["cron"]]
+    assert [n.message for n in locked.notes] == [LOCK_NOTE]
     assert config.jobs[0].lock is not None
     unlocked, config, _ = do_import(tmp_path, "0 * * * * /usr/bin/true\n", lock=False)
     assert unlocked.notes == ()

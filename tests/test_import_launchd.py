@@ -16,7 +16,7 @@ from schedgen.commands.import_jobs import run_import
 from schedgen.config.load import loads
 from schedgen.config.model import Config, Job
 from schedgen.importers.document import ImportResult
-from schedgen.render.artifacts import plist as render_plist
+from schedgen.targets.launchd.render import plist as render_plist
 from tests.helpers import schedgen
 from tests.oracles import cronsim_minutes, launchd_minutes
 

@@ -12,8 +12,8 @@ from schedgen.commands.import_jobs import run_import
 from schedgen.config.load import loads
 from schedgen.importers.cron_system import current_user
 from schedgen.importers.document import Note
-from schedgen.importers.launchd import plist_job
-from schedgen.importers.plist_read import read_plist
+from schedgen.targets.launchd.importer import plist_job
+from schedgen.targets.launchd.plist_read import read_plist
 
 BODY = b"""<plist version="1.0">
 <dict>

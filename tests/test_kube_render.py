@@ -15,11 +15,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from schedgen.config.load import loads
-from schedgen.render import kubernetes as kube
 from schedgen.render.artifacts import MARKER
 from schedgen.render.desired import desired
 from schedgen.schedule.expressions import MACROS, parse_cron, parse_entry
 from schedgen.schedule.kubernetes import kube_schedule
+from schedgen.targets.kubernetes import render as kube
 from tests.helpers import schedgen, write_config
 from tests.oracles import END, START, cronsim_minutes, robfig_minutes
 
@@ -269,7 +269,7 @@ def test_render_target_kubernetes_writes_one_file_per_job(tmp_path: Path) -> Non
     assert not (tmp_path / "out/wrappers").exists()
     write_config(tmp_path / "jobs.toml", CONFIG.replace('"kubernetes", "cron"', '"cron"')
                  .replace('targets = ["kubernetes"]', 'targets = ["cron"]'))
-    # --target T renders T for every job that can go there (DESIGN §4): these all can
+    # --target T renders T for every job that can go there (docs/design.md, "Targets"): these all can
     r = schedgen("render", "--target", "kubernetes", "--out", "out2", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in (tmp_path / "out2/kubernetes").iterdir()) == files
@@ -288,7 +288,7 @@ def test_the_oracle_sees_where_kubernetes_and_cron_differ() -> None:
 
 @pytest.mark.parametrize("expr", ["30 2 * * 7", "0 3 */2 * 0-6", "15 6 * * 1-5", "@daily"])
 def test_with_a_zone_the_cronjob_fires_where_cron_would(expr: str, config: Any) -> None:
-    """cronsim in the job's zone (DESIGN.md §8) for the cron line and for the CronJob's
+    """cronsim in the job's zone (docs/design.md, "Time zones") for the cron line and for the CronJob's
     schedule in its spec.timeZone: the same instants, across both 2028 DST changes."""
     from datetime import datetime
 

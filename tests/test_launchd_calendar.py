@@ -11,11 +11,11 @@ import pytest
 from cronsim import CronSim
 
 from schedgen.config.load import loads
-from schedgen.render.artifacts import plist
 from schedgen.render.fit import why_not
 from schedgen.schedule.expressions import parse_cron
 from schedgen.schedule.to_calendar import MAX_DICTS, NotExpressible, calendar_dicts, union_dicts
 from schedgen.schedule.upcoming import firings
+from schedgen.targets.launchd.render import plist
 from tests.helpers import schedgen, write_config
 
 

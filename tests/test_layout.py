@@ -1,9 +1,14 @@
 """The package reads like the data flow: stages in order, no cycles, no hidden imports.
 
 Every module of schedgen belongs to a stage; a stage imports only stages before it
-(DESIGN.md §2). Imports inside functions count too, so they cannot hide a cycle, and
+(docs/design.md, "The package, stage by stage"). Imports inside functions count too, so they cannot hide a cycle, and
 only cli.py may import lazily (it loads the one command it runs, for start-up time),
-apart from the few pairs in LAZY_EDGES (code only some configs need).
+apart from the few pairs in LAZY_EDGES (code only some configs need) and a target's
+folder, which loads its own parts when it is asked for them. Imports under
+`if TYPE_CHECKING:` are for the type checker only and load nothing.
+
+A target (schedgen/targets/<name>/) is a plug-in: nothing outside its folder imports
+it; everything reaches it through the registry, by name.
 """
 
 from __future__ import annotations
@@ -21,15 +26,18 @@ ROOT = Path(schedgen.__file__).parent
 RANK = {
     "base": 0,  # errors, paths, units, the version
     "schedule": 1,  # the cron language on its own
+    "registry": 1,  # which targets exist, and the shape they have (names, no code)
     "config": 2,  # jobs.toml into the model
     "render": 3,  # config -> desired artifacts
     "records": 3,  # what the wrappers leave behind
     "machine": 3,  # commands, atomic writes, the ownership record
+    "doctor": 3,  # `doctor`'s check record and the checks every target shares
     "plan": 4,  # desired vs installed, and carrying it out
-    "targets": 5,  # the only code that knows launchd and cron
+    "targets": 5,  # what the targets share: whole files planned, the job files
     "importers": 6,  # crontab lines and plists -> jobs.toml
     "outcomes": 6,  # what the run records say happened: history, missed firings
     "commands": 7,  # one module per verb
+    "target": 7.5,  # one folder per target: all it means, loaded through the registry
     "output": 8,  # text and JSON of the commands' results
     "cli": 9,
 }
@@ -43,12 +51,8 @@ LAZY_ALLOWED = {"schedgen.cli"}
 LAZY_EDGES = {
     ("schedgen.config.load", "schedgen.config.kubernetes"): "configs with kubernetes jobs only",
     ("schedgen.render.artifacts", "schedgen.render.tzrender"): "zoned jobs only",
-    ("schedgen.render.desired", "schedgen.render.systemd_units"): "systemd jobs only",
-    ("schedgen.render.desired", "schedgen.render.kubernetes"): "kubernetes jobs only",
-    ("schedgen.targets.registry", "schedgen.targets.launchd"): "when it has a plist to plan",
-    ("schedgen.targets.registry", "schedgen.targets.systemd"): "when it has units to plan",
-    ("schedgen.targets.registry", "schedgen.targets.kubernetes"): "when it has CronJobs",
 }
+REGISTRY = {"schedgen.targets.registry", "schedgen.targets.interface"}
 CLI_ONLY = ("typer", "click")
 
 
@@ -58,11 +62,23 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def folder(module: str) -> str | None:
+    """The target folder a module is in (schedgen.targets.NAME), if it is in one."""
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] == "targets" and (ROOT / "targets" / parts[2]).is_dir():
+        return ".".join(parts[:3])
+    return None
+
+
 def stage(module: str) -> str:
     if module in BASE:
         return "base"
     if module in ("schedgen.cli", "schedgen.__main__", "schedgen.error_handler"):
         return "cli"
+    if module in REGISTRY:
+        return "registry"
+    if folder(module):
+        return "target"
     return module.split(".")[1]
 
 
@@ -85,6 +101,8 @@ def imports(modules: dict[str, ast.Module]) -> list[Import]:
             # `from schedgen.plan import changes` loads the submodule when there is one.
             targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules
                        else node.module for a in node.names]
+        elif _type_checking(node):
+            return  # for the type checker only: no import at run time
         else:
             # One walk of the tree: what sits under a function is nested.
             inner = nested or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
@@ -96,6 +114,11 @@ def imports(modules: dict[str, ast.Module]) -> list[Import]:
     for name, tree in modules.items():
         visit(name, tree, False)
     return out
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return (isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING")
 
 
 def cycles(edges: list[Import]) -> list[list[str]]:
@@ -172,8 +195,23 @@ def test_no_stage_imports_a_later_one(edges: list[Import]) -> None:
 
 def test_no_imports_inside_functions_outside_the_cli(edges: list[Import]) -> None:
     hidden = [e for e in edges if e.nested and e.target.startswith("schedgen")
-              and e.source not in LAZY_ALLOWED and (e.source, e.target) not in LAZY_EDGES]
+              and e.source not in LAZY_ALLOWED and (e.source, e.target) not in LAZY_EDGES
+              and folder(e.source) is None]
     assert hidden == []
+
+
+def test_nothing_outside_a_target_folder_imports_it(edges: list[Import]) -> None:
+    bad = [e for e in edges if folder(e.target) and folder(e.target) != folder(e.source)]
+    assert bad == []
+
+
+def test_the_registry_names_every_target_folder_and_only_them() -> None:
+    from schedgen.targets import registry
+
+    folders = sorted(p.name for p in (ROOT / "targets").iterdir()
+                     if (p / "__init__.py").is_file())
+    assert sorted(e.module.rsplit(".", 1)[1] for e in registry.ENTRIES) == folders
+    assert all(e.module == f"schedgen.targets.{e.name}" for e in registry.ENTRIES)
 
 
 def test_every_lazy_edge_allowed_is_one_the_code_has(edges: list[Import]) -> None:

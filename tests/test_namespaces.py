@@ -78,7 +78,7 @@ def test_same_label_in_two_namespaces_is_a_conflict(
 @pytest.mark.parametrize("ns", ["x--y", "a---b-"])
 def test_owner_is_read_back_from_an_escaped_plist_comment(ns: str) -> None:
     from schedgen.machine.neighbours import header_namespace
-    from schedgen.render.artifacts import xml_comment
+    from schedgen.targets.launchd.render import xml_comment
 
     assert header_namespace(f"<!-- from /c (namespace {xml_comment(ns)}). schedgen-managed") == ns
     assert header_namespace("# from /tmp/(namespace evil)/jobs.toml (namespace good).") == "good"

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from schedgen.config.load import loads
-from schedgen.render.artifacts import bash_word, cron_block, plist
+from schedgen.render.artifacts import bash_word
 from schedgen.render.desired import desired
+from schedgen.targets.cron.render import cron_block
+from schedgen.targets.launchd.render import plist
 from tests.fakes import FakeCrontab, FakeLaunchctl
 from tests.helpers import schedgen, schedgen_process, write_config
 

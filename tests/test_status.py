@@ -147,7 +147,7 @@ def test_running_pid_and_json(env: Path, tmp_path: Path,
     data = json.loads(r.stdout)
     agent = next(j for j in data["jobs"] if j["job"] == "agent")
     assert agent["launchd"] == {"label": "local.schedgen.agent", "loaded": True, "pid": 777,
-                                "last_exit": 0}
+                                "last_exit": 0, "disabled": False, "refused": None}
     funnel = next(j for j in data["jobs"] if j["job"] == "funnel")
     assert funnel["queue"] == {"inbox": 0, "processing": 0, "failed": 0}
     assert data["drift"] is False

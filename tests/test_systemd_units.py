@@ -13,7 +13,7 @@ import pytest
 
 from schedgen.config.load import loads
 from schedgen.render.desired import desired
-from schedgen.render.systemd_units import exec_word, timer_settings, timespan
+from schedgen.targets.systemd.render import exec_word, timer_settings, timespan
 from tests.helpers import schedgen, write_config
 
 CONFIG = """

@@ -14,7 +14,9 @@ import pytest
 from schedgen.config.load import loads
 from schedgen.config.timezone import job_zone
 from schedgen.errors import ConfigError
-from schedgen.render.artifacts import cron_block, plist, wrapper
+from schedgen.render.artifacts import wrapper
+from schedgen.targets.cron.render import cron_block
+from schedgen.targets.launchd.render import plist
 from tests.helpers import schedgen, write_config
 
 BASE = '[jobs.a]\ncommand = ["x"]\nschedule = "30 2 * * *"\n'

@@ -225,7 +225,7 @@ def test_non_matching_fire_writes_nothing(tmp_path: Path, monkeypatch: pytest.Mo
 
 @pytest.mark.macos
 def test_job_file_at_the_plists_fires(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from schedgen.render.artifacts import plist
+    from schedgen.targets.launchd.render import plist
 
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     out = tmp_path / "ran"

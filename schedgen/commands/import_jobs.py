@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from schedgen.errors import SchedgenError, SystemOpError, UsageError
-from schedgen.importers.cron import import_cron
 from schedgen.importers.document import ImportResult
-from schedgen.importers.launchd import import_launchd
-from schedgen.importers.systemd import import_systemd
 from schedgen.machine.fs import atomic_write
+from schedgen.targets import registry
 
 
 def run_import(source: str, file: Path | None, out: Path | None, force: bool,
@@ -21,18 +19,12 @@ def run_import(source: str, file: Path | None, out: Path | None, force: bool,
     if out is not None and out.exists() and not force:
         raise UsageError(f"{out} already exists; use --force to overwrite it")
     dest = out if out is not None else Path.cwd() / "jobs.toml"
-    if source == "cron":
-        result = import_cron(file, dest, system=system, lock=lock)
-    elif source == "launchd":
-        if system:
-            raise UsageError("--system is for --from cron (a crontab with a user field)")
-        result = import_launchd(file, dest, lock=lock)
-    elif source == "systemd":
-        if system:
-            raise UsageError("--system is for --from cron (a crontab with a user field)")
-        result = import_systemd(file, dest, lock=lock)
-    else:
-        raise UsageError(f"--from {source!r}: expected cron, launchd or systemd")
+    # The targets with a native format to read, by name.
+    readers = sorted(n for n in registry.names() if registry.get(n).imports)
+    result = (registry.get(source).import_jobs(file, dest, system=system, lock=lock)
+              if source in readers else None)
+    if result is None:
+        raise UsageError(f"--from {source!r}: expected {', '.join(readers[:-1])} or {readers[-1]}")
     if not result.jobs:
         found = "".join(f"\n  {note}" for note in result.notes)
         raise SchedgenError(f"nothing to import from {source}{':' if found else ''}{found}")

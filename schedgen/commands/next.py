@@ -13,7 +13,8 @@ from schedgen.errors import UsageError
 from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron
 from schedgen.schedule.tznext import dst_mark
-from schedgen.schedule.upcoming import firings, local_zone, systemd_firings
+from schedgen.schedule.upcoming import firings, local_zone
+from schedgen.targets import registry
 
 
 @dataclass(frozen=True)
@@ -63,29 +64,31 @@ def next_times(job: Job, n: int, start: datetime) -> Upcoming:
     if not job.enabled:
         notes.append("disabled (enabled = false): it does not run")
     else:
-        launchd = "launchd" in job.targets
-        others = [t for t in job.targets if t != "systemd"]
+        loads = [t for t in job.targets if registry.get(t).on_load]
+        # Targets with their own reading of the clock's changes (systemd), and the rest.
+        own = {t: f for t in job.targets
+               if (f := registry.get(t).firings(job.schedule, n, start)) is not None}
+        others = [t for t in job.targets if t not in own]
         if others:
-            times, found = firings(job.schedule, n, start, launchd=launchd)
-        else:   # systemd only: its own reading of the clock changes
-            times, found = systemd_firings(job.schedule, n, start)
+            times, found = firings(job.schedule, n, start, launchd=bool(loads))
+        else:  # only its own reading
+            times, found = next(iter(own.values()))
         notes += found
-        if job.run_at_load and launchd:
-            notes.append("also whenever launchd loads it (run_at_load)")
+        if job.run_at_load and loads:
+            notes.append(f"also whenever {loads[0]} loads it (run_at_load)")
     marks: tuple[str, ...] = ()
     crons = [e for e in job.schedule if isinstance(e, Cron)]
     if job.timezone and times and others:
         marks = tuple(dst_mark(t, crons) for t in times)
     by_target: tuple[tuple[str, tuple[datetime, ...]], ...] = ()
-    if job.enabled and "systemd" in job.targets and crons:
+    if job.enabled and own and crons:
         if others:
-            own = systemd_firings(job.schedule, n, start).times
-            if [t.astimezone(UTC) for t in own] != [t.astimezone(UTC) for t in times]:
-                by_target = (("systemd", own),)
+            by_target = tuple((t, f.times) for t, f in own.items()
+                              if [x.astimezone(UTC) for x in f.times]
+                              != [x.astimezone(UTC) for x in times])
         if job.timezone and any(dst_mark(t, crons) for t in firings(crons, 4 * n, start,
                                                                      launchd=False).times):
-            notes.append("systemd: a time the clocks skip does not run that day, and a "
-                         "repeated time runs once, the first time (docs/timezones.md)")
+            notes += [registry.get(t).dst_note for t in own]
     return Upcoming(job=job.name, description=job.description,
                     schedule=" | ".join(job.schedule_text),
                     readable=describe_zoned(job.schedule, job.timezone),

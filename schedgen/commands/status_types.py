@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from schedgen.outcomes.missed import Missed
@@ -18,14 +18,13 @@ class JobStatus:
     readable: str  # the schedule in words (schedgen.schedule.describe)
     installed: bool  # every artifact the job needs is there
     drift: tuple[str, ...]  # how the machine differs from the config for this job
-    launchd: dict[str, Any] | None  # label, loaded, pid, last_exit
     last_run: dict[str, Any] | None
     next_run: str | None  # ISO 8601, local time
     next_notes: tuple[str, ...]
     queue: runs.QueueDepth | None
     lock_held: bool | None
-    systemd: dict[str, Any] | None = None  # the timer as `systemctl --user show` reports it
-    kubernetes: dict[str, Any] | None = None  # the CronJob: object, cluster state, its Jobs
+    # Each target's own facts, by its name (the target formats them: Target.status_lines)
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     missed: Missed | None = None  # firings with no run (schedgen.outcomes.missed)
 
 

@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 from schedgen import paths
 
-# Every install target schedgen knows, in the order `render` and `diff` list them.
-TARGETS = ("launchd", "cron", "systemd", "kubernetes")
 FORMAT = 1  # the jobs.toml format this schedgen reads
+# The table a job gives for the target of the same name (where its CronJob runs).
+KUBERNETES = "kubernetes"
 
 
 class _Marker:
@@ -62,7 +62,7 @@ JOB: dict[str, Default] = {
     "queue": Default(None, "none"),
     "logs": Default({}, "the [logs] defaults below"),
     "timezone": Default(None, "none: the host's local time"),
-    "kubernetes": Default(None, "none (required for target kubernetes: at least `image`)"),
+    KUBERNETES: Default(None, "none (required for target kubernetes: at least `image`)"),
     "notify": Default(None, "none: nobody is told"),
 }
 # Keys that describe where and how jobs are installed: also given per job or in [defaults].

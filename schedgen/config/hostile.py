@@ -22,7 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from schedgen.config.model import Config, Job
-from schedgen.paths import launch_agents_dir
 
 # C0 controls but tab, DEL, C1 controls, line/paragraph separators, non-characters.
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff]")
@@ -63,11 +62,6 @@ def _job(job: Job, problem: Report) -> None:
         if bad:
             problem(f"{w}.{field}", f"holds a control character ({bad}); it would be written "
                                     "into a crontab line, a plist or a wrapper")
-    if "cron" in job.targets and "\\%" in str(job.wrapper_path):
-        # cron takes a backslash before % as escaping it, so the %-escaped line would name
-        # another path (and end at that %); refused rather than quoted around, as rare.
-        problem(f"{w}.wrapper_dir", "a backslash right before a % cannot be written in a "
-                                    "crontab line (cron reads \\% as %); rename the folder")
     _lengths(job, problem)
     if job.queue is not None:
         _queue(job, problem)
@@ -89,7 +83,7 @@ def _texts(job: Job) -> list[tuple[str, str]]:
     return out
 
 
-def _too_long(path: Path) -> str | None:
+def too_long(path: Path) -> str | None:
     whole = len(os.fsencode(path))
     if whole > PATH_MAX:
         return f"{whole} bytes, more than the {PATH_MAX} a path may have"
@@ -102,21 +96,11 @@ def _too_long(path: Path) -> str | None:
 
 def _lengths(job: Job, problem: Report) -> None:
     w = f"jobs.{job.name}"
-    if "launchd" in job.targets:
-        name = f"{job.label}.plist"
-        if len(name.encode()) > NAME_MAX:
-            problem(f"{w}.label_prefix", f"the plist file name {name[:40]}... would be "
-                                         f"{len(name.encode())} bytes, more than {NAME_MAX}: "
-                                         "use a shorter label_prefix")
-        else:
-            long = _too_long(launch_agents_dir() / name)
-            if long:
-                problem(f"{w}.label_prefix", f"the plist's path would be {long}")
     checks = [("wrapper_dir", job.wrapper_path), ("log_root", job.log_dir / "events.jsonl")]
     if job.lock is not None:
         checks.append(("lock_dir", job.lock_dir / f"{job.lock.name}.lock"))
     for field, path in checks:
-        long = _too_long(path)
+        long = too_long(path)
         if long:
             problem(f"{w}.{field}", f"{path.name} there would be {long}")
 

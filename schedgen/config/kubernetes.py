@@ -26,9 +26,11 @@ QUANTITY = re.compile(r"\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|[n
 IMAGE = re.compile(r"[^\s]+")
 
 
-class Checker(Protocol):
+class Reports(Protocol):
     def add(self, where: str, message: str) -> None: ...
 
+
+class Checker(Reports, Protocol):
     def parse(self, where: str, value: Any, parse: Any) -> Any: ...
 
     def table(self, where: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any]: ...
@@ -96,23 +98,22 @@ def _resources(ck: Checker, w: str, value: Any) -> tuple[tuple[str, tuple[tuple[
     return tuple(out)
 
 
-def check_job(ck: Checker, w: str, job: Job) -> None:
-    """What a job for target kubernetes uses that a CronJob cannot do."""
-    for field, message in unfit(job):
-        ck.add(f"{w}{field}", message)
-    # Not a reason to leave a job out of `render --target kubernetes` (the CronJob is
-    # fine), but validate says it: nothing would ever send these.
+def unsent(job: Job) -> list[tuple[str, str]]:
+    """Not a reason to leave a job out of `render --target kubernetes` (the CronJob is
+    fine), but validate says it: nothing would ever send these."""
+    out = []
     n = job.notify
     if n is not None and n.ping_url:
-        ck.add(f"{w}.notify.ping_url", "target kubernetes: the pod runs the command without "
-                                       "schedgen's wrapper, so nothing would ever ping; ping "
-                                       "from the command itself, or keep this job on a "
-                                       "machine target")
+        out.append((".notify.ping_url", "target kubernetes: the pod runs the command without "
+                                        "schedgen's wrapper, so nothing would ever ping; ping "
+                                        "from the command itself, or keep this job on a "
+                                        "machine target"))
     run_events = [e for e in (n.on if n is not None and n.command else ()) if e != "missed"]
     if run_events:
-        ck.add(f"{w}.notify.on", f"target kubernetes: {', '.join(run_events)} would never be "
-                                 "told: the pod runs the command without schedgen's wrapper, "
-                                 "which runs the notify command on this machine's targets")
+        out.append((".notify.on", f"target kubernetes: {', '.join(run_events)} would never be "
+                                  "told: the pod runs the command without schedgen's wrapper, "
+                                  "which runs the notify command on this machine's targets"))
+    return out
 
 
 def unfit(job: Job) -> list[tuple[str, str]]:
@@ -149,9 +150,10 @@ def unfit(job: Job) -> list[tuple[str, str]]:
     return out
 
 
-def check_config(ck: Checker, namespace: str, jobs: list[Job]) -> None:
-    """Checks across jobs: shared locks, and the namespace as a label value."""
-    kube = [j for j in jobs if "kubernetes" in j.targets]
+def check_config(ck: Reports, namespace: str, jobs: list[Job], wanted: set[str]) -> None:
+    """Checks across jobs: shared locks, and the namespace as a label value; `wanted`:
+    the jobs that go to a cluster."""
+    kube = [j for j in jobs if j.name in wanted]
     if not kube:
         return
     if not LABEL_VALUE.fullmatch(namespace) or len(namespace) > 63:

@@ -19,14 +19,8 @@ from schedgen.config.notify import parse as notify_parse
 from schedgen.config.problems import Fields, Problems
 from schedgen.config.timezone import conflicts, zone_name
 from schedgen.errors import ConfigError, Problem, SchedgenError
-from schedgen.schedule.expressions import (
-    Cron,
-    Entry,
-    Every,
-    every_cron_problem,
-    parse_schedule,
-)
-from schedgen.schedule.to_calendar import NotExpressible, union_dicts
+from schedgen.schedule.expressions import parse_schedule
+from schedgen.targets import registry
 
 __all__ = ["FORMAT", "config_path", "load", "loads"]
 
@@ -90,12 +84,10 @@ class _Checker:
             job = self.job(name, raw, defaults)
             if job is not None:
                 jobs.append(job)
-        if any("kubernetes" in j.targets for j in jobs):
-            # The kubernetes checks only for configs that use them
-            # (tests/test_layout.py: LAZY_EDGES).
-            from schedgen.config import kubernetes as kube_config
-
-            kube_config.check_config(self.problems, namespace, jobs)
+        for name in registry.names():  # checks across the jobs, by the targets they use
+            if any(name in j.targets for j in jobs):
+                for where, message in registry.get(name).config_refusals(namespace, jobs):
+                    self.problems.add(where, message)
         return Config(path=path.resolve(), namespace=namespace, jobs=tuple(jobs))
 
     def job(self, name: str, raw: Any, defaults: dict[str, Any]) -> Job | None:
@@ -107,28 +99,17 @@ class _Checker:
                                  "letter or digit, at most 64 characters")
         own = self.problems.table(w, raw, (*d.SHARED_KEYS, *d.JOB_KEYS))
         merged = {**defaults, **own}
-        for sub in ("lock", "queue", "logs", "kubernetes", "notify"):
+        for sub in ("lock", "queue", "logs", d.KUBERNETES, "notify"):
             if isinstance(defaults.get(sub), dict) and isinstance(own.get(sub), dict):
                 merged[sub] = {**defaults[sub], **own[sub]}
         v = Fields(self.problems, w, merged, {**d.SHARED, **d.JOB})
         has_queue = merged.get("queue") is not None
         targets = v.get("targets", f.targets)
         schedule = v.get("schedule", parse_schedule)
-        if schedule and targets:
-            self.check_targets(f"{w}.schedule", schedule, targets,
-                               zoned=merged.get("timezone") is not None)
-            throttle = merged.get("throttle_interval")
-            every = next((e.seconds for e in schedule if isinstance(e, Every)), None)
-            if ("launchd" in targets and every is not None and isinstance(throttle, int)
-                    and not isinstance(throttle, bool) and throttle > every):
-                self.problems.add(f"{w}.throttle_interval",
-                                  f"target launchd: {throttle} s is longer than the schedule's "
-                                  f"@every ({every} s): launchd would start the job at most "
-                                  f"every {throttle} s; set it to {every} or less")
         if merged.get("timezone") is not None and schedule:
             for message in conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
                 self.problems.add(f"{w}.timezone", message)
-        to_kube = "kubernetes" in (targets or ())
+        to_kube = d.KUBERNETES in (targets or ())
         job = Job(
             name=name,
             description=v.get("description", f.one_line),
@@ -152,19 +133,16 @@ class _Checker:
             wrapper_dir=v.get("wrapper_dir", self.path),
             label_prefix=v.get("label_prefix",
                                lambda x: f.matches(x, f.LABEL_PREFIX, "label prefix")),
-            kubernetes=self.kubernetes(w, merged["kubernetes"], to_kube)
-            if merged.get("kubernetes") is not None else None,
+            kubernetes=self.kubernetes(w, merged[d.KUBERNETES], to_kube)
+            if merged.get(d.KUBERNETES) is not None else None,
             timezone=v.optional("timezone", zone_name),
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,
         )
-        if to_kube:
-            if merged.get("kubernetes") is None:
-                self.problems.add(f"{w}.kubernetes", "missing (required for target kubernetes): "
-                                                     f"add [{w}.kubernetes] with at least image = \"...\"")
-            from schedgen.config import kubernetes as kube_config
-
-            kube_config.check_job(self.problems, w, job)
+        # What each of its targets refuses of it (render --target asks the same).
+        for t in targets or ():
+            for r in registry.get(t).refusals(job, w):
+                self.problems.add(r.where, r.message)
         # Any problem drops the job, so a value that failed to parse never reaches the model.
         return None if len(self.problems.found) > start else job
 
@@ -172,20 +150,6 @@ class _Checker:
         from schedgen.config import kubernetes as kube_config
 
         return kube_config.parse(self.problems, w, raw, to_kube)
-
-    def check_targets(self, where: str, schedule: tuple[Entry, ...], targets: tuple[str, ...],
-                      zoned: bool = False) -> None:
-        crons = [e for e in schedule if isinstance(e, Cron)]
-        if "launchd" in targets:
-            try:
-                union_dicts(crons, widen=zoned)  # a zoned job's gate drops the extra fires
-            except NotExpressible as exc:
-                self.problems.add(where, f"target launchd: {exc}")
-        if "cron" in targets:
-            for e in schedule:
-                problem = every_cron_problem(e.seconds) if isinstance(e, Every) else None
-                if problem:
-                    self.problems.add(where, f"target cron: {problem}")
 
 
 def lock(problems: Problems, w: str, value: Any, job: str) -> Lock | None:

@@ -17,6 +17,7 @@ from schedgen.config import kubernetes as kube_config
 from schedgen.config import values as f
 from schedgen.config.notify import NOTIFY_KEYS
 from schedgen.schedule.expressions import MACROS
+from schedgen.targets import registry
 
 Schema = dict[str, Any]
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -85,7 +86,7 @@ JOB_TYPES: dict[str, Schema] = {
         "type": ["boolean", "object"], "$ref": "#/$defs/lock"}),
     "queue": _doc("Claim files from a shared folder, one run per item", {"$ref": "#/$defs/queue"}),
     "logs": _doc("Log rotation and run-directory pruning", {"$ref": "#/$defs/logs"}),
-    "kubernetes": _doc("The CronJob for target kubernetes", {"$ref": "#/$defs/kubernetes"}),
+    cfg.KUBERNETES: _doc("The CronJob for target kubernetes", {"$ref": "#/$defs/kubernetes"}),
     "notify": _doc("Who hears about failures, recoveries and missed firings",
                    {"$ref": "#/$defs/notify"}),
 }
@@ -93,7 +94,7 @@ SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label and systemd unit name = <label_prefix>.<job>",
                          {"type": "string", "pattern": _anchored(f.LABEL_PREFIX)}),
     "targets": _doc("Where the job is installed", {
-        "type": "array", "minItems": 1, "items": {"enum": list(cfg.TARGETS)}}),
+        "type": "array", "minItems": 1, "items": {"enum": list(registry.names())}}),
     "path": _doc("PATH for the command, in order", {
         "type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[^:]+$"}}),
     "log_root": _doc("Logs and run directories go under <log_root>/<job>/", _PATH),
@@ -217,7 +218,7 @@ def schema() -> Schema:
                      if k != "type"},  # the job key says: boolean or table
             "queue": _table(cfg.QUEUE_KEYS, QUEUE_TYPES, "[queue]", cfg.QUEUE),
             "logs": _table(cfg.LOGS_KEYS, LOGS_TYPES, "[logs]", cfg.LOGS),
-            "kubernetes": _table(kube_config.KEYS, KUBERNETES_TYPES, "[kubernetes]"),
+            cfg.KUBERNETES: _table(kube_config.KEYS, KUBERNETES_TYPES, "[kubernetes]"),
             "notify": {**_table(NOTIFY_KEYS, NOTIFY_TYPES, "[notify]"),
                        "anyOf": [{"required": ["command"]}, {"required": ["ping_url"]}]},
         },

@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING, Any, Protocol
 
 from schedgen.schedule.expressions import Every, Reboot
+from schedgen.targets import registry
 
 if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
@@ -72,7 +73,7 @@ def conflicts(schedule: tuple[object, ...], run_at_load: bool, targets: tuple[st
     if any(isinstance(e, Reboot) for e in schedule):
         out.append("@reboot runs at boot, which has no zone; give it a job of its own "
                    "without `timezone`")
-    if run_at_load and "launchd" in targets:
+    if run_at_load and any(registry.get(t).on_load for t in targets):
         out.append("run_at_load would start the job at load time, which the time-zone gate "
                    "skips; drop one of the two")
     return out

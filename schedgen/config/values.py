@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from schedgen.config.defaults import TARGETS
 from schedgen.config.model import PLACEHOLDERS, Command
 from schedgen.paths import expand
+from schedgen.targets import registry
 from schedgen.units import parse_duration, parse_size
 
 JOB_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -166,11 +166,12 @@ def env(value: Any) -> tuple[tuple[str, str], ...]:
 
 
 def targets(value: Any) -> tuple[str, ...]:
+    known = registry.names()
     if not isinstance(value, list) or not value:
-        raise ValueError(f"expected a non-empty list from {list(TARGETS)}")
+        raise ValueError(f"expected a non-empty list from {list(known)}")
     for t in value:
-        if t not in TARGETS:
-            raise ValueError(f"unknown target {t!r}; known: {', '.join(TARGETS)}")
+        if t not in known:
+            raise ValueError(f"unknown target {t!r}; known: {', '.join(known)}")
     return tuple(dict.fromkeys(value))
 
 

@@ -5,7 +5,7 @@ column (Debian's stock `# m h dom mon dow user command`), or `--system`. The use
 field is read with python-crontab's system-crontab reader; the command is taken
 from it too, except where that reader is known to differ from cron (it ends the
 command at the first ` #`, which cron passes on to the shell). python-crontab's
-writer is never used (DESIGN §6). Lines for another user than the one running
+writer is never used (docs/design.md, "Known traps"). Lines for another user than the one running
 schedgen are reported and skipped: a job of theirs cannot go into your crontab.
 """
 

@@ -31,19 +31,9 @@ _INTERPRETERS = re.compile(
     r"(?:ba|z|da|k)?sh|python[0-9.]*|node|ruby|perl|php|deno|bun|osascript|tsx|ts-node")
 _SETUP = {"cd", "export", "source", ".", "set", "umask", "ulimit", "test", "[", "true", ":"}
 _SEPARATORS = {"&&", "||", ";", "|", "&", "(", ")", "{", "}"}
-LOCK_NOTES = {
-    "cron": "every imported job runs under schedgen's default lock: a run that starts while "
-            "the last one is still going exits 75 at once, where cron would have run both; "
-            "import with --no-lock to write `lock = false` instead",
-    "launchd": "every imported job runs under schedgen's default lock (a run that finds the "
-               "last one still going exits 75); launchd itself never starts a job that is "
-               "still running, so this only shows with `schedgen run`; import with --no-lock "
-               "to write `lock = false` instead",
-    "systemd": "every imported job runs under schedgen's default lock (a run that finds the "
-               "last one still going exits 75); a systemd timer never starts a service that is "
-               "still running, so this only shows with `schedgen run`; import with --no-lock "
-               "to write `lock = false` instead",
-}
+# What a note says of the default lock every imported job gets: each importer says it
+# in its own words (its scheduler may or may not run a job twice at once).
+LOCK_HOW = "import with --no-lock to write `lock = false` instead"
 
 
 @dataclass(frozen=True)
@@ -137,10 +127,10 @@ def _segment_program(words: list[str]) -> str | None:
 
 
 def build(found: list[Found], target: str, origin: str, path: Path,
-          lock: bool = True) -> ImportResult:
+          lock: bool = True, lock_note: str = "") -> ImportResult:
     """Name the jobs, write the document and validate it; drop (and report) what fails.
 
-    ``lock``: keep schedgen's default lock (said in a note), or write ``lock = false``.
+    ``lock``: keep schedgen's default lock (said in ``lock_note``), or write ``lock = false``.
     """
     notes: list[Note] = []
     taken: set[str] = set()
@@ -167,7 +157,7 @@ def build(found: list[Found], target: str, origin: str, path: Path,
             named = [(n, f) for n, f in named if n not in bad]
             continue
         if lock:
-            notes.append(Note(origin, LOCK_NOTES[target]))
+            notes.append(Note(origin, lock_note))
         return ImportResult(text, tuple(n for n, _ in named), tuple(notes), origins)
 
 

@@ -15,16 +15,22 @@ from typing import Any, NamedTuple
 
 from schedgen import __version__
 from schedgen.errors import RecordError
+from schedgen.targets import registry
 
 FORMAT = 1  # bump when the layout changes; older readers refuse newer files
-KINDS = ("runtime", "wrapper", "plist", "cron", "service", "timer", "cronjob")
+SHARED_KINDS = ("runtime", "wrapper")  # the job files; each target names its own kinds
+
+
+def kinds() -> tuple[str, ...]:
+    return SHARED_KINDS + tuple(k for e in registry.entries() for k in e.kinds)
+
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class Installed(NamedTuple):
     """One artifact schedgen installed: what it is, where, and the hash of what it wrote."""
 
-    kind: str  # one of KINDS
+    kind: str  # one of kinds()
     path: str | None  # None for the crontab block
     sha256: str
     job: str | None = None  # the job a wrapper or plist belongs to
@@ -94,8 +100,8 @@ class _Reader:
             if required not in raw:
                 self.bad(f"{where}.{required}", "missing")
         kind = self.text(f"{where}.kind", raw.get("kind", ""))
-        if kind is not None and "kind" in raw and kind not in KINDS:
-            self.bad(f"{where}.kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+        if kind is not None and "kind" in raw and kind not in kinds():
+            self.bad(f"{where}.kind", f"{kind!r} is not one of {', '.join(kinds())}")
         sha = self.text(f"{where}.sha256", raw.get("sha256", ""))
         if sha is not None and "sha256" in raw and not _SHA256.fullmatch(sha):
             self.bad(f"{where}.sha256", "not a SHA-256 hex digest")

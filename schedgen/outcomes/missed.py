@@ -23,6 +23,7 @@ from schedgen.outcomes.history import BEGINS
 from schedgen.render.tzgate import MAX_LATENESS
 from schedgen.schedule.expressions import Cron, Every, every_as_cron, parse_cron
 from schedgen.schedule.upcoming import local_zone
+from schedgen.targets import registry
 
 GRACE = timedelta(minutes=5)
 # A zoned job's wrapper runs a start up to MAX_LATENESS late for its firing (tzgate.py).
@@ -63,8 +64,9 @@ def zone(job: Job) -> tzinfo:
 
 def installed_at(job: Job, record: Record) -> datetime | None:
     """When the job's schedule was last installed: its crontab block or plist, else wrapper."""
+    kinds = {k for t in job.targets for k in registry.get(t).schedule_kinds}
     sched = [e for e in record.entries.values()
-             if (e.kind == "cron" and job.name in e.jobs) or (e.kind == "plist" and e.job == job.name)]
+             if e.kind in kinds and (e.job == job.name or job.name in e.jobs)]
     entries = sched or [e for e in record.entries.values() if e.job == job.name]
     times = [t for e in entries if (t := events.ts(e.installed_at)) is not None]
     return max(times) if times else None
@@ -77,7 +79,7 @@ def expressions(job: Job) -> list[Cron]:
     for e in job.schedule:
         if isinstance(e, Cron):
             out.append(e)
-        elif isinstance(e, Every) and "launchd" not in job.targets:
+        elif isinstance(e, Every) and not _loads(job):
             as_cron = every_as_cron(e.seconds)
             if as_cron:
                 out.append(parse_cron(as_cron))
@@ -155,8 +157,12 @@ def missed(job: Job, record: Record, now: datetime, since: datetime | None = Non
         start = max(start, oldest)
     begins.sort()
     firings = scheduled(job, start, end)
-    return Missed(start, tuple(judge(firings, begins, "launchd" in job.targets, zone(job),
-                                     grace)))
+    return Missed(start, tuple(judge(firings, begins, _loads(job), zone(job), grace)))
+
+
+def _loads(job: Job) -> bool:
+    """Does a scheduler of the job load it (@every from load, a missed firing at wake)?"""
+    return any(registry.get(t).on_load for t in job.targets)
 
 
 def _local(t: datetime) -> str:

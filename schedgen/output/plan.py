@@ -6,6 +6,7 @@ import os
 from typing import Any, TextIO
 
 from schedgen.plan import changes as p
+from schedgen.targets import registry
 
 _SYMBOL = {p.CREATE: "+", p.UPDATE: "~", p.DELETE: "-", p.ORPHAN: "?", p.KEPT: "!",
            p.CONFLICT: "!", p.DISOWN: "?"}
@@ -27,7 +28,7 @@ def use_color(stream: TextIO) -> bool:
 
 def headline(c: p.Change) -> str:
     what = f"{c.kind} {c.where}"
-    if c.job and c.kind != "cron":
+    if c.job:  # the crontab block holds several (c.jobs)
         what += f" (job {c.job})"
     notes = [n for n in (c.note, c.deferred and f"{c.deferred}: apply leaves it alone unless "
                                                "--force") if n]
@@ -64,9 +65,10 @@ def diff_text(plan: p.Plan, color: bool) -> str:
                     out.append(paint(line, fg="cyan"))
                 else:
                     out.append(line)
-        if c.live and c.live.get("kubectl_diff"):
-            out.append(paint("kubectl diff (the cluster's own view of this change):", bold=True)
-                       + "\n" + c.live["kubectl_diff"].rstrip("\n") + "\n")
+        extra = registry.get(c.target).diff_text(c) if c.target in registry.names() else None
+        if extra:  # the target's own view of the change (a cluster's dry run)
+            title, body = extra
+            out.append(paint(title, bold=True) + "\n" + body.rstrip("\n") + "\n")
     for w in plan.warnings:
         out.append(paint(f"warning: {w}", fg="yellow") + "\n")
     state = "in sync" if plan.in_sync else "changes pending"
@@ -80,13 +82,8 @@ def change_json(c: p.Change, with_diff: bool = True) -> dict[str, Any]:
         "path": str(c.path) if c.path is not None else None,
         "job": c.job, "jobs": list(c.jobs), "note": c.note or None, "edited": c.edited,
     }
-    if c.target == "launchd":
-        d.update(label=c.label, reload=c.reload, deferred=c.deferred or None, loaded=c.loaded,
-                 pid=c.pid, last_exit=c.last_exit)
-    if c.target == "kubernetes":
-        d.update(object=c.ref, cluster=c.live, deferred=c.deferred or None)
-    if c.target == "systemd":
-        d.update(unit=c.label, reload=c.reload, state=c.unit)
+    if c.target in registry.names():  # the target's own facts (the job files have none)
+        d.update(registry.get(c.target).change_json(c))
     if with_diff:
         d["diff"] = c.unified_diff() if c.before != c.after else ""
     return d

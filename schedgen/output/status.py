@@ -4,23 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedgen.commands.status_kubernetes import text_lines
 from schedgen.commands.status_types import Status
 from schedgen.outcomes.missed import missed_json, missed_text
-from schedgen.targets.systemd_status import systemd_lines
+from schedgen.targets import registry
 
 
 def as_json(s: Status) -> dict[str, Any]:
+    names = [n for n in registry.names() if registry.get(n).facts]
     return {
         "namespace": s.namespace, "drift": s.drifted, "other": list(s.other),
         "jobs": [{
             "job": j.job, "enabled": j.enabled, "targets": list(j.targets),
             "schedule": j.schedule, "readable": j.readable, "installed": j.installed,
-            "drift": list(j.drift), "launchd": j.launchd, "last_run": j.last_run,
+            "drift": list(j.drift),
+            # each target's own facts, by its name (null: none for this job)
+            **{name: j.facts.get(name) for name in names},
+            "last_run": j.last_run,
             "next_run": j.next_run, "next_notes": list(j.next_notes),
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
-            "systemd": j.systemd,
-            "kubernetes": j.kubernetes,
             "missed": missed_json(j.missed),
         } for j in s.jobs],
         "warnings": list(s.warnings),
@@ -33,18 +34,9 @@ def as_text(s: Status) -> str:
         state_ = ("disabled" if not j.enabled else "installed" if j.installed else "not installed")
         lines.append(f"{j.job}  [{', '.join(j.targets)}]  {state_}")
         lines.append(f"  schedule   {j.schedule}  ({j.readable})")
-        if j.launchd:
-            ld = j.launchd
-            running = (f"running, PID {ld['pid']}" if ld["pid"] else
-                       "running unknown" if ld["loaded"] is None else "not running")
-            loaded = ("loaded state unknown (no launchctl here)" if ld["loaded"] is None
-                      else "loaded" if ld["loaded"] else "not loaded")
-            last = f", last exit {ld['last_exit']}" if ld["last_exit"] is not None else ""
-            lines.append(f"  launchd    {ld['label']}: {loaded}, {running}{last}")
-        if j.systemd:
-            lines += systemd_lines(j.systemd)
-        if j.kubernetes:
-            lines += text_lines(j.kubernetes)
+        for name in registry.names():  # each target's own facts, as it writes them
+            if j.facts.get(name):
+                lines += registry.get(name).status_lines(j.facts[name])
         lr = j.last_run
         if lr:
             when = lr.get("finished_at") or lr.get("started_at") or "?"

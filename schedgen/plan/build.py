@@ -4,27 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from schedgen.config.defaults import TARGETS
 from schedgen.config.model import Config
 from schedgen.machine.ownership import Record
 from schedgen.plan.changes import DELETE, Change, Plan
-from schedgen.plan.context import PlanContext, Target
+from schedgen.plan.context import PlanContext, Planner
+from schedgen.targets import registry
 
 
-def build(config: Config | None, record: Record, targets: Sequence[Target], *,
+def build(config: Config | None, record: Record, targets: Sequence[Planner], *,
           selected: tuple[str, ...] | None = None, prune: bool = False, force: bool = False,
           uninstall: bool = False, review: bool = False) -> Plan:
     """Ask every target for its changes. `config=None` with `uninstall`: remove all owned.
     `review` (diff, status): a target program that is missing leaves live state unknown."""
     ctx = PlanContext(config=config, record=record, prune=prune, force=force,
-                      uninstall=uninstall, selected=selected or TARGETS, review=review)
+                      uninstall=uninstall, selected=selected or registry.names(), review=review)
     changes: list[Change] = []
     for target in targets:
         changes += target.plan(ctx, tuple(changes))
-    # A job left running keeps the wrapper its loaded plist calls.
-    running = {c.job: c.deferred for c in changes
-               if c.deferred and c.action == DELETE and c.kind == "plist"}
-    changes = [c._replace(deferred=f"its launchd job is {running[c.job]}")
+    # A job its scheduler leaves running keeps the job file it runs.
+    running = {c.job: f"its {c.target} job is {c.deferred}" for c in changes
+               if c.deferred and c.action == DELETE and c.target in registry.names()
+               and registry.get(c.target).local}
+    changes = [c._replace(deferred=running[c.job])
                if c.kind == "wrapper" and c.action == DELETE and c.job in running else c
                for c in changes]
     # ... and the runtime that wrapper sources.

@@ -37,8 +37,8 @@ def table_lines(text: str) -> list[str]:
 
 
 class Change(NamedTuple):
-    target: str  # the Target that carries it out: "wrappers" | "launchd" | "cron" | "systemd"
-    kind: str  # "runtime" | "wrapper" | "plist" | "cron" | "service" | "timer" | "cronjob"
+    target: str  # the target that carries it out (its registry name), or "wrappers"
+    kind: str  # "runtime" | "wrapper", or one of its target's kinds
     key: str  # its key in the ownership record
     action: str
     path: Path | None  # None: the crontab block
@@ -50,18 +50,12 @@ class Change(NamedTuple):
     mode: int = 0o644
     note: str = ""  # why, in words, when the action alone does not say it
     edited: bool = False  # owned, but the disk no longer matches what schedgen wrote
-    # launchd only
-    label: str | None = None
-    reload: bool = False  # bootout + bootstrap after writing
+    reload: bool = False  # the scheduler reads it again after the write (or a reload is due)
     deferred: str = ""  # non-empty: left alone, and why (the job is running)
-    loaded: bool | None = None
-    pid: int | None = None
-    last_exit: int | None = None
-    # systemd only: the unit's state as `systemctl --user show` reports it (for status)
-    unit: dict[str, object] | None = None
-    # kubernetes only: the object ("namespace/name") and what the cluster says (None: unknown)
-    ref: str | None = None
-    live: dict[str, Any] | None = None
+    ref: str | None = None  # where it is when it is no file (a cluster's "namespace/name")
+    # What its target knows of it, of the target's own type: it alone reads and formats
+    # them (Target.change_json, status facts).
+    details: Any = None
 
     @property
     def where(self) -> str:

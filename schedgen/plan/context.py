@@ -101,7 +101,7 @@ class ApplyContext:
         self.say(line)
 
 
-class Target(Protocol):
+class Planner(Protocol):
     name: str
 
     def plan(self, ctx: PlanContext, earlier: tuple[Change, ...]) -> list[Change]: ...

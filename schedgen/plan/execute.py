@@ -27,12 +27,12 @@ from schedgen.errors import Interrupted, SystemOpError
 from schedgen.machine import ownership
 from schedgen.machine.ops import Ops
 from schedgen.plan.changes import CREATE, DELETE, UPDATE, Change, Plan
-from schedgen.plan.context import ApplyContext, Target
+from schedgen.plan.context import ApplyContext, Planner
 
 Say = Callable[[str], None]
 
 
-def execute(plan: Plan, record: ownership.Record, targets: Sequence[Target], ops: Ops,
+def execute(plan: Plan, record: ownership.Record, targets: Sequence[Planner], ops: Ops,
             force: bool, say: Say,
             prepare: Callable[[ApplyContext], None] | None = None,
             after: Callable[[], None] | None = None) -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """What the wrappers leave behind, read back: run manifests, queue folders, locks.
 
-Layout (written by the wrapper, DESIGN.md §5):
+Layout (written by the wrapper, docs/design.md, "File layouts"):
   <log_root>/<job>/runs/<run_id>/schedgen-manifest.json
                                                  job, run_id, host, pid, started_at,
                                                  finished_at, duration, exit_code,

@@ -17,8 +17,6 @@ from schedgen import __version__, paths  # __version__: the template cache folde
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.render import shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
-from schedgen.schedule.expressions import Cron, Every, Reboot, every_as_cron
-from schedgen.schedule.to_calendar import union_dicts
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
 # (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
@@ -77,11 +75,8 @@ def _environment(store: bool, folder: Path) -> jinja2.Environment:
     )
     env.filters["q"] = lambda s: shlex.quote(str(s))
     env.filters["word"] = bash_word
-    env.filters["cron_escape"] = cron_escape
-    env.filters["xml_comment"] = xml_comment
     # The schedule in words; never depends on the clock.
     env.filters["describe"] = lambda job: describe_zoned(job.schedule, job.timezone)
-    env.filters["cron_command"] = cron_command
     return env
 
 
@@ -138,22 +133,6 @@ def bash_word(arg: str) -> str:
     if pos < len(arg) or not out:
         out.append(shlex.quote(arg[pos:]))
     return "".join(out)
-
-
-def xml_comment(text: object) -> str:
-    """Text safe inside <!-- -->: XML forbids "--" there, and a comment ending in "-"."""
-    out = re.sub("-(?=-)", "- ", str(text))
-    return out + " " if out.endswith("-") else out
-
-
-def cron_escape(text: str) -> str:
-    """cron turns an unescaped % into a newline; escape every one."""
-    return text.replace("%", "\\%")
-
-
-def cron_command(job: Job) -> str:
-    """What a crontab line runs for a job; status finds the job's lines by it."""
-    return cron_escape(shlex.quote(str(job.wrapper_path))) + " --cron"
 
 
 def header(config: Config) -> dict[str, str]:
@@ -248,44 +227,3 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         runtime_text=runtime_text().rstrip("\n") if standalone else "",
         notify=notify, notify_file=notify_name(config.namespace),
         notify_text=notify_text().rstrip("\n") if standalone and notify else "", tz=tz)
-
-
-LAUNCHD_THROTTLE = 10  # launchd's default ThrottleInterval, seconds
-
-
-def plist(job: Job, config: Config) -> str:
-    crons = [e for e in job.schedule if isinstance(e, Cron)]
-    every = next((e.seconds for e in job.schedule if isinstance(e, Every)), None)
-    reboot = any(isinstance(e, Reboot) for e in job.schedule)
-    calendar = union_dicts(crons) if crons and not job.timezone else None
-    if every is not None and every < LAUNCHD_THROTTLE and job.throttle_interval is None:
-        # launchd starts a job at most every ThrottleInterval (10 s unless set): an
-        # @every below that needs it set to the interval, or it runs every 10 s.
-        job = job._replace(throttle_interval=every)
-    if crons and job.timezone:
-        from schedgen.render import tzrender
-
-        calendar = tzrender.host_calendar(job)
-    return _env().get_template("launchd.plist.j2").render(
-        job=job, h=header(config), calendar=calendar,
-        interval=every, run_at_load=job.run_at_load or reboot,
-    )
-
-
-def cron_lines(job: Job) -> list[str]:
-    if job.timezone:
-        from schedgen.render import tzrender
-
-        return tzrender.host_cron_lines(job)
-    exprs = []
-    for e in job.schedule:
-        if isinstance(e, Every):
-            exprs.append(every_as_cron(e.seconds) or "")
-        else:
-            exprs.append(e.text)
-    return exprs
-
-
-def cron_block(config: Config, jobs: tuple[Job, ...]) -> str:
-    return _env().get_template("crontab.j2").render(
-        jobs=[(j, cron_lines(j)) for j in jobs], h=header(config))

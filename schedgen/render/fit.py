@@ -1,34 +1,20 @@
-"""Can a job go to a target? `render --target T` renders T for every job, so it asks."""
+"""Can a job go to a target? `render --target T` renders T for every job, so it asks the
+target the same question `validate` does (one check: they cannot disagree)."""
 
 from __future__ import annotations
 
-from schedgen.config.kubernetes import unfit  # validate's own rule: the two never disagree
 from schedgen.config.model import Config, Job
-from schedgen.schedule.expressions import Cron, Every, every_cron_problem
-from schedgen.schedule.to_calendar import NotExpressible, union_dicts
+from schedgen.targets import registry
 
 
 def why_not(job: Job, target: str) -> str | None:
-    """None if the job's schedule can be rendered for `target`, else why not."""
-    if not job.enabled and target != "kubernetes":  # a disabled CronJob stays, suspended
+    """None if the job can be rendered for `target`, else why not."""
+    t = registry.get(target)
+    if not job.enabled and not t.keeps_disabled:
         return "disabled (enabled = false)"
-    if target == "launchd":
-        try:
-            union_dicts([e for e in job.schedule if isinstance(e, Cron)],
-                        widen=job.timezone is not None)
-        except NotExpressible as exc:
-            return f"launchd: {exc}"
-    if target == "cron":
-        for e in job.schedule:
-            problem = every_cron_problem(e.seconds) if isinstance(e, Every) else None
-            if problem:
-                return f"cron: {problem}"
-    if target == "kubernetes":
-        if job.kubernetes is None:
-            return "kubernetes: no [kubernetes] table (image) for this job"
-        problems = unfit(job)
-        if problems:
-            return "kubernetes: " + problems[0][1].removeprefix("target kubernetes: ")
+    for r in (r for r in t.refusals(job, f"jobs.{job.name}") if not r.renders):
+        own = f"target {target}: "
+        return f"{target}: " + (r.message[len(own):] if r.message.startswith(own) else r.message)
     return None
 
 

@@ -1,7 +1,7 @@
 """A job's schedule as a Kubernetes CronJob `spec.schedule` that fires on the same minutes.
 
 Kubernetes reads schedules with robfig/cron, which differs from Debian cron in two
-places (DESIGN.md §6 has Debian's rules):
+places (docs/design.md, "Known traps", has Debian's rules):
 - day of week is 0-6: a 7 (Sunday in cron) is rejected by the API server;
 - the day fields AND only when one of them is exactly `*` (or `*/1`); Debian cron ANDs
   when either merely starts with `*`, so `0 0 */2 * 1` fires on odd Mondays under cron

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from schedgen.machine.ops import read_file
 from schedgen.machine.ownership import Installed, key, now
@@ -14,6 +15,22 @@ from schedgen.plan import changes as p
 from schedgen.plan import decide
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact, carries_marker
+
+
+class Service(NamedTuple):
+    """A job as a service manager (launchd, systemd) has it loaded: a change's details."""
+
+    label: str  # its label, or the unit's file name
+    loaded: bool | None  # None: unknown (no program to ask)
+    pid: int | None
+    last_exit: int | None
+    state: dict[str, Any] | None = None  # the unit as the manager shows it
+
+
+def service(c: p.Change) -> Service:
+    """The details of a change to a service manager's file."""
+    assert isinstance(c.details, Service), c
+    return c.details
 
 
 def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
@@ -72,6 +89,23 @@ def remove_file(ctx: ApplyContext, c: p.Change) -> None:
     ctx.ops.remove(c.path)
     ctx.record.drop(c.key)
     ctx.did("remove", f"{c.kind} {c.path}" + (f" ({c.note})" if c.note else ""))
+
+
+def undo_write(ctx: ApplyContext, c: p.Change, old_entry: Installed | None, why: str) -> bool:
+    """Take back the write of `c` that its scheduler refused: remove the new file, or put
+    the previous one back with its record entry. True: the file was new (removed)."""
+    assert c.path is not None
+    if c.before is None:
+        ctx.ops.remove(c.path)
+        ctx.record.drop(c.key)
+        ctx.did("remove", f"{c.kind} {c.path} again ({why})")
+        return True
+    ctx.ops.write(c.path, c.before, c.mode)
+    ctx.record.drop(c.key)
+    if old_entry is not None:
+        ctx.record.set(old_entry)
+    ctx.did("restore", f"previous {c.kind} {c.path}")
+    return False
 
 
 def settle(ctx: ApplyContext, c: p.Change) -> bool:

@@ -59,3 +59,6 @@ def _unwanted_runtime(c: p.Change, used: set[Path]) -> p.Change:
                           "it; it goes with the last of them")
     return c._replace(action=p.DELETE, note=c.note if c.action == p.DELETE else
                       "no job file beside it needs it any more")
+
+
+WRAPPERS = WrapperTarget()

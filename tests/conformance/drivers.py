@@ -93,7 +93,7 @@ class LaunchdDriver(Driver):
         self.fake = FakeLaunchctl(bin_dir, tmp)
         for k, v in self.fake.env.items():
             mp.setenv(k, v)
-        mp.setattr("schedgen.targets.launchctl.RETRY_DELAYS", (0.01, 0.01, 0.01))
+        mp.setattr("schedgen.targets.launchd.launchctl.RETRY_DELAYS", (0.01, 0.01, 0.01))
         self.agents = Path(os.environ["HOME"]) / "Library" / "LaunchAgents"
 
     def _plist(self, job: str) -> Path:

@@ -26,10 +26,10 @@ from schedgen.machine.ops import read_file
 from schedgen.machine.record_format import key
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
-from schedgen.render import kubernetes as kube
 from schedgen.render.artifacts import MARKER, Artifact
-from schedgen.targets import kubectl
 from schedgen.targets.base import record_file, settle
+from schedgen.targets.kubernetes import kubectl
+from schedgen.targets.kubernetes import render as kube
 
 KIND = "cronjob"
 
@@ -183,7 +183,7 @@ class CronJobs:
         entry = ctx.record.get(k)
         c = p.Change(self.name, KIND, k, p.UNCHANGED, path, copy, a.content, job=a.job,
                      targets=("kubernetes",), mode=0o600, ref=f"{kns}/{name}",
-                     live=_live(obj) if known else None)
+                     details=_live(obj) if known else None)
         if not known:
             if copy is None or entry is None:
                 return c._replace(action=p.CREATE, note="cluster state unknown")
@@ -225,7 +225,7 @@ class CronJobs:
         copy, _ = read_file(path)
         c = p.Change(self.name, KIND, key(KIND, path), p.DELETE, path, copy, None, job=job,
                      targets=("kubernetes",), mode=0o600, ref=f"{kns}/{name}",
-                     live=_live(obj) if known else None)
+                     details=_live(obj) if known else None)
         if known and obj is None:
             return c._replace(action=p.FORGET, note="already gone from the cluster")
         if known and obj is not None and not _ours(obj, ctx.record.namespace):
@@ -239,7 +239,7 @@ class CronJobs:
         gone = ctx.why_unwanted(job)
         if not ctx.explicit((job,) if job else ()) and not ctx.prune:
             return c._replace(action=p.ORPHAN, note=f"{gone}; apply --prune removes it")
-        live = c.live or {}
+        live = c.details or {}
         if live.get("other_managers") and not ctx.force and not ctx.uninstall:
             return c._replace(action=p.KEPT, edited=True, note=(
                 f"changed in the cluster by {', '.join(live['other_managers'])}; --force removes it"))
@@ -250,7 +250,7 @@ class CronJobs:
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
         c = change
-        if c.live is None and c.action not in (p.ORPHAN, p.KEPT):
+        if c.details is None and c.action not in (p.ORPHAN, p.KEPT):
             # The plan could not see the cluster: nothing is done on a guess. Asking again
             # gives the error with the command that failed.
             kubectl.list_objects("cronjobs", (c.ref or "/").split("/")[0])
@@ -269,7 +269,7 @@ class CronJobs:
                 return
             # By name, and only while it still carries the labels it had when planned.
             selector = f"{kube.selector(ctx.record.namespace)},{kube.JOB_LABEL}={name}"
-            mine = (c.live or {}).get("install")
+            mine = (c.details or {}).get("install")
             if mine:
                 selector += f",{kube.INSTALL_LABEL}={mine}"
             kubectl.delete(ctx.ops, kns, name, selector, f"cronjob {c.ref}")
@@ -288,7 +288,7 @@ class CronJobs:
 
 def _attach_kubectl_diff(changes: list[p.Change], ctx: PlanContext) -> None:
     """The cluster's own view of each pending update (`kubectl diff`), when it can be asked."""
-    pending = [c for c in changes if c.action == p.UPDATE and c.live and c.live.get("exists")
+    pending = [c for c in changes if c.action == p.UPDATE and c.details and c.details.get("exists")
                and c.after is not None]
     if not pending:
         return
@@ -301,6 +301,6 @@ def _attach_kubectl_diff(changes: list[p.Change], ctx: PlanContext) -> None:
     if "" in parts:
         ctx.warnings.append(f"kubernetes: kubectl diff says:\n{parts['']}")
     for i, c in enumerate(changes):
-        if c.ref in parts and c.live is not None:
-            changes[i] = c._replace(live={**c.live, "kubectl_diff": parts[c.ref]})
+        if c.ref in parts and c.details is not None:
+            changes[i] = c._replace(details={**c.details, "kubectl_diff": parts[c.ref]})
 

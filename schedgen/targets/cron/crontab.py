@@ -1,7 +1,7 @@
 """The user's crontab as text, and splicing schedgen's block in and out of it.
 
 The table is never parsed into entries and written back (python-crontab's `write()`
-rewrites lines it does not own, DESIGN.md §6): schedgen finds its own block by its
+rewrites lines it does not own, docs/design.md, "Known traps"): schedgen finds its own block by its
 BEGIN/END marker lines and replaces exactly those bytes. Every other byte stays.
 Bytes that are not UTF-8 survive too (surrogateescape both ways).
 """

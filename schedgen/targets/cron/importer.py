@@ -19,11 +19,11 @@ from typing import Any
 from schedgen.config.model import PLACEHOLDERS
 from schedgen.errors import SchedgenError
 from schedgen.importers import cron_system as system_cron
-from schedgen.importers import cron_text as text
 from schedgen.importers.cron_command import CRON_DEFAULT_SHELL, as_command, unescape_command
-from schedgen.importers.document import Found, ImportResult, Note, build, program_name
+from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build, program_name
 from schedgen.schedule.expressions import MACROS, parse_entry
-from schedgen.targets import crontab
+from schedgen.targets.cron import cron_text as text
+from schedgen.targets.cron import crontab
 
 # as_command and unescape_command live in import_cron_command; named here as before.
 __all__ = ["as_command", "import_cron", "parse_crontab", "read_crontab", "unescape_command"]
@@ -35,6 +35,11 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JOB = re.compile(r"\s*(@\S+|(?:\S+\s+){4}\S+)\s+(.*)")
 _PLACEHOLDER = re.compile(r"\{(?:" + "|".join(PLACEHOLDERS) + r")\}")
 _SANE_SHELL = re.compile(r"/[A-Za-z0-9_./+-]+")
+
+
+LOCK_NOTE = ("every imported job runs under schedgen's default lock: a run that starts while "
+             "the last one is still going exits 75 at once, where cron would have run both; "
+             + LOCK_HOW)
 
 
 def read_crontab(file: Path | None) -> tuple[str, str]:
@@ -63,7 +68,7 @@ def import_cron(file: Path | None, dest: Path, system: bool = False,
         notes.insert(0, Note(file.name, "Debian's cron ignores a file in /etc/cron.d whose name "
                                         "holds other characters than letters, digits, _ and -: "
                                         "there these jobs never ran (cronie runs them)"))
-    result = build(found, "cron", origin, dest, lock=lock)
+    result = build(found, "cron", origin, dest, lock=lock, lock_note=LOCK_NOTE)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
 
 

@@ -16,14 +16,9 @@ from schedgen.machine.record_format import Installed
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact
-from schedgen.targets import systemctl
-from schedgen.targets.base import (
-    plan_files,
-    remove_file,
-    settle,
-    write_file,
-)
-from schedgen.targets.systemd_status import NOT_ARMED
+from schedgen.targets import base
+from schedgen.targets.systemd import systemctl
+from schedgen.targets.systemd.systemctl import NOT_ARMED
 
 KINDS = ("service", "timer")
 
@@ -41,7 +36,7 @@ class SystemdTarget:
         def targets_of(a: Artifact) -> tuple[str, ...]:
             return ("systemd",)
 
-        changes = [c for k in KINDS for c in plan_files(self.name, k, wanted[k], ctx, targets_of)]
+        changes = [c for k in KINDS for c in base.plan_files(self.name, k, wanted[k], ctx, targets_of)]
         units = _query(ctx, [c.path.name for c in changes if c.path is not None])
         if units is not None and wanted["timer"] and systemctl.lingering() is False:
             ctx.warnings.append(
@@ -54,9 +49,9 @@ class SystemdTarget:
         for c in changes:
             assert c.path is not None
             u = units.get(c.path.name) if units is not None else None
-            c = c._replace(label=c.path.name, pid=u.pid if u else None,
-                           loaded=None if units is None else u is not None and u.load == "loaded",
-                           last_exit=u.exit_status if u else None, unit=_view(u))
+            c = c._replace(details=base.Service(
+                c.path.name, None if units is None else u is not None and u.load == "loaded",
+                u.pid if u else None, u.exit_status if u else None, _view(u)))
             if c.kind == "timer":
                 if c.action in (p.CREATE, p.UPDATE):
                     c = c._replace(reload=True)
@@ -77,7 +72,7 @@ class SystemdTarget:
             systemctl.check_manager()
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
-        if settle(ctx, change):
+        if base.settle(ctx, change):
             return
         if change.kind == "service":
             self._service(change, ctx)
@@ -85,15 +80,16 @@ class SystemdTarget:
             self._timer(change, ctx)
 
     def _service(self, c: p.Change, ctx: ApplyContext) -> None:
-        running = f"{c.label} is running (PID {c.pid})" if c.pid else ""
+        s = base.service(c)
+        running = f"{s.label} is running (PID {s.pid})" if s.pid else ""
         if c.action in (p.CREATE, p.UPDATE):
-            write_file(ctx, c)  # the timer's step reloads the manager
+            base.write_file(ctx, c)  # the timer's step reloads the manager
             if running and c.action == p.UPDATE:
                 ctx.say(f"note: {running}; that run goes on as it started, the next one "
                         "uses the new unit")
             return
         if c.before is not None:
-            remove_file(ctx, c)
+            base.remove_file(ctx, c)
         else:
             ctx.record.drop(c.key)
         systemctl.daemon_reload(ctx.ops)
@@ -102,31 +98,32 @@ class SystemdTarget:
             ctx.say(f"left running: {running}; its current run finishes, nothing stops it")
 
     def _timer(self, c: p.Change, ctx: ApplyContext) -> None:
-        assert c.path is not None and c.label is not None
+        s = base.service(c)
+        assert c.path is not None
         if c.action == p.DELETE:
             # Also when not loaded: disable removes the timers.target.wants link.
-            if c.loaded is not False or c.before is not None:
-                systemctl.disable_now(ctx.ops, c.label)
-                ctx.did("unload", f"{c.label} (disabled and stopped)")
+            if s.loaded is not False or c.before is not None:
+                systemctl.disable_now(ctx.ops, s.label)
+                ctx.did("unload", f"{s.label} (disabled and stopped)")
             if c.before is not None:
-                remove_file(ctx, c)
+                base.remove_file(ctx, c)
             else:
                 ctx.record.drop(c.key)
             return
         old_entry = ctx.record.get(c.key)
         if c.action in (p.CREATE, p.UPDATE):
-            write_file(ctx, c)
+            base.write_file(ctx, c)
         # daemon-reload re-arms an active timer with its new schedule; one that is not
         # enabled and active is enabled and started.
-        armed = c.unit is not None and c.unit.get("active") == "active" and (
-            c.unit.get("enabled") == "enabled")
+        armed = s.state is not None and s.state.get("active") == "active" and (
+            s.state.get("enabled") == "enabled")
         try:
             systemctl.daemon_reload(ctx.ops)
             if c.action == p.UNCHANGED:
-                ctx.did("reload", f"systemd user manager ({c.label}: {c.note})")
+                ctx.did("reload", f"systemd user manager ({s.label}: {c.note})")
             if not armed:
-                systemctl.enable_now(ctx.ops, c.label)
-                ctx.did("load", f"{c.label} (enabled and started)")
+                systemctl.enable_now(ctx.ops, s.label)
+                ctx.did("load", f"{s.label} (enabled and started)")
         except SystemOpError as exc:
             if c.action not in (p.CREATE, p.UPDATE):
                 raise
@@ -159,21 +156,14 @@ def _view(u: systemctl.Unit | None) -> dict[str, Any] | None:
 
 def _roll_back(c: p.Change, ctx: ApplyContext, old_entry: Installed | None) -> str:
     """Put the previous timer back (or take the new one away). Returns what happened."""
+    s = base.service(c)
     assert c.path is not None
     try:
-        if c.before is None:
-            ctx.ops.remove(c.path)
-            ctx.record.drop(c.key)
-            ctx.did("remove", f"timer {c.path} again (it could not be started)")
-            what = f"{c.label}: the new timer was removed again; the job is not scheduled."
+        if base.undo_write(ctx, c, old_entry, "it could not be started"):
+            what = f"{s.label}: the new timer was removed again; the job is not scheduled."
         else:
-            ctx.ops.write(c.path, c.before, c.mode)
-            ctx.record.drop(c.key)
-            if old_entry is not None:
-                ctx.record.set(old_entry)
-            ctx.did("restore", f"previous timer {c.path}")
-            what = f"{c.label}: the previous timer was put back."
+            what = f"{s.label}: the previous timer was put back."
         systemctl.daemon_reload(ctx.ops)
         return what
     except SystemOpError as exc:
-        return f"{c.label}: putting the previous timer back failed too ({exc})."
+        return f"{s.label}: putting the previous timer back failed too ({exc})."

@@ -1,10 +1,10 @@
-"""The kubernetes target (DESIGN.md §10); the work is in schedgen.targets.cronjobs."""
+"""The kubernetes target (docs/kubernetes.md); the work is in schedgen.targets.kubernetes.cronjobs."""
 
 from __future__ import annotations
 
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
-from schedgen.targets.cronjobs import KIND, CronJobs
+from schedgen.targets.kubernetes.cronjobs import KIND, CronJobs
 
 __all__ = ["KIND", "KubernetesTarget"]
 

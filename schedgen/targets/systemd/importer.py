@@ -17,9 +17,10 @@ from typing import Any
 
 from schedgen import paths
 from schedgen.errors import SchedgenError
-from schedgen.importers.document import Found, ImportResult, Note, build
+from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build
 from schedgen.render.artifacts import MARKER
 from schedgen.schedule.from_oncalendar import NotExpressible, to_cron
+from schedgen.targets.systemd.render import unit_dir
 from schedgen.units import format_duration
 
 # The PATH a user manager gives its services (unless environment.d says otherwise).
@@ -32,6 +33,11 @@ _SPAN = {"us": 1e-6, "ms": 1e-3, "s": 1, "sec": 1, "second": 1, "seconds": 1, "m
          "min": 60, "minute": 60, "minutes": 60, "h": 3600, "hr": 3600, "hour": 3600,
          "hours": 3600, "d": 86400, "day": 86400, "days": 86400, "w": 604800,
          "week": 604800, "weeks": 604800}
+
+
+LOCK_NOTE = ("every imported job runs under schedgen's default lock (a run that finds the "
+             "last one still going exits 75); a systemd timer never starts a service that is "
+             "still running, so this only shows with `schedgen run`; " + LOCK_HOW)
 
 
 def parse_unit(text: str) -> dict[str, dict[str, list[str]]]:
@@ -72,7 +78,7 @@ def seconds(span: str) -> int:
 
 def read_timers(file: Path | None) -> tuple[list[Path], list[Note], Path]:
     folder = file if file is not None and file.is_dir() else (
-        file.parent if file is not None else paths.systemd_user_dir())
+        file.parent if file is not None else unit_dir())
     if file is not None and not file.exists():
         raise SchedgenError(f"{file}: no such timer or folder")
     timers = [file] if file is not None and file.is_file() else sorted(folder.glob("*.timer"))
@@ -96,7 +102,7 @@ def read_timers(file: Path | None) -> tuple[list[Path], list[Note], Path]:
 def import_systemd(file: Path | None, dest: Path, lock: bool = True) -> ImportResult:
     timers, notes, folder = read_timers(file)
     found = [j for t in timers if (j := timer_job(t, notes)) is not None]
-    result = build(found, "systemd", str(folder), dest, lock=lock)
+    result = build(found, "systemd", str(folder), dest, lock=lock, lock_note=LOCK_NOTE)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
 
 

@@ -12,8 +12,8 @@ from schedgen.errors import SystemOpError
 from schedgen.plan import changes as p
 from schedgen.plan import decide
 from schedgen.plan.context import ApplyContext, PlanContext
-from schedgen.targets import crontab
 from schedgen.targets.base import record_file, settle
+from schedgen.targets.cron import crontab
 
 KEY = "cron"
 

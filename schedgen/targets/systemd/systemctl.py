@@ -16,6 +16,8 @@ from typing import NamedTuple
 from schedgen.errors import SystemOpError
 from schedgen.machine.ops import Ops, Result, run
 
+NOT_ARMED = "timer not enabled and active in systemd"  # a plan's note
+
 SYSTEMCTL = ["systemctl", "--user"]
 PROPS = ("Id", "LoadState", "ActiveState", "SubState", "UnitFileState", "Result", "MainPID",
          "ExecMainStatus", "NextElapseUSecRealtime", "LastTriggerUSec")

@@ -13,13 +13,24 @@ from schedgen.machine.ownership import Installed
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact
-from schedgen.targets import launchctl
 from schedgen.targets.base import (
+    Service,
     plan_files,
     remove_file,
+    service,
     settle,
+    undo_write,
     write_file,
 )
+from schedgen.targets.launchd import launchctl
+from schedgen.targets.launchd.launchctl import UNLOADED_NOTE
+
+BACKGROUND_NOTICE = (
+    'note: macOS will show a "Background Items Added" notice for this: launchd now runs '
+    "your schedgen jobs in the background (the item is named after the program launchd "
+    "starts, often bash). Leave it allowed: switching it off in System Settings → General "
+    "→ Login Items & Extensions → Allow in the Background stops the jobs without a word "
+    "(`schedgen doctor` says when it is off). This is said once.")
 
 
 class LaunchdTarget:
@@ -44,36 +55,37 @@ class LaunchdTarget:
             assert c.path is not None
             label = c.path.name.removesuffix(".plist")
             svc = services.get(label) if services is not None else None
-            c = c._replace(label=label, loaded=svc is not None if services is not None else None,
-                           pid=svc.pid if svc else None, last_exit=svc.last_exit if svc else None)
+            c = c._replace(details=Service(
+                label, svc is not None if services is not None else None,
+                svc.pid if svc else None, svc.last_exit if svc else None))
             if services is None:
                 c = c._replace(reload=c.action in (p.CREATE, p.UPDATE))
             elif c.action in (p.CREATE, p.UPDATE):
                 c = c._replace(reload=True)
             elif c.action == p.UNCHANGED and svc is None:
-                c = c._replace(action=p.UPDATE, reload=True, note="not loaded in launchd")
+                c = c._replace(action=p.UPDATE, reload=True, note=UNLOADED_NOTE)
             elif c.action == p.FORGET and svc is not None:
                 c = c._replace(action=p.DELETE, note="plist already removed, still loaded")
             busy = c.reload or c.action == p.DELETE
-            if c.pid is not None and busy and not ctx.force and not ctx.uninstall:
-                c = c._replace(deferred=f"running (PID {c.pid})")
+            if service(c).pid is not None and busy and not ctx.force and not ctx.uninstall:
+                c = c._replace(deferred=f"running (PID {service(c).pid})")
             out.append(c)
         return out
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
         if settle(ctx, change):
             return
-        c = change
-        assert c.path is not None and c.label is not None
+        c, s = change, service(change)
+        assert c.path is not None
         if c.deferred:
             verb = "unloading" if c.action == p.DELETE else "reloading"
-            ctx.say(f"left alone: {c.label} is {c.deferred}; {verb} it would stop it. Run apply "
+            ctx.say(f"left alone: {s.label} is {c.deferred}; {verb} it would stop it. Run apply "
                     "again when it has finished, or use --force.")
             return
         if c.action == p.DELETE:
-            if c.loaded:
-                launchctl.bootout(ctx.ops, c.label)
-                ctx.did("unload", c.label)
+            if s.loaded:
+                launchctl.bootout(ctx.ops, s.label)
+                ctx.did("unload", s.label)
             if c.before is not None:
                 remove_file(ctx, c)
             else:
@@ -83,32 +95,34 @@ class LaunchdTarget:
             old_entry = ctx.record.get(c.key)
             write_file(ctx, c)
             try:
-                launchctl.reload(ctx.ops, c.label, c.path)
+                launchctl.reload(ctx.ops, s.label, c.path)
             except SystemOpError as exc:
                 raise SystemOpError(f"{exc}\n{self._roll_back(c, ctx, old_entry)}") from None
-            ctx.did("load", c.label)
+            ctx.did("load", s.label)
+            self._background_notice(ctx)
             return
-        launchctl.reload(ctx.ops, c.label, c.path)
-        ctx.did("reload" if c.loaded else "load", c.label + (f" ({c.note})" if c.note else ""))
+        launchctl.reload(ctx.ops, s.label, c.path)
+        ctx.did("reload" if s.loaded else "load", s.label + (f" ({c.note})" if c.note else ""))
+        self._background_notice(ctx)
+
+    def _background_notice(self, ctx: ApplyContext) -> None:
+        """Said once per user (remembered in the state folder): the notice macOS shows."""
+        from schedgen.targets.launchd import memory
+
+        if not ctx.ops.dry_run and memory.first_notice("background-items"):
+            ctx.say(BACKGROUND_NOTICE)
 
     def _roll_back(self, c: p.Change, ctx: ApplyContext, old_entry: Installed | None) -> str:
         """Put the previous plist back (and load it if it was loaded). Returns what happened."""
-        assert c.path is not None and c.label is not None
+        s = service(c)
+        assert c.path is not None
         try:
-            if c.before is None:
-                ctx.ops.remove(c.path)
-                ctx.record.drop(c.key)
-                ctx.did("remove", f"plist {c.path} again (it could not be loaded)")
-                return f"{c.label}: the new plist was removed again; the job is not installed."
-            ctx.ops.write(c.path, c.before, 0o644)
-            ctx.record.drop(c.key)
-            if old_entry is not None:
-                ctx.record.set(old_entry)
-            ctx.did("restore", f"previous plist {c.path}")
-            if not c.loaded:
-                return f"{c.label}: the previous plist was put back (it was not loaded before)."
-            launchctl.bootstrap(ctx.ops, c.label, c.path)
-            ctx.did("load", f"{c.label} (previous plist)")
-            return f"{c.label}: the previous plist was put back and loaded again."
+            if undo_write(ctx, c, old_entry, "it could not be loaded"):
+                return f"{s.label}: the new plist was removed again; the job is not installed."
+            if not s.loaded:
+                return f"{s.label}: the previous plist was put back (it was not loaded before)."
+            launchctl.bootstrap(ctx.ops, s.label, c.path)
+            ctx.did("load", f"{s.label} (previous plist)")
+            return f"{s.label}: the previous plist was put back and loaded again."
         except SystemOpError as exc:
-            return f"{c.label}: putting the previous plist back failed too ({exc}); not loaded."
+            return f"{s.label}: putting the previous plist back failed too ({exc}); not loaded."

@@ -1,7 +1,7 @@
 """Talking to launchd with the current verbs: bootout, bootstrap, enable, list.
 
 The deprecated `load`/`unload` are never used. Known failures are handled the way
-macOS reports them (DESIGN.md §6):
+macOS reports them (docs/design.md, "Known traps"):
 - bootout of a service that is not loaded: "3: No such process" (113 "Could not find
   specified service" on newer macOS): fine, it is what we wanted.
 - bootstrap "5: Input/output error": still loaded, or too soon after a bootout: retry.
@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 from schedgen.errors import SystemOpError
 from schedgen.machine.ops import Ops, Result, run
+
+UNLOADED_NOTE = "not loaded in launchd"  # a plan's note: the plist is there, launchd has it not
 
 NOT_LOADED = (3, 113)
 BUSY = 5
@@ -81,6 +83,10 @@ def bootstrap(ops: Ops, label: str, plist: Path) -> None:
     while True:
         r = ops.run(["launchctl", "bootstrap", domain(), str(plist)])
         if r.ok:
+            if not ops.dry_run:
+                from schedgen.targets.launchd import memory
+
+                memory.loaded(label)
             return
         n = code(r)
         if n == DISABLED and not enabled:
@@ -91,7 +97,12 @@ def bootstrap(ops: Ops, label: str, plist: Path) -> None:
             time.sleep(delays.pop(0))
             continue
         tried = "" if n != BUSY else f" (tried {len(RETRY_DELAYS) + 1} times)"
-        raise SystemOpError(f"launchctl bootstrap {domain()} {plist} failed{tried}: {r.message()}")
+        from schedgen.targets.launchd import explain, memory
+
+        memory.refused(label, r.message())
+        means, todo = explain.launchctl_error(n, label, str(plist))
+        raise SystemOpError(f"launchctl bootstrap {domain()} {plist} failed{tried}: {r.message()}"
+                            f"\n  means: {means}\n  do: {todo}")
 
 
 def enable(ops: Ops, label: str) -> None:

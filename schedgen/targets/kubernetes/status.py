@@ -7,15 +7,16 @@ from typing import Any
 
 from schedgen.commands.status_types import JobStatus
 from schedgen.plan import changes as p
-from schedgen.render import kubernetes as kube
-from schedgen.targets import kubectl
-from schedgen.targets.kubernetes import KIND
+from schedgen.targets.kubernetes import kubectl
+from schedgen.targets.kubernetes import render as kube
+from schedgen.targets.kubernetes.cronjobs import KIND
 
 RUNS_SHOWN = 3
 
 
-def with_cluster(jobs: tuple[JobStatus, ...], plan: p.Plan, namespace: str) -> tuple[JobStatus, ...]:
-    changes = [c for c in plan.changes if c.kind == KIND]
+def with_cluster(jobs: tuple[JobStatus, ...], changes: list[p.Change],
+                 namespace: str) -> tuple[JobStatus, ...]:
+    changes = [c for c in changes if c.kind == KIND]
     runs = job_runs(changes, namespace)
     out = []
     for js in jobs:
@@ -23,12 +24,12 @@ def with_cluster(jobs: tuple[JobStatus, ...], plan: p.Plan, namespace: str) -> t
         if c is None:
             out.append(js)
             continue
-        info: dict[str, Any] = {"object": c.ref, "known": c.live is not None,
-                                **(c.live or {}), "jobs": runs.get(js.job, [])[:RUNS_SHOWN]}
+        info: dict[str, Any] = {"object": c.ref, "known": c.details is not None,
+                                **(c.details or {}), "jobs": runs.get(js.job, [])[:RUNS_SHOWN]}
         info.pop("kubectl_diff", None)
         local = set(js.targets) - {"kubernetes"}
         if local:
-            out.append(dataclasses.replace(js, kubernetes=info))
+            out.append(dataclasses.replace(js, facts={**js.facts, "kubernetes": info}))
             continue
         # Only in the cluster: no local lock or run records; its last run is its last Job.
         newest = info["jobs"][0] if info["jobs"] else None
@@ -39,8 +40,8 @@ def with_cluster(jobs: tuple[JobStatus, ...], plan: p.Plan, namespace: str) -> t
         if not info.get("time_zone"):
             notes += ("in the cluster's time zone (kube-controller-manager's, often UTC), "
                       "not necessarily this machine's",)
-        out.append(dataclasses.replace(js, kubernetes=info, lock_held=None, last_run=last,
-                                       next_notes=notes))
+        out.append(dataclasses.replace(js, facts={**js.facts, "kubernetes": info},
+                                       lock_held=None, last_run=last, next_notes=notes))
     return tuple(out)
 
 
@@ -67,7 +68,7 @@ def text_lines(k: dict[str, Any]) -> list[str]:
 def job_runs(changes: list[p.Change], namespace: str) -> dict[str, list[dict[str, Any]]]:
     """The Jobs each CronJob made, newest first, per schedgen job (for `status`)."""
     spaces = sorted({(c.ref or "/").split("/")[0] for c in changes
-                     if c.kind == KIND and c.live is not None and c.live.get("exists")})
+                     if c.kind == KIND and c.details is not None and c.details.get("exists")})
     out: dict[str, list[dict[str, Any]]] = {}
     for kns in spaces:
         try:

@@ -22,11 +22,11 @@ from typing import Any
 from schedgen.config.model import PLACEHOLDERS
 from schedgen.errors import SchedgenError
 from schedgen.importers import cron_system as import_cron_system
-from schedgen.importers.document import Found, ImportResult, Note, build
-from schedgen.importers.plist_read import read_plist
+from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build
 from schedgen.paths import launch_agents_dir
 from schedgen.render.artifacts import MARKER
 from schedgen.schedule.from_calendar import to_cron
+from schedgen.targets.launchd.plist_read import read_plist
 from schedgen.units import format_duration
 
 _PLACEHOLDER = re.compile(r"\{(?:" + "|".join(PLACEHOLDERS) + r")\}")
@@ -43,6 +43,11 @@ _IGNORED = {
 _HANDLED = {"Label", "Program", "ProgramArguments", "StartCalendarInterval", "StartInterval",
             "RunAtLoad", "EnvironmentVariables", "WorkingDirectory", "ThrottleInterval",
             "Disabled", "Comment"}
+
+
+LOCK_NOTE = ("every imported job runs under schedgen's default lock (a run that finds the "
+             "last one still going exits 75); launchd itself never starts a job that is "
+             "still running, so this only shows with `schedgen run`; " + LOCK_HOW)
 
 
 def read_plists(file: Path | None) -> tuple[list[tuple[Path, bytes]], list[Note], str]:
@@ -80,7 +85,7 @@ def import_launchd(file: Path | None, dest: Path, lock: bool = True) -> ImportRe
         job = plist_job(path.name, data, notes)
         if job is not None:
             found.append(job)
-    result = build(found, "launchd", origin, dest, lock=lock)
+    result = build(found, "launchd", origin, dest, lock=lock, lock_note=LOCK_NOTE)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
 
 

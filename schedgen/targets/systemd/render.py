@@ -93,7 +93,7 @@ def timer(job: Job, config: Config) -> str:
 
 
 def unit_dir() -> Path:
-    return paths.systemd_user_dir()
+    return paths.config_dir() / "systemd" / "user"
 
 
 def artifacts(job: Job, config: Config) -> list[Artifact]:

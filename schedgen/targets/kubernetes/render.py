@@ -1,4 +1,4 @@
-"""A job as a Kubernetes CronJob (target "kubernetes", DESIGN.md §10).
+"""A job as a Kubernetes CronJob (target "kubernetes", docs/kubernetes.md).
 
 One CronJob per job, named after it, labelled so schedgen can find (and only ever
 prune) its own. There is no wrapper in the pod: what the wrapper does on a machine
@@ -18,7 +18,7 @@ from schedgen.schedule.kubernetes import kube_schedule
 MANAGED_BY = "app.kubernetes.io/managed-by"
 NAMESPACE_LABEL = "schedgen/namespace"
 JOB_LABEL = "schedgen/job"
-# Which machine applied the CronJob (schedgen.targets.cronjobs.install_id): one cluster,
+# Which machine applied the CronJob (schedgen.targets.kubernetes.cronjobs.install_id): one cluster,
 # several machines with one namespace, and each removes only what it applied itself.
 INSTALL_LABEL = "schedgen/install"
 API_VERSION = "batch/v1"
@@ -40,7 +40,7 @@ def selector(namespace: str) -> str:
 
 
 def job_zone(job: Job) -> str | None:
-    """The job's IANA time zone, once jobs.toml has one (DESIGN.md §8); None: the cluster's."""
+    """The job's IANA time zone, once jobs.toml has one (docs/design.md, "Time zones"); None: the cluster's."""
     zone: object = job.timezone
     name = getattr(zone, "key", zone)  # a ZoneInfo or its IANA name
     return name if isinstance(name, str) and name else None

@@ -1,0 +1,66 @@
+"""The cron target: one managed block per namespace in the user's crontab.
+
+Its parts: fit (what it refuses), plan (read, plan, apply), crontab (the program and
+the block in the table), importer and cron_text (`import --from cron`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from schedgen.targets.cron import fit
+from schedgen.targets.interface import Defaults, Refusal, Target
+
+if TYPE_CHECKING:
+    from schedgen.config.model import Config, Job
+    from schedgen.doctor import Check
+    from schedgen.importers.document import ImportResult
+    from schedgen.plan.changes import Change
+    from schedgen.plan.context import Planner
+    from schedgen.render.artifacts import Artifact
+
+
+class Cron(Defaults):
+    """All of a namespace's jobs in one block: its install time starts their schedules."""
+
+    name = "cron"
+    kinds: tuple[str, ...] = ("cron",)
+    imports = True
+    schedule_kinds = kinds
+
+    def refusals(self, job: Job, where: str) -> list[Refusal]:
+        return fit.refusals(job, where)
+
+    def render(self, config: Config, jobs: tuple[Job, ...]) -> list[Artifact]:
+        from schedgen.render.artifacts import Artifact
+        from schedgen.targets.cron.render import cron_block
+
+        return [Artifact("cron", None, "cron/crontab", None, cron_block(config, jobs))] if jobs else []
+
+    def job_changes(self, change: Change, jobs: tuple[Job, ...]) -> dict[str, Change]:
+        from schedgen.targets.cron.status import job_parts
+
+        return job_parts(change, jobs)
+
+    def kind_words(self, kind: str) -> str:
+        return "crontab lines"
+
+    def planner(self) -> Planner:
+        from schedgen.targets.cron.plan import CronTarget
+
+        return CronTarget()
+
+    def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
+        from schedgen.targets.cron.doctor import checks
+
+        return checks(jobs)
+
+    def import_jobs(self, file: Path | None, dest: Path, *, system: bool,
+                    lock: bool) -> ImportResult | None:
+        from schedgen.targets.cron.importer import import_cron
+
+        return import_cron(file, dest, system=system, lock=lock)
+
+
+TARGET: Target = Cron()  # the type checker holds it to the interface

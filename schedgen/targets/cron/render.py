@@ -1,0 +1,41 @@
+"""The crontab block: a line per schedule expression of each cron job."""
+
+from __future__ import annotations
+
+import shlex
+
+from schedgen.config.model import Config, Job
+from schedgen.render.artifacts import _env, header
+from schedgen.schedule.expressions import Every, every_as_cron
+
+
+def cron_escape(text: str) -> str:
+    """cron turns an unescaped % into a newline; escape every one."""
+    return text.replace("%", "\\%")
+
+
+def cron_command(job: Job) -> str:
+    """What a crontab line runs for a job; status finds the job's lines by it."""
+    return cron_escape(shlex.quote(str(job.wrapper_path))) + " --cron"
+
+
+def cron_lines(job: Job) -> list[str]:
+    if job.timezone:
+        from schedgen.render import tzrender
+
+        return tzrender.host_cron_lines(job)
+    exprs = []
+    for e in job.schedule:
+        if isinstance(e, Every):
+            exprs.append(every_as_cron(e.seconds) or "")
+        else:
+            exprs.append(e.text)
+    return exprs
+
+
+def cron_block(config: Config, jobs: tuple[Job, ...]) -> str:
+    env = _env()
+    env.filters.setdefault("cron_escape", cron_escape)
+    env.filters.setdefault("cron_command", cron_command)
+    return env.get_template("crontab.j2").render(
+        jobs=[(j, cron_lines(j)) for j in jobs], h=header(config))

@@ -1,0 +1,39 @@
+"""What launchd takes of a job: calendar intervals, and a plist name a file may have."""
+
+from __future__ import annotations
+
+from schedgen.config.hostile import NAME_MAX, too_long
+from schedgen.config.model import Job
+from schedgen.paths import launch_agents_dir
+from schedgen.schedule.expressions import Cron, Every
+from schedgen.schedule.to_calendar import NotExpressible, union_dicts
+from schedgen.targets.interface import Refusal
+
+
+def refusals(job: Job, w: str) -> list[Refusal]:
+    out = []
+    try:
+        # a zoned job's gate drops the extra fires
+        union_dicts([e for e in job.schedule or () if isinstance(e, Cron)],
+                    widen=job.timezone is not None)
+    except NotExpressible as exc:
+        out.append(Refusal(f"{w}.schedule", f"target launchd: {exc}"))
+    every = next((e.seconds for e in job.schedule or () if isinstance(e, Every)), None)
+    throttle = job.throttle_interval
+    if every is not None and throttle is not None and throttle > every:
+        out.append(Refusal(f"{w}.throttle_interval",
+                           f"target launchd: {throttle} s is longer than the schedule's "
+                           f"@every ({every} s): launchd would start the job at most "
+                           f"every {throttle} s; set it to {every} or less"))
+    if job.label_prefix is None:
+        return out  # reported as the label prefix's own problem
+    name = f"{job.label}.plist"
+    if len(name.encode()) > NAME_MAX:
+        out.append(Refusal(f"{w}.label_prefix", f"the plist file name {name[:40]}... would be "
+                                           f"{len(name.encode())} bytes, more than {NAME_MAX}: "
+                                           "use a shorter label_prefix"))
+    else:
+        long = too_long(launch_agents_dir() / name)
+        if long:
+            out.append(Refusal(f"{w}.label_prefix", f"the plist's path would be {long}"))
+    return out

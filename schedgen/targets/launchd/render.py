@@ -1,0 +1,40 @@
+"""The plist of a job: its calendar, interval and load-time run for launchd."""
+
+from __future__ import annotations
+
+import re
+
+from schedgen.config.model import Config, Job
+from schedgen.render.artifacts import _env, header
+from schedgen.schedule.expressions import Cron, Every, Reboot
+from schedgen.schedule.to_calendar import union_dicts
+
+
+def xml_comment(text: object) -> str:
+    """Text safe inside <!-- -->: XML forbids "--" there, and a comment ending in "-"."""
+    out = re.sub("-(?=-)", "- ", str(text))
+    return out + " " if out.endswith("-") else out
+
+
+LAUNCHD_THROTTLE = 10  # launchd's default ThrottleInterval, seconds
+
+
+def plist(job: Job, config: Config) -> str:
+    crons = [e for e in job.schedule if isinstance(e, Cron)]
+    every = next((e.seconds for e in job.schedule if isinstance(e, Every)), None)
+    reboot = any(isinstance(e, Reboot) for e in job.schedule)
+    calendar = union_dicts(crons) if crons and not job.timezone else None
+    if every is not None and every < LAUNCHD_THROTTLE and job.throttle_interval is None:
+        # launchd starts a job at most every ThrottleInterval (10 s unless set): an
+        # @every below that needs it set to the interval, or it runs every 10 s.
+        job = job._replace(throttle_interval=every)
+    if crons and job.timezone:
+        from schedgen.render import tzrender
+
+        calendar = tzrender.host_calendar(job)
+    env = _env()
+    env.filters.setdefault("xml_comment", xml_comment)
+    return env.get_template("launchd.plist.j2").render(
+        job=job, h=header(config), calendar=calendar,
+        interval=every, run_at_load=job.run_at_load or reboot,
+    )
