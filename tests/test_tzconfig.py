@@ -5,6 +5,7 @@ render byte for byte as before."""
 from __future__ import annotations
 
 import plistlib
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -107,15 +108,16 @@ def test_zoned_job_renders_widened_lines_dicts_and_a_gated_wrapper(
 
 
 def test_the_gate_runs_before_anything_that_writes() -> None:
-    """As the runtime is read, right after its globals: before sg_main (cron's log
-    redirection, the env file, the lock); tests/test_tzgate.py runs it: nothing written."""
+    """As the runtime is read, right after the cut (a job without a zone stops before it):
+    the job file calls sg_main (cron's log redirection, the env file, the lock) only once
+    the runtime is read; tests/test_tzgate.py runs it: nothing written."""
     from schedgen.render.artifacts import runtime_text
 
     text = runtime_text()
     gate = text.index('\n[ -z "${sg_tz_zone-}" ] || [ "${sg_api:-none}" != "${sg_runtime_api-}" ] ||'
                       ' sg_tz_main\n')
-    assert text.index("sg_runtime_api=1") < gate < text.index("sg_main() {")
-    assert gate < text.index("sg_lock() {") and gate < text.index("sg_event() {")
+    assert text.index("# --- 80-cut.bash ---") < gate < text.index("# --- 81-timeout.bash ---")
+    assert not re.search(r"^sg_(main|init)\b(?!\(\))", text, re.M)  # run by the job file only
 
 
 def test_a_zoned_job_file_is_as_short_as_a_plain_one(tmp_path: Path,
