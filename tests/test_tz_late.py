@@ -55,14 +55,17 @@ def test_a_start_delayed_past_the_minute_runs_its_firing_once(
     # The last second of the firing's minute, then (next day) the first second after it.
     assert _run_at(w, FIRING + timedelta(seconds=59)).returncode == 0
     assert _run_at(w, FIRING + DAY + timedelta(seconds=60)).returncode == 0
-    assert _ran(out) == ["20270112T073059", "20270113T073100"]
+    # (The faked clock runs on from the instant it is set to: a second may pass under load.)
+    assert [r[:13] for r in _ran(out)] in (["20270112T0730", "20270113T0731"],
+                                          ["20270112T0731", "20270113T0731"])
     # A second start for the same firing (a duplicate, or a wake after a late run): no run.
     r = _run_at(w, FIRING + DAY + timedelta(minutes=20))
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     assert len(_ran(out)) == 2
     # Each run says which firing it was for, and how late it started.
     starts = [(e["firing"], e["late"]) for e in w.events() if e["event"] == "start"]
-    assert starts == [("2027-01-12T02:30", 59), ("2027-01-13T02:30", 60)]
+    assert [f for f, _ in starts] == ["2027-01-12T02:30", "2027-01-13T02:30"]
+    assert 59 <= starts[0][1] <= 62 and 60 <= starts[1][1] <= 63
     assert [(m["firing"], m["late"]) for m in w.manifests()] == starts
     assert not [e for e in w.events() if e["event"] == "late"]
 
@@ -76,11 +79,11 @@ def test_a_start_past_the_bound_is_dropped_once_and_said(
     r = _run_at(w, late)
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     assert _run_at(w, late + timedelta(minutes=10)).returncode == 0  # said once
-    assert _ran(out) == ["20270112T073000"]
+    assert [r[:13] for r in _ran(out)] == ["20270112T0730"]
     [ev] = [e for e in w.events() if e["event"] == "late"]
-    assert (ev["firing"], ev["late"], ev["outcome"], ev["zone"], ev["max_lateness"]) == \
-        ("2027-01-13T02:30", MAX_LATENESS * 60 + 5, "dropped", "America/New_York",
-         MAX_LATENESS * 60)
+    assert (ev["firing"], ev["outcome"], ev["zone"], ev["max_lateness"]) == \
+        ("2027-01-13T02:30", "dropped", "America/New_York", MAX_LATENESS * 60)
+    assert MAX_LATENESS * 60 + 5 <= ev["late"] <= MAX_LATENESS * 60 + 8
     # The next day's firing runs as usual.
     assert _run_at(w, FIRING + 2 * DAY).returncode == 0
     assert len(_ran(out)) == 2
@@ -129,8 +132,9 @@ wrapper_dir = "{tmp_path}/wrappers"
 
     r = check()
     assert r.returncode == 1
-    assert "nightly: firing 2027-01-13 02:30 America/New_York not run: started 1h30m late " \
-           "(max lateness 1h)" in r.stdout.splitlines()
+    [line] = [x for x in r.stdout.splitlines() if "not run" in x]
+    assert line.startswith("nightly: firing 2027-01-13 02:30 America/New_York not run: "
+                           "started 1h30m") and line.endswith(" late (max lateness 1h)")
     problems = {p["kind"]: p["text"] for p in json.loads(check("--json").stdout)["problems"]}
     assert set(problems) == {"dropped", "missed"}
     assert "missed 1 firing" in problems["missed"] and "2027-01-13 02:30" in problems["missed"]
