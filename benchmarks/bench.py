@@ -247,7 +247,7 @@ def _drain(workers: list[Callable[[], subprocess.Popen[bytes]]], loop: bool) -> 
 # The physical floor of a drain: one loop per worker that forks the command once per
 # item and does nothing else (no claim, no record, no move).
 FLOOR_LOOP = 'for f in "$@"; do /bin/true "$f"; done'
-# The same with the record every run must leave (DESIGN §5): a run directory per item
+# The same with the record every run must leave (docs/design.md, "What a run does"): a run directory per item
 # (all made with one mkdir, as cheap as it gets), the command's stdout and stderr in it,
 # and a manifest. What this costs over FLOOR_LOOP is the file system's, not the wrapper's.
 RECORD_LOOP = ('d=$1; shift; i=0; set -- "$@"; for f; do i=$((i + 1)); set -- "$@" "$d/$i"; done; '
@@ -418,8 +418,8 @@ def bench_scale(tmp: Path, small: int, large: int, rounds: int) -> Samples:
 # What each fork-saving trick of the runtime saves: the trick and what it stands in for,
 # each N times in a loop of one bash (so bash's start is not in the figure), interleaved;
 # the figure is the median of the rounds' (alternative - trick) / uses. (name, uses per
-# loop turn, setup, trick, alternative; a use under 1: that many times the turns, for
-# what forks nothing); $D is a scratch folder, $RT the installed runtime.
+# loop turn, setup, trick, alternative: a loop runs about `turns` uses, so 0.1 is ten
+# times the turns, for what forks nothing); $D is a scratch folder, $RT the runtime.
 TRICKS = [
     ("clock: $EPOCHSECONDS (bash 3.2: SECONDS after one `date`), not `date` per call", 1, "",
      't=${EPOCHSECONDS:-0}', 't=$(date -u +%s)'),
@@ -449,6 +449,8 @@ TRICKS = [
      'case $last in [0-9]*Z-[0-9]*) break ;; esac; n=$((n - 1)); done'),
     ("the cut: a plain run parses the runtime up to it, not the whole", 0.1, "",
      '. "$RT"', 'SCHEDGEN_FOREGROUND=1; . "$RT"; unset SCHEDGEN_FOREGROUND'),
+    ("the runtime installed without the parts' comment lines (a plain run's parse)", 0.1, "",
+     '. "$RT"', '. "$RTC"'),
     ("a queue chunk: one `mv` claims 32 items, not a `mv` each", 64,
      'mkdir -p "$D/q1" "$D/q2"; k=0; while [ $k -lt 32 ]; do : >"$D/q1/$k.json"; k=$((k + 1)); done',
      'LC_ALL=C mv -n -- "$D/q1"/* "$D/q2/"; LC_ALL=C mv -n -- "$D/q2"/* "$D/q1/"',
@@ -463,14 +465,17 @@ LOADABLE_TRICK = ("run directories: bash's loadable mkdir, not /bin/mkdir", 1, "
 
 
 def bench_tricks(tmp: Path, rounds: int, turns: int) -> tuple[Samples, list[tuple[str, float]]]:
-    from schedgen.render.artifacts import runtime_text
+    from schedgen.render import shipped
+    from schedgen.render.artifacts import RUNTIME_PARTS, runtime_text
 
     rt = tmp / "runtime.bash"
     rt.write_text(runtime_text())
+    rtc = tmp / "runtime-commented.bash"   # the parts as they are, comments and all
+    rtc.write_text("".join(shipped.text("runtime/" + n) for n in RUNTIME_PARTS))
     tricks = list(TRICKS)
     if Path("/usr/lib/bash/mkdir").exists():
         tricks.append(LOADABLE_TRICK)
-    env = {**env_for(tmp, tmp), "LANG": "C.UTF-8", "RT": str(rt)}
+    env = {**env_for(tmp, tmp), "LANG": "C.UTF-8", "RT": str(rt), "RTC": str(rtc)}
     env.pop("LC_ALL", None)
     # A locale read from files, as a desktop session's en_US.UTF-8 is (glibc builds C.UTF-8
     # in, which costs nothing to load): made here, where localedef can.
@@ -487,7 +492,7 @@ def bench_tricks(tmp: Path, rounds: int, turns: int) -> tuple[Samples, list[tupl
         d = tmp / f"t{k}"
         d.mkdir()
         pre = "enable -f /usr/lib/bash/mkdir mkdir; enable -n mkdir; " if "enable" in trick else ""
-        n = turns if uses >= 1 else int(turns / uses)
+        n = max(1, round(turns / uses))
         for side, body in (("trick", trick), ("alt", alt)):
             script = (f'D={d}/{side}; mkdir -p "$D"; {pre}{setup}\n'
                       f'i=0; while [ "$i" -lt {n} ]; do {body}; i=$((i + 1)); done\n')
@@ -497,12 +502,12 @@ def bench_tricks(tmp: Path, rounds: int, turns: int) -> tuple[Samples, list[tupl
 
 def _tricks(tmp: Path, rounds: int) -> None:
     turns = 20 if rounds < 5 else 100
-    tb, names = bench_tricks(tmp / "tricks", rounds, turns)
-    print(f"\n7. What each fork-saving trick of the runtime saves, per use (each side {turns} turns "
-          "of a loop in one bash; the median of the rounds' differences)")
+    tb, names = bench_tricks(tmp / "tricks", max(3, rounds // 3), turns)
+    print(f"\n7. What each fork-saving trick of the runtime saves, per use (each side about {turns} "
+          "uses in a loop of one bash; the median of the rounds' differences)")
     for k, (name, uses) in enumerate(names):
         pairs = zip(dict.__getitem__(tb, f"{k}-alt"), dict.__getitem__(tb, f"{k}-trick"), strict=True)
-        per = turns * uses if uses >= 1 else turns / uses
+        per = max(1, round(turns / uses)) * max(1, uses)
         saved = statistics.median(a - t for a, t in pairs) / per * 1000
         print(f"   {saved:6.3f} ms  {name}{LOCALE[0] if name.endswith('=') else ''}")
 

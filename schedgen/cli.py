@@ -6,13 +6,20 @@ import copy
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from schedgen import __version__, error_handler
-from schedgen.config.load import config_path
-from schedgen.errors import EXIT_CHANGES, EXIT_OK, ConfigError, SchedgenError, UsageError
+from schedgen import __version__, completion, error_handler
+from schedgen.config.discover import config_path
+from schedgen.errors import (
+    EXIT_CHANGES,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    ConfigError,
+    SchedgenError,
+    UsageError,
+)
 from schedgen.targets import registry
 
 app = typer.Typer(
@@ -23,9 +30,10 @@ app = typer.Typer(
 
 ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs Optional)
     "-c", "--config", metavar="PATH",
-    help="jobs.toml to read (default: ./jobs.toml, or $SCHEDGEN_CONFIG)")]
+    help="jobs.toml to read (default: $SCHEDGEN_CONFIG, else ./jobs.toml, else the one the "
+         "last apply recorded)")]
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
-    "--target", "-t", metavar="NAME", help=f"{', '.join(registry.names())}; repeatable (default: every target the config names)")]
+    "--target", "-t", metavar="NAME", autocompletion=completion.targets, help=f"{', '.join(registry.names())}; repeatable (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
 
 
@@ -99,9 +107,12 @@ ForceOpt = Annotated[bool, typer.Option(
 def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt = False,
              force: ForceOpt = False, as_json: JsonOpt = False,
              stat: Annotated[bool, typer.Option(
-                 "--stat", help="per job what changed, then file names only")] = False) -> None:
-    """Per job what changed in jobs.toml terms, then unified diffs (env values masked).
-    Exit 0 in sync, 1 pending."""
+                 "--stat", help="per job what changed, then file names only")] = False,
+             full: Annotated[bool, typer.Option(
+                 "--full", "-v", help="new files in whole, not one line each")] = False) -> None:
+    """Per job what changed in jobs.toml terms, then the files: a new one in one line
+    (what it is, where, its size; --full shows its text), a changed one as hunks, env
+    values masked. Exit 0 in sync, 1 pending."""
     from schedgen.commands.diff import review_diff
     from schedgen.output import plan as report
     from schedgen.output import review
@@ -110,7 +121,7 @@ def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt
     if as_json:
         typer.echo(json.dumps(review.as_json(r, stat), indent=2))
     else:
-        typer.echo(review.text(r, report.use_color(sys.stdout), stat), nl=False)
+        typer.echo(review.text(r, report.use_color(sys.stdout), stat, full), nl=False)
     raise typer.Exit(EXIT_OK if r.plan.in_sync else EXIT_CHANGES)
 
 
@@ -119,18 +130,37 @@ def apply_cmd(
     config: ConfigOpt = None, target: TargetOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="say what would be done; "
                                           "change nothing")] = False,
-    prune: PruneOpt = False, force: ForceOpt = False,
+    prune: PruneOpt = False, force: ForceOpt = False, as_json: JsonOpt = False,
 ) -> None:
     """Make the machine match the config: wrappers, plists, the crontab block, reloads."""
     from schedgen.commands import apply
 
     out = apply.apply(config_path(config), _targets(target), dry_run=dry_run, prune=prune,
-                      force=force, say=typer.echo)
-    if dry_run:
+                      force=force, say=_quiet if as_json else typer.echo)
+    if as_json:
+        typer.echo(json.dumps(_outcome_json(out), indent=2))
+    elif dry_run:
         typer.echo(f"dry run, nothing changed: namespace {out.plan.namespace}: "
                    f"{out.plan.summary()}")
     else:
         typer.echo(f"done: namespace {out.plan.namespace}: {out.plan.summary(done=True)}")
+
+
+def _quiet(_line: str) -> None:
+    """--json: the steps go into the JSON, not onto the screen one by one."""
+
+
+def _outcome_json(out: Any) -> dict[str, Any]:
+    """apply/uninstall --json: what was (or would be) done, and the plan behind it."""
+    from schedgen.output.plan import change_json
+    from schedgen.plan import changes as p
+
+    plan = out.plan
+    return {"namespace": plan.namespace, "dry_run": out.dry_run, "done": list(out.done),
+            "summary": {a: plan.count(a) for a in p.ACTIONS if a != p.FORGET},
+            "changes": [change_json(c, with_diff=False) for c in plan.changes
+                        if c.action != p.FORGET],
+            "warnings": list(plan.warnings)}
 
 
 @app.command("status")
@@ -138,16 +168,19 @@ def status_cmd(
     config: ConfigOpt = None, target: TargetOpt = None, as_json: JsonOpt = False,
     check: Annotated[bool, typer.Option("--check", help="exit 1 if anything drifted")] = False,
 ) -> None:
-    """Per job: installed, drifted, loaded/running, last run, next run, queue, lock."""
+    """Per job: installed, drifted, loaded/running, last run, next run, queue, lock.
+    Exit 0; with --check 1 on drift; 4 when a scheduler could not be read (no crontab
+    on PATH, no cluster): its jobs' state is unknown and no drift is claimed for them."""
     from schedgen.commands.status import status
     from schedgen.output import status as out
 
     st = status(config_path(config), _targets(target))
     typer.echo(json.dumps(out.as_json(st), indent=2) if as_json else out.as_text(st))
-    raise typer.Exit(EXIT_CHANGES if check and st.drifted else EXIT_OK)
+    raise typer.Exit(EXIT_CHANGES if check and st.drifted
+                     else EXIT_UNKNOWN if st.unknown else EXIT_OK)
 
 
-app.command("reconcile", help="Same as status (the name the design card uses).")(status_cmd)
+app.command("reconcile", help="Same as status: what is installed against jobs.toml.")(status_cmd)
 
 
 @app.command("uninstall")
@@ -156,12 +189,16 @@ def uninstall_cmd(
     namespace: Annotated[Optional[str], typer.Option(  # noqa: UP007,UP045
         "--namespace", help="namespace to remove, without reading a config")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="say what would be removed")]
-    = False,
+    = False, as_json: JsonOpt = False,
 ) -> None:
     """Remove everything schedgen installed for the namespace; logs and run records stay."""
     from schedgen.commands import apply
 
-    out = apply.uninstall(config_path(config), namespace, dry_run=dry_run, say=typer.echo)
+    path = Path(config or "jobs.toml") if namespace else config_path(config)
+    out = apply.uninstall(path, namespace, dry_run=dry_run, say=_quiet if as_json else typer.echo)
+    if as_json:
+        typer.echo(json.dumps(_outcome_json(out), indent=2))
+        return
     n = len([c for c in out.plan.changes if c.action == "delete"])
     verb = "would remove" if dry_run else "removed"
     what = f"{verb} {n} artifact{'s' if n != 1 else ''}" if n else "nothing was installed"
@@ -187,11 +224,19 @@ def import_cmd(
                          "header that names the user column")] = False,
     no_lock: Annotated[bool, typer.Option(
         "--no-lock", help="write `lock = false`: runs may overlap, as they could before")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Turn hand-written crontab lines, plists or systemd timers into a jobs.toml that validates."""
     from schedgen.commands.import_jobs import run_import
 
     result = run_import(source, file, out, force, system=system, lock=not no_lock)
+    if as_json:  # the jobs.toml text inside, unless it went to --out
+        typer.echo(json.dumps({
+            "from": source, "jobs": list(result.jobs), "out": str(out) if out else None,
+            "origins": [{"job": j, "from": w} for j, w in result.origins],
+            "notes": [str(n) for n in result.notes],
+            "text": None if out else result.text}, indent=2))
+        return
     for note in result.notes:
         typer.echo(f"schedgen import: {note}", err=True)
     if out is None:
@@ -204,7 +249,8 @@ def import_cmd(
 @app.command("next")
 def next_cmd(
     jobs: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
-        metavar="[JOB]...", help="jobs to show (default: all)")] = None,
+        metavar="[JOB]...", autocompletion=completion.jobs,
+        help="jobs to show (default: all)")] = None,
     count: Annotated[int, typer.Option("-n", min=1, help="how many times per job")] = 5,
     config: ConfigOpt = None, as_json: JsonOpt = False,
 ) -> None:
@@ -227,21 +273,30 @@ def schema_cmd() -> None:
 # --- run a job now
 @app.command("run")
 def run_cmd(
-    job: Annotated[str, typer.Argument(metavar="JOB", help="the job to run")],
+    job: Annotated[str, typer.Argument(metavar="JOB", autocompletion=completion.jobs,
+                                                  help="the job to run")],
     smoke: Annotated[bool, typer.Option(
         "--smoke", help="run the job's smoke command, or only check its preconditions")] = False,
     config: ConfigOpt = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="after the run, its record as JSON (the job's own stdout goes to "
+                       "stderr)")] = False,
 ) -> None:
     """Run the job's wrapper now, in the foreground; exit with the wrapper's status."""
-    from schedgen.commands.run import run
+    from schedgen.commands.run import last_run_json, run
 
-    raise typer.Exit(run(config_path(config), job, smoke))
+    path = config_path(config)
+    status = run(path, job, smoke, quiet_stdout=as_json)
+    if as_json:
+        typer.echo(json.dumps(last_run_json(path, job, status), indent=2))
+    raise typer.Exit(status)
 
 
 @app.command("doctor")
 def doctor_cmd(
     jobs: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
-        metavar="[JOB]...", help="jobs to check (default: all)")] = None,
+        metavar="[JOB]...", autocompletion=completion.jobs,
+        help="jobs to check (default: all)")] = None,
     config: ConfigOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """What would make a job fail silently on this host, each check with its verdict and
@@ -261,7 +316,7 @@ def doctor_cmd(
 
 # --- outcomes: history, logs, check, report (schedgen/outcomes/, commands/)
 JobsArg = Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
-    metavar="[JOB]...", help="jobs to show (default: all)")]
+    metavar="[JOB]...", autocompletion=completion.jobs, help="jobs to show (default: all)")]
 
 
 @app.command("history")
@@ -283,9 +338,10 @@ def history_cmd(
 
 @app.command("logs")
 def logs_cmd(
-    job: Annotated[str, typer.Argument(metavar="JOB", help="the job")],
+    job: Annotated[str, typer.Argument(metavar="JOB", autocompletion=completion.jobs,
+                                                  help="the job")],
     run_id: Annotated[Optional[str], typer.Argument(  # noqa: UP007
-        metavar="[RUN_ID]", help="a run ID or a unique prefix (default: the last run)")] = None,
+        metavar="[RUN_ID]", autocompletion=completion.run_ids, help="a run ID or a unique prefix (default: the last run)")] = None,
     stderr: Annotated[bool, typer.Option("--stderr", help="the run's stderr instead")] = False,
     config: ConfigOpt = None,
 ) -> None:
@@ -297,6 +353,12 @@ def logs_cmd(
         data = path.read_bytes()
     except OSError as exc:
         raise SchedgenError(f"{path}: {exc.strerror}") from None
+    if not data:  # said on stderr: stdout stays the run's own bytes
+        stream = "stderr" if stderr else "stdout"
+        hint = "" if stderr else "; its stderr: --stderr"
+        typer.echo(f"run {path.parent.name} of {job} wrote nothing to {stream} ({path}){hint}",
+                   err=True)
+        return
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
 
@@ -308,7 +370,8 @@ def check_cmd(
     config: ConfigOpt = None, target: TargetOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Health for monitoring: exit 0 healthy, 1 with one line per problem (drift, failed
-    last run, missed firings, failed/ items, stale inbox, lock held past the timeout)."""
+    last run, missed firings, failed/ items, stale inbox, lock held past the timeout),
+    4 when no problem was seen but a scheduler could not be read (its state is unknown)."""
     from schedgen.commands import alerts, check
 
     health = check.check(config_path(config), _targets(target))
@@ -320,7 +383,7 @@ def check_cmd(
         for s in sent or ():
             typer.echo(f"schedgen check: notify {s['job']} ({s['event']}): {s['detail']}",
                        err=True)
-    raise typer.Exit(1 if health.problems else 0)
+    raise typer.Exit(health.exit_code)
 
 
 @app.command("report")
@@ -331,12 +394,41 @@ def report_cmd(
     config: ConfigOpt = None,
 ) -> None:
     """One self-contained HTML page: a lane per job of runs by outcome and missed firings,
-    and a summary table (success rate, p50/p95 duration, last failure, queue)."""
+    and a summary table (success rate, p50/p95 duration, last failure, queue). Exit 4
+    (the page still written) when a scheduler could not be read: the page says so."""
     from schedgen.commands import report as htmlreport
 
-    n = htmlreport.report(config_path(config), out, days)
+    written = htmlreport.report(config_path(config), out, days)
+    n = written.runs
     typer.echo(f"wrote {out} ({n} run{'s' if n != 1 else ''} in the last "
                f"{days} day{'s' if days != 1 else ''})")
+    for _, w in written.unknown:
+        typer.echo(f"unknown: {w}")
+    raise typer.Exit(EXIT_UNKNOWN if written.unknown else EXIT_OK)
+
+
+# One example per command, shown at the end of its --help.
+EXAMPLES = {
+    "validate": "schedgen validate -c ~/jobs.toml",
+    "render": "schedgen render --out out/ --target cron",
+    "diff": "schedgen diff   (--stat: file names only; --full: each new file's text)",
+    "apply": "schedgen apply --dry-run   (then: schedgen apply)",
+    "status": "schedgen status --check   (from any folder: the last apply's config is found)",
+    "reconcile": "schedgen reconcile --json",
+    "uninstall": "schedgen uninstall --namespace old --dry-run",
+    "import": "schedgen import --from cron -o jobs.toml",
+    "next": "schedgen next backup -n 3",
+    "schema": "schedgen schema > jobs.schema.json",
+    "run": "schedgen run backup --smoke",
+    "history": "schedgen history backup --since 2d",
+    "logs": "schedgen logs backup --stderr",
+    "check": "schedgen check --notify   (from cron, every 15 minutes)",
+    "report": "schedgen report -o report.html --days 30",
+    "doctor": "schedgen doctor backup",
+}
+for _c in app.registered_commands:
+    _name = _c.name or (_c.callback.__name__ if _c.callback else "")
+    _c.epilog = f"Example: {EXAMPLES[_name]}"
 
 
 def _app_for(argv: list[str]) -> typer.Typer:

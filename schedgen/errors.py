@@ -1,7 +1,8 @@
 """One exception base for expected failures, mapped to exit codes at the CLI.
 
 The codes (README "Commands"): 0 ok, 1 changes pending (diff, status --check),
-2 bad input (config or usage), 3 a system operation failed, 70 a bug in schedgen
+2 bad input (config or usage), 3 a system operation failed, 4 the installed state is
+unknown (status, check, report: a scheduler program is missing or failed), 70 a bug in schedgen
 (EX_SOFTWARE; the CLI writes a log with the traceback).
 """
 
@@ -13,6 +14,7 @@ EXIT_OK = 0
 EXIT_CHANGES = 1
 EXIT_INPUT = 2
 EXIT_SYSTEM = 3
+EXIT_UNKNOWN = 4  # status/check/report: a scheduler could not be read, its state is unknown
 EXIT_BUG = 70
 
 

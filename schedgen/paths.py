@@ -33,6 +33,15 @@ def data_dir() -> Path:
     return _xdg("XDG_DATA_HOME", ".local/share") / "schedgen"
 
 
+def private_tmp() -> Path:
+    """schedgen's own temp folder (0700, the apply lock's in /tmp): files that hold what
+    others must not read. A short path: Debian's crontab(1) cuts a FILE argument at 99
+    bytes, so the user's state dir (as deep as $HOME) will not do for the crontab's."""
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"schedgen-{os.getuid()}"
+
+
 def cache_dir() -> Path:
     if is_macos():
         return home() / "Library" / "Caches" / "schedgen"
@@ -59,6 +68,14 @@ def launch_agents_dir() -> Path:
 
 def default_targets() -> tuple[str, ...]:
     return ("launchd",) if is_macos() else ("cron",)
+
+
+def expand_home(value: str) -> str:
+    """A leading ``~`` or ``~/`` as your home; every other byte as written (a Path would
+    drop a trailing slash, which rsync and cp read as "the folder's contents")."""
+    if value == "~" or value.startswith("~/"):
+        return os.path.expanduser("~").rstrip("/") + value[1:] or "/"
+    return value
 
 
 def expand(value: str, base: Path) -> Path:

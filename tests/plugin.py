@@ -217,7 +217,7 @@ def user_manager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserManag
 
 # Started first, so their waiting overlaps the rest of the run: the real cron daemon
 # reads a changed crontab only at the next minute.
-_LONG_FIRST = ("tests/test_e2e_cron.py::", "tests/test_import_calendar.py::test_any_dicts",
+_LONG_FIRST = ("tests/test_e2e_cron.py::", "tests/test_e2e_adopt.py::", "tests/test_import_calendar.py::test_any_dicts",
                "tests/test_calendar.py::test_generated", "tests/test_calendar.py::test_calendar_fires")
 
 

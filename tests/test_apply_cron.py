@@ -272,16 +272,26 @@ def test_crontab_write_failure_exits_3_and_the_record_follows_the_disk(
     assert foreign(cron.read()) == FOREIGN + b"\n"
 
 
-def test_crontab_l_failing_is_a_system_error(fake_bin: Path, tmp_path: Path) -> None:
+def test_crontab_l_failing_is_a_system_error_for_apply_and_unknown_for_status(
+        fake_bin: Path, tmp_path: Path) -> None:
     from tests.helpers import write_executable
 
     write_executable(fake_bin / "crontab", "#!/bin/sh\necho 'crontab: cannot open spool' >&2\n"
                                            "exit 1\n")
     write_config(tmp_path / "jobs.toml", JOBS)
-    for cmd in ("diff", "apply", "status"):
+    r = run(tmp_path, "apply")
+    assert r.returncode == 3, r.stderr
+    assert "crontab -l failed: crontab: cannot open spool" in r.stderr
+    # never applied: the job files are seen missing (drift, exit 1); the crontab is unknown
+    for cmd, code in (("status", 4), ("check", 1)):
         r = run(tmp_path, cmd)
-        assert r.returncode == 3, (cmd, r.stderr)
-        assert "crontab -l failed: crontab: cannot open spool" in r.stderr
+        assert r.returncode == code, (cmd, r.stdout, r.stderr)
+        assert "unknown: crontab -l failed: crontab: cannot open spool. The crontab was not " \
+               "read" in r.stdout
+        assert "Run `crontab -l` to see the error" in r.stdout
+        assert "crontab lines" not in r.stdout  # the job files are seen missing: that is drift
+    r = run(tmp_path, "diff")  # diff still shows the block as it would be installed
+    assert r.returncode == 1 and "unknown: crontab -l failed" in r.stdout
 
 
 def test_dry_run_walks_the_apply_path_and_writes_nothing(cron: FakeCrontab, tmp_path: Path,
@@ -291,7 +301,7 @@ def test_dry_run_walks_the_apply_path_and_writes_nothing(cron: FakeCrontab, tmp_
     assert cron.writes() == [] and not (home / ".local").exists()
     real = run(tmp_path, "apply")
     strip = lambda out: [line.replace("would ", "") for line in out.splitlines()[:-1]]  # noqa: E731
-    past = {"create:": "created:", "update:": "updated:"}
+    past = {"create:": "created:", "update:": "updated:", "save:": "saved:"}
     assert [past.get(s.split(" ")[0], s.split(" ")[0]) + s[s.index(" "):]
             for s in strip(dry.stdout)] == real.stdout.splitlines()[:-1]
 

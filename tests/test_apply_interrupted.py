@@ -18,7 +18,7 @@ import pytest
 
 from schedgen.targets.wrappers import WrapperTarget
 from tests.fakes import FakeCrontab
-from tests.helpers import schedgen, write_config
+from tests.helpers import schedgen, schedgen_process, write_config
 from tests.test_apply_cron import FOREIGN, JOBS, foreign
 
 
@@ -140,7 +140,7 @@ def test_the_temp_file_a_killed_apply_left_beside_a_job_file_goes_with_its_next_
         cron: FakeCrontab, tmp_path: Path, home: Path) -> None:
     wrappers = home / ".local/share/schedgen/wrappers"
     wrappers.mkdir(parents=True)
-    stale = wrappers / ".alpha.sh.k2j4h5g6.tmp"   # what atomic_write makes, killed mid-write
+    stale = wrappers / ".alpha.sh.k2j4h5g6.tmp"   # what a write stages, killed mid-write
     stale.write_text("#!/bin/bash\n# half a job fi")
     others = [wrappers / ".notes.k2j4h5g6.tmp", wrappers / ".alpha.sh.tmp"]
     for f in others:
@@ -157,12 +157,12 @@ def test_a_job_file_that_cannot_be_written_is_not_said_to_be_left_unrestored(
     # changed (a file is replaced whole or not at all), so nothing is "not put back".
     from schedgen.machine import ops
 
-    real = ops.atomic_write
+    real = ops.stage
 
-    def full(path: Path, data: bytes, mode: int = 0o644) -> None:
+    def full(path: Path, data: bytes, mode: int = 0o644) -> Path:
         if path.name == "beta.sh":
             raise OSError(28, "No space left on device")
-        real(path, data, mode)
+        return real(path, data, mode)
 
     assert schedgen("apply", cwd=tmp_path).returncode == 0
     wrappers = home / ".local/share/schedgen/wrappers"
@@ -170,7 +170,7 @@ def test_a_job_file_that_cannot_be_written_is_not_said_to_be_left_unrestored(
     table = cron.read()
     write_config(tmp_path / "jobs.toml", JOBS.replace('"echo", "alpha"', '"echo", "alpha2"')
                  .replace('"echo beta"', '"echo beta2"'))
-    monkeypatch.setattr(ops, "atomic_write", full)   # beta.sh: every write fails, undo's too
+    monkeypatch.setattr(ops, "stage", full)   # beta.sh: every write fails, undo's too
     r = schedgen("apply", cwd=tmp_path)
     assert r.returncode == 3, r.stdout + r.stderr
     assert "cannot write" in r.stderr and "beta.sh: No space left on device" in r.stderr
@@ -178,3 +178,32 @@ def test_a_job_file_that_cannot_be_written_is_not_said_to_be_left_unrestored(
     assert "Put back as it was:" in r.stderr
     assert {n: (wrappers / n).read_bytes() for n in old} == old
     assert cron.read() == table
+
+
+def test_a_kill_9_in_the_crontab_step_leaves_the_table_only_in_schedgens_private_folder(
+        cron: FakeCrontab, tmp_path: Path) -> None:
+    # The table is handed to crontab as a file; kill -9 leaves that file. It holds the
+    # user's whole crontab, so it is in schedgen's private folder, and a later apply
+    # removes it once it is old enough to be no apply's in progress.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    p = _start_apply(tmp_path, FAKE_CRONTAB_WRITE_DELAY="1", TMPDIR=str(tmp))
+    _until(lambda: cron.writes())
+    p.kill()
+    p.wait()
+    _until(lambda: b"# BEGIN schedgen namespace=default" in (cron.read() or b""))
+    private = tmp / f"schedgen-{os.getuid()}"
+    assert list(tmp.iterdir()) == [private]
+    assert private.stat().st_mode & 0o777 == 0o700
+    [left] = private.iterdir()
+    assert left.stat().st_mode & 0o777 == 0o600 and FOREIGN in left.read_bytes()
+    write_config(tmp_path / "jobs.toml", JOBS.replace("alpha", "alpha2"))
+    # A process of its own: tempfile keeps the TMPDIR it saw first.
+    assert schedgen_process("apply", "--prune", cwd=tmp_path,
+                            env={"TMPDIR": str(tmp)}).returncode == 0
+    assert left.exists()  # young: it could be an apply's of another state dir, in progress
+    os.utime(left, (time.time() - 3600, time.time() - 3600))
+    write_config(tmp_path / "jobs.toml", JOBS)
+    assert schedgen_process("apply", "--prune", cwd=tmp_path,
+                            env={"TMPDIR": str(tmp)}).returncode == 0
+    assert list(private.iterdir()) == []

@@ -246,8 +246,13 @@ def test_an_unreachable_cluster_is_unknown_for_diff_and_exit_3_for_apply(
     assert "the cluster's state is unknown" in d.stdout
     assert "connection to the server localhost:8080 was refused" in d.stdout
     st = run(tmp_path, "status")
-    assert st.returncode == 0
+    assert st.returncode == 4  # unknown, not drift
     assert "kubernetes jobs/publish: cluster state unknown" in st.stdout
+    assert "publish  [kubernetes]  state unknown" in st.stdout and "drift " not in st.stdout
+    ck = run(tmp_path, "check")
+    assert ck.returncode == 4 and "drift" not in ck.stdout, ck.stdout
+    assert "unknown: kubectl get cronjobs" in ck.stdout and "nothing was sent to the cluster" \
+        in ck.stdout
     before = state.load("example").entries
     write_config(tmp_path / "jobs.toml", JOBS.replace("15 6 * * *", "30 6 * * *"))
     d = run(tmp_path, "diff")
@@ -343,8 +348,10 @@ def test_a_cronjob_deleted_in_the_cluster_is_created_again(kc: FakeKubectl,
     installed(kc, tmp_path)
     kc.call("delete", "cronjobs", "-n", "jobs", "-l", "schedgen/job=report")
     d = run(tmp_path, "diff")
-    assert d.returncode == 1 and "+ create cronjob jobs/report (job report): not in the cluster" \
-        in d.stdout
+    assert d.returncode == 1
+    line = next(ln for ln in d.stdout.splitlines() if ln.startswith("+ new kubernetes"))
+    assert line.startswith("+ new kubernetes cronjob jobs/report (job report, ")
+    assert line.endswith(" lines, not in the cluster)")
     assert run(tmp_path, "apply").returncode == 0
     assert set(kc.cronjobs()) == {"publish", "report"}
 

@@ -170,7 +170,8 @@ def test_drift_is_detected_and_repaired(ld: FakeLaunchctl, tmp_path: Path, home:
 def test_missing_plist_is_recreated(ld: FakeLaunchctl, tmp_path: Path, home: Path) -> None:
     installed(ld, tmp_path)
     (agents(home) / f"{A}.plist").unlink()
-    assert "+ create plist" in run(tmp_path, "diff").stdout
+    assert f"+ new launchd plist ~/Library/LaunchAgents/{A}.plist (job alpha, " \
+        in run(tmp_path, "diff").stdout
     run(tmp_path, "apply")
     assert (agents(home) / f"{A}.plist").exists()
 

@@ -99,6 +99,16 @@ def test_a_cron_only_diff_loads_no_other_targets_code(tmp_path, fake_crontab) ->
     assert not [m for m in loaded if "launchd" in m or "kube" in m or "systemd" in m]
 
 
+def test_a_cron_only_status_loads_no_kubernetes_code(tmp_path, fake_crontab) -> None:
+    from tests.helpers import schedgen as run_cli
+    from tests.helpers import write_config
+
+    cfg = write_config(tmp_path / "jobs.toml", CRON_ONLY)
+    assert run_cli("apply", "-c", str(cfg)).returncode == 0
+    code, loaded = _loaded_by(["status", "-c", str(cfg)], fake_crontab.env)
+    assert code == 0 and not [m for m in loaded if "kube" in m], loaded
+
+
 def test_each_target_loaded_on_demand_asks_for_the_kinds_its_own_plan_does() -> None:
     from schedgen.targets import registry
     from schedgen.targets.kubernetes.cronjobs import KIND

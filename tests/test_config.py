@@ -194,3 +194,12 @@ def test_queue_folders_default_to_siblings_of_inbox(tmp_path: Path) -> None:
 def test_bundled_jobs_toml_is_valid() -> None:
     cfg = load(Path(__file__).resolve().parent.parent / "jobs.toml")
     assert {j.name for j in cfg.jobs} == {"codex-note-funnel", "publish-daily"}
+
+
+def test_default_path_has_homebrews_folder_on_macos_only(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    text = 'format = 1\n[jobs.x]\ncommand = ["true"]\nschedule = "@daily"\ntargets = ["cron"]\n'
+    linux = loads(text, tmp_path / "jobs.toml").jobs[0].path
+    assert linux == ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin")
+    monkeypatch.setattr("schedgen.paths.is_macos", lambda: True)
+    assert loads(text, tmp_path / "jobs.toml").jobs[0].path == ("/opt/homebrew/bin", *linux)

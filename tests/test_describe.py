@@ -24,7 +24,7 @@ from schedgen.schedule.expressions import parse_entry, parse_schedule
     ("@yearly", "At 00:00 on January 1"),
     ("0 0 29 2 *", "At 00:00 on February 29"),
     ("0 0 * * 7", "At 00:00 on Sunday"),
-    ("*/5 * * * *", "Every fifth minute of every hour"),
+    ("*/5 * * * *", "Every 5th minute of every hour"),
     ("@reboot", "At boot"),
     ("@every 15m", "Every 15 minutes"),
     ("@every 1h", "Every hour"),
@@ -44,7 +44,7 @@ def test_both_day_fields_restricted_reads_as_or() -> None:
 def test_star_prefixed_day_field_reads_as_and() -> None:
     # Debian: a field starting with '*' makes the two day fields AND.
     assert describe_entry(parse_entry("0 0 */2 * mon")) == (
-        "At 00:00 on every second day of month if it's on Monday")
+        "At 00:00 on every 2nd day of month if it's on Monday")
 
 
 def test_a_list_of_expressions_is_one_sentence() -> None:

@@ -89,7 +89,8 @@ def test_diff_without_launchctl_shows_files_and_unknown_state(fake_crontab: Fake
     path = f"{tmp_path / 'bin'}:/usr/bin:/bin"
     r = schedgen("diff", cwd=tmp_path, env={"PATH": path})
     assert r.returncode == 1, r.stderr
-    assert "+ create plist" in r.stdout and "launchctl not found on PATH" in r.stdout
+    assert "+ new launchd plist ~/Library/LaunchAgents/" in r.stdout
+    assert "launchctl not found on PATH" in r.stdout
     assert "loaded or running is unknown" in r.stdout
     data = json.loads(schedgen("diff", "--json", cwd=tmp_path, env={"PATH": path}).stdout)
     plist = next(c for c in data["changes"] if c["kind"] == "plist")

@@ -277,7 +277,10 @@ class Session:
                 "PATH": f"{self.fake}:{Path(sys.executable).parent}:/usr/bin:/bin",
                 "LANG": "C.UTF-8", "TZ": os.environ.get("TZ", "UTC"), "NO_COLOR": "1",
                 "COLUMNS": "100", "TMPDIR": str(self.where), "LOGNAME": "me",
-                "FAKE_CRONTAB_FILE": str(self.table), "FAKE_CRONTAB_LOG": os.devnull}
+                "FAKE_CRONTAB_FILE": str(self.table), "FAKE_CRONTAB_LOG": os.devnull,
+                # the apply lock is per user, outside HOME: a page's applies must not wait
+                # for another test's (its "waiting for" line would break the transcript)
+                "SCHEDGEN_TEST_APPLY_LOCK": str(self.where / "apply.lock")}
 
     def run(self, doc: Doc, block: Block) -> list[str]:
         """Run a console block; the differences, as problems."""

@@ -165,5 +165,5 @@ def test_history_shows_a_zoned_jobs_runs_in_its_own_zone(tmp_path: Path) -> None
     job, _ = job_with_events(tmp_path, lines)
     zoned = job._replace(timezone="Asia/Kathmandu")  # +05:45: 10:00 UTC is 15:45 there
     h = JobHistory(zoned, tuple(history.runs(zoned)), None, False)
-    assert rows(h)[0][1][1] == "2026-01-05 15:45:00"
+    assert rows(h)[0][1][1] == "2026-01-05 15:45 +05:45"
     assert "times in Asia/Kathmandu" in history_text([h])

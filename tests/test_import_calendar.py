@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from schedgen.schedule.expressions import parse_cron
-from schedgen.schedule.from_calendar import boxes_of, field, to_cron
 from schedgen.schedule.to_calendar import NotExpressible, calendar_dicts, union_dicts
+from schedgen.targets.launchd.from_calendar import boxes_of, field, to_cron
 from tests.budget import examples
 from tests.oracles import END, START, cronsim_minutes, launchd_minutes
 

@@ -181,7 +181,9 @@ def test_mailto_empty_is_silent_and_mailto_set_is_reported(tmp_path: Path) -> No
     quiet, _, _ = do_import(tmp_path, 'MAILTO=""\n0 * * * * /usr/bin/true\n')
     assert not any("MAILTO" in n.message for n in quiet.notes)
     loud, _, _ = do_import(tmp_path, "MAILTO=me@example.com\n0 * * * * /usr/bin/true\n")
-    assert any("MAILTO ignored" in n.message for n in loud.notes)
+    assert any("MAILTO=me@example.com: the jobs below it get a [notify]" in n.message
+               for n in loud.notes)
+    assert loud.text.count("/usr/sbin/sendmail") == 1 and "me@example.com" in loud.text
 
 
 def test_default_lock_is_said_and_no_lock_writes_lock_false(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from schedgen.config.load import loads
 from schedgen.schedule.expressions import MACROS, Cron, parse_entry
-from schedgen.schedule.from_oncalendar import NotExpressible, to_cron
-from schedgen.schedule.oncalendar import on_calendar
+from schedgen.targets.systemd.from_oncalendar import NotExpressible, to_cron
+from schedgen.targets.systemd.oncalendar import on_calendar
 from tests.helpers import build_file_tree, schedgen
 from tests.test_calendar import CASES, DAYS, MONTHS, _field
 from tests.test_oncalendar import EXTRA, cron_first

@@ -42,7 +42,8 @@ RANK = {
     "cli": 9,
 }
 BASE = {"schedgen", "schedgen.errors", "schedgen.paths", "schedgen.units"}
-LAZY_ALLOWED = {"schedgen.cli"}
+# the completion callbacks are the cli's too: they load a config only while the shell asks
+LAZY_ALLOWED = {"schedgen.cli", "schedgen.completion"}
 # Besides the cli, these imports alone may sit inside a function, each so that a command
 # does not load, at every start, code that only some configs use (a cron-only `diff`
 # never needs launchd, systemd, kubernetes or time-zone code). Pairs, not modules: any
@@ -73,7 +74,8 @@ def folder(module: str) -> str | None:
 def stage(module: str) -> str:
     if module in BASE:
         return "base"
-    if module in ("schedgen.cli", "schedgen.__main__", "schedgen.error_handler"):
+    if module in ("schedgen.cli", "schedgen.__main__", "schedgen.error_handler",
+                  "schedgen.completion"):
         return "cli"
     if module in REGISTRY:
         return "registry"

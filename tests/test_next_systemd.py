@@ -15,7 +15,7 @@ from schedgen.commands.next import next_times
 from schedgen.config.load import loads
 from schedgen.output.next import as_text
 from schedgen.schedule.expressions import Cron, parse_cron
-from schedgen.schedule.oncalendar import on_calendar
+from schedgen.targets.systemd.oncalendar import on_calendar
 from tests.oracles import systemd_instants
 
 needs_systemd = pytest.mark.skipif(shutil.which("systemd-analyze") is None,

@@ -142,9 +142,9 @@ def test_upcoming_selects_jobs_and_rejects_unknown_ones(tmp_path: Path) -> None:
 def test_text_and_json_shapes(tmp_path: Path) -> None:
     cfg = config(tmp_path, {"a": 'description = "Nightly"\nschedule = "15 6 * * *"'})
     results = upcoming(cfg, None, 2, datetime(2028, 2, 28, 7, 0, tzinfo=UTC))
-    assert as_json(results) == {"a": ["2028-02-29T06:15:00+00:00", "2028-03-01T06:15:00+00:00"]}
+    assert as_json(results) == {"a": ["2028-02-29T06:15:00Z", "2028-03-01T06:15:00Z"]}
     assert as_text(results) == ("a: Nightly\n  15 6 * * *  (At 06:15 every day)\n"
-                                "  Tue 2028-02-29 06:15 UTC\n  Wed 2028-03-01 06:15 UTC")
+                                "  2028-02-29 06:15 UTC\n  2028-03-01 06:15 UTC")
 
 
 def test_cli_next_json_and_errors(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from schedgen.schedule.expressions import Cron, parse_entry
-from schedgen.schedule.oncalendar import on_calendar, specs
+from schedgen.targets.systemd.oncalendar import on_calendar, specs
 from tests.budget import examples
 from tests.oracles import END, START, systemd_instants, systemd_normalized
 from tests.test_calendar import CASES, DAYS, MONTHS, _field

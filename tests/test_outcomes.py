@@ -200,7 +200,7 @@ def test_history_shows_every_outcome_and_the_missed_firings_as_rows(shared_scene
     r = scene.at(NOW, "history", "pub")
     assert r.returncode == 0, r.stderr
     rows = [line.split() for line in r.stdout.splitlines()[2:] if line.startswith("  ")]
-    got = [(row[1] + " " + row[2][:5], row[4]) for row in rows if row[0] != "missed"]
+    got = [(row[1] + " " + row[2][:5], row[5]) for row in rows if row[0] != "missed"]
     assert got == [
         ("2026-01-09 10:40", "ok"),
         ("2026-01-08 16:40", "missed"), ("2026-01-08 10:40", "missed"),
@@ -208,14 +208,14 @@ def test_history_shows_every_outcome_and_the_missed_firings_as_rows(shared_scene
         ("2026-01-07 10:40", "busy"), ("2026-01-06 16:40", "timeout"),
         ("2026-01-06 10:40", "ok"), ("2026-01-05 16:40", "failed"), ("2026-01-05 10:40", "ok"),
     ]
-    assert "missed 3 firings since 2026-01-05 10:00; first 2026-01-07 16:40, last 2026-01-08 16:40" \
+    assert "missed 3 firings since 2026-01-05 10:00 UTC; first 2026-01-07 16:40 UTC, last 2026-01-08 16:40 UTC" \
         in r.stdout
     data = json.loads(scene.at(NOW, "history", "pub", "--json").stdout)["jobs"][0]
     assert [(x["outcome"], x["exit_code"]) for x in data["runs"]] == [
         ("ok", 0), ("busy", 75), ("timeout", 124), ("ok", 0), ("failed", 3), ("ok", 0)]
     assert data["missed"]["count"] == 3 and data["missed"]["late"] == 0
     assert [f["at"] for f in data["missed"]["firings"]] == [
-        "2026-01-07T16:40:00+00:00", "2026-01-08T10:40:00+00:00", "2026-01-08T16:40:00+00:00"]
+        "2026-01-07T16:40:00Z", "2026-01-08T10:40:00Z", "2026-01-08T16:40:00Z"]
     # -n counts runs; --since bounds them by time.
     two = json.loads(scene.at(NOW, "history", "pub", "-n", "2", "--json").stdout)["jobs"][0]
     assert [x["outcome"] for x in two["runs"]] == ["ok", "busy"]
@@ -230,9 +230,9 @@ def test_launchd_firings_coalesced_on_wake_are_late_not_missed(shared_scene: Sce
     assert agent["missed"]["count"] == 0 and agent["missed"]["late"] == 3
     assert {f["ran_at"] for f in agent["missed"]["firings"]} == {"2026-01-09T08:55:13Z"}
     text = scene.at(NOW, "status").stdout
-    assert "  firings    3 firings ran late (coalesced on wake, ran 2026-01-09 08:55)" in text
-    assert ("  firings    missed 3 firings since 2026-01-05 10:00; first 2026-01-07 16:40, "
-            "last 2026-01-08 16:40") in text
+    assert "  firings    3 firings ran late (coalesced on wake, ran 2026-01-09 08:55 UTC)" in text
+    assert ("  firings    missed 3 firings since 2026-01-05 10:00 UTC; first 2026-01-07 16:40 UTC, "
+            "last 2026-01-08 16:40 UTC") in text
 
 
 def test_logs_prints_a_runs_output(shared_scene: Scene) -> None:
@@ -242,6 +242,10 @@ def test_logs_prints_a_runs_output(shared_scene: Scene) -> None:
     failed = json.loads(scene.at(NOW, "history", "pub", "--json").stdout)["jobs"][0]["runs"][4]
     r = scene.at(NOW, "logs", "pub", failed["run_id"][:18], "--stderr")
     assert (r.returncode, r.stdout) == (0, "broke\n")
+    r = scene.at(NOW, "logs", "pub", failed["run_id"])  # it wrote nothing to stdout: said so
+    assert (r.returncode, r.stdout) == (0, "")
+    assert r.stderr.startswith(f"run {failed['run_id']} of pub wrote nothing to stdout (")
+    assert r.stderr.endswith("stdout.log); its stderr: --stderr\n")
     r = scene.at(NOW, "logs", "pub", "19990101T")
     assert r.returncode == 2 and "has no run '19990101T'" in r.stderr and "Traceback" not in r.stderr
     assert scene.at(NOW, "logs", "nosuch").returncode == 2
@@ -252,10 +256,10 @@ def test_check_lists_one_line_per_problem_and_exits_1(shared_scene: Scene) -> No
     r = scene.at(NOW, "check")
     assert r.returncode == 1, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == ("pub: missed 3 firings since 2026-01-05 10:00; first 2026-01-07 16:40, "
-                        "last 2026-01-08 16:40")
+    assert lines[0] == ("pub: missed 3 firings since 2026-01-05 10:00 UTC; first 2026-01-07 16:40 UTC, "
+                        "last 2026-01-08 16:40 UTC")
     assert lines[1].startswith("funnel: last run ") and lines[1].endswith(
-        " failed (exit 1) at 2026-01-09 10:30")
+        " failed (exit 1) at 2026-01-09 10:30 UTC")
     assert lines[2] == f"funnel: 1 item in {scene.root}/q/failed (newest a-bad.json)"
     assert lines[3] == ("funnel: oldest inbox item b-good.json has waited 2h "
                         "(stale_after 1h; 1 waiting)")
@@ -273,8 +277,8 @@ def test_check_notify_sends_each_new_problem_once_and_then_the_recovery(scene: S
     assert r.returncode == 1
     sent = scene.alerts()
     assert sent == [
-        "pub|missed|missed|pub: missed 3 firings since 2026-01-05 10:00; first 2026-01-07 16:40, "
-        "last 2026-01-08 16:40",
+        "pub|missed|missed|pub: missed 3 firings since 2026-01-05 10:00 UTC; first 2026-01-07 16:40 UTC, "
+        "last 2026-01-08 16:40 UTC",
         f"funnel|failure|failed-items|funnel: 1 item in {scene.root}/q/failed (newest a-bad.json)",
         "funnel|failure|stale-inbox|funnel: oldest inbox item b-good.json has waited 2h "
         "(stale_after 1h; 1 waiting)",

@@ -59,7 +59,7 @@ def test_plists_parse_with_plistlib_and_carry_the_keys(config) -> None:
     assert p["Label"] == "local.schedgen.funnel"
     assert p["ProgramArguments"] == ["/opt/sg/wrappers/funnel.sh"]
     assert p["EnvironmentVariables"] == {
-        "PATH": "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}
+        "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}  # Homebrew's on macOS only
     assert p["StandardOutPath"] == "/var/tmp/sg logs/funnel/launchd.out.log"
     assert p["StandardErrorPath"] == "/var/tmp/sg logs/funnel/launchd.err.log"
     assert p["WorkingDirectory"] == "/srv/notes"

@@ -65,15 +65,22 @@ def test_new_job_is_described_before_its_wrapper(cfg: Path, tmp_path: Path) -> N
     assert "    command: publish --all\n" in head
     assert "    env: API_TOKEN, MODE (values not shown)\n" in head
     assert "+ other: new\n    schedule: '@hourly' (" in head
-    assert "+++ desired: " in files and "#!/bin/bash" in files
+    # a new file is one line: what it is, where, its size; --full (-v) gives its text
+    assert "+ new job file ~/.local/share/schedgen/wrappers/publish.sh (job publish, " in files
+    assert "+ new runtime ~/.local/share/schedgen/wrappers/schedgen-runtime." in files
+    assert "#!/bin/bash" not in files and len(r.stdout.splitlines()) < 60
+    for flag in ("--full", "-v"):
+        full = schedgen("diff", "-c", str(cfg), flag).stdout
+        assert "+++ desired: " in full and "#!/bin/bash" in full
+        assert len(full.splitlines()) > 1000
 
 
 def test_env_values_never_appear_in_text_json_or_stat(cfg: Path, tmp_path: Path) -> None:
     # the first install shows the values only masked, in every format
-    for args in ((), ("--json",), ("--stat",), ("--json", "--stat")):
+    for args in ((), ("--full",), ("--json",), ("--stat",), ("--json", "--stat")):
         r = schedgen("diff", "-c", str(cfg), *args)
         assert OLD_SECRET not in r.stdout and "'x'" not in r.stdout, args
-    assert "export API_TOKEN=<masked>" in schedgen("diff", "-c", str(cfg)).stdout
+    assert "export API_TOKEN=<masked>" in schedgen("diff", "--full", "-c", str(cfg)).stdout
     ap.apply(cfg, say=lambda _: None)
     edit(cfg, OLD_SECRET, SECRET)
     edit(cfg, 'MODE = "x"', 'MODE = "y", EXTRA = "1"')
@@ -121,7 +128,7 @@ schedule = "@daily"
 env = { NALY_CHANNEL = "daily" }
 """)
     r = review_diff(cfg)
-    text = out.text(r, color=False)
+    text = out.text(r, color=False, full=True)
     assert "publish-<masked>" not in text and "the <masked> notes" not in text
     assert "wrappers/publish-daily.sh" in text
     assert "export NALY_CHANNEL=<masked>" in text     # its own line is masked all the same
@@ -211,10 +218,15 @@ schedule = "@daily"
     (tmp_path / "empty-bin").mkdir()
     env = {"PATH": str(tmp_path / "empty-bin")}  # neither program (nor the test guards)
     r = schedgen("status", "-c", str(cfg), env=env)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 4, r.stderr  # the state is unknown
+    # the plist file is seen missing (drift); the crontab is not seen at all (no drift)
+    # nothing applied: the files are seen missing (drift); the crontab is not seen at all
+    assert "drift      plist: missing" in r.stdout and "crontab lines" not in r.stdout
+    assert "unknown: launchctl not found on PATH (launchd runs on macOS only). The plists " \
+        "in ~/Library/LaunchAgents were compared" in r.stdout
     assert "launchd    local.schedgen.mac: loaded state unknown (no launchctl here), running " \
            "unknown" in r.stdout
     r = schedgen("diff", "-c", str(cfg), env=env)
     assert r.returncode == 1, r.stderr
-    assert "crontab not found on PATH: the installed crontab block is unknown" in r.stdout
+    assert "unknown: crontab not found on PATH: this host has no cron installed" in r.stdout
     assert "+ mac: new" in r.stdout and "+ linux: new" in r.stdout

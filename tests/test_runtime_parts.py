@@ -24,7 +24,7 @@ CUT_CONDITIONS = {
     "timeout": '[ "${sg_timeout:-0}" != 0 ]',
     "smoke": '[ "${SCHEDGEN_SMOKE:-}" = 1 ]',
     "foreground": '[ "${SCHEDGEN_FOREGROUND:-}" = 1 ]',
-    "zoned": '[ -n "${sg_tz_zone:-}" ]',
+    "zone": '[ -n "${sg_tz_zone:-}" ]',
 }
 
 # (caller before the cut, callee after it): the cut condition its guard implies.
@@ -44,7 +44,7 @@ ALLOWED = {
     ("sg_on_exit", "sg_flush"): "inbox",
     ("sg_on_exit", "sg_release"): "inbox",
     ("sg_on_exit", "sg_close_claim"): "inbox",
-    ("sg_main", "sg_tz_dropped"): "zoned",          # sg_tz_drop: set by the gate only
+    ("sg_main", "sg_tz_dropped"): "zone",          # sg_tz_drop: set by the gate only
 }
 
 # Defined by the job file (templates/job.sh.j2).
@@ -89,7 +89,7 @@ def test_the_cut_reads_on_exactly_for_its_conditions() -> None:
     for cond in CUT_CONDITIONS.values():
         assert cond in gate
     assert gate.count("[ ") == len(CUT_CONDITIONS)
-    assert gate.endswith("|| { sg_runtime_read=1; return 0 2>/dev/null; }")
+    assert gate.endswith("||\n  { sg_runtime_read=1; return 0 2>/dev/null; }")
 
 
 def test_only_the_listed_calls_cross_the_cut() -> None:

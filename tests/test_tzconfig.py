@@ -107,17 +107,21 @@ def test_zoned_job_renders_widened_lines_dicts_and_a_gated_wrapper(
         assert r.returncode == 0, r.stdout
 
 
-def test_the_gate_runs_before_anything_that_writes() -> None:
-    """As the runtime is read, right after the cut (a job without a zone stops before it):
-    the job file calls sg_main (cron's log redirection, the env file, the lock) only once
-    the runtime is read; tests/test_tzgate.py runs it: nothing written."""
+def test_the_gate_runs_before_anything_that_writes(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the runtime is read: a statement right after the cut (which a zoned job reads
+    past), so before the job file calls sg_main (cron's log redirection, the env file,
+    the lock); tests/test_tzgate.py runs it: nothing written."""
     from schedgen.render.artifacts import runtime_text
 
     text = runtime_text()
     gate = text.index('\n[ -z "${sg_tz_zone-}" ] || [ "${sg_api:-none}" != "${sg_runtime_api-}" ] ||'
                       ' sg_tz_main\n')
-    assert text.index("# --- 80-cut.bash ---") < gate < text.index("# --- 81-timeout.bash ---")
-    assert not re.search(r"^sg_(main|init)\b(?!\(\))", text, re.M)  # run by the job file only
+    assert text.index("# --- 80-cut.bash ---") < gate < text.index("# --- 82-timeout.bash ---")
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    config = _config(tmp_path, "America/New_York")
+    job_file = wrapper(config.jobs[0], config)
+    assert job_file.index("sg_tz_zone=") < job_file.index(". \"$sg_here/") < job_file.index('sg_main "$@"')
 
 
 def test_a_zoned_job_file_is_as_short_as_a_plain_one(tmp_path: Path,

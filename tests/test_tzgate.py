@@ -1,4 +1,4 @@
-"""The bash gate (templates/runtime/80-tzgate.sh), sourced directly and run under a faked clock.
+"""The bash gate (templates/runtime/81-tzgate.sh), sourced directly and run under a faked clock.
 
 libfaketime (Debian's `faketime`) fakes the clock of every `date` the gate starts; one
 bash per scenario walks through the instants the rendered cron lines or plists fire at,
@@ -27,7 +27,7 @@ from tests import wrapper_kit
 from tests.tzkit import PAIRS, WINDOW, host_fires, rendered, times
 from tests.wrapper_kit import Wrapped, make_job
 
-GATE = Path(str(resources.files("schedgen.templates").joinpath("runtime/80-tzgate.sh")))
+GATE = Path(str(resources.files("schedgen.templates").joinpath("runtime/81-tzgate.sh")))
 
 if shutil.which("faketime") is None:
     if os.environ.get("CI"):

@@ -40,7 +40,7 @@ def test_gap_firing_is_marked_moved_and_host_time_shown(tmp_path: Path) -> None:
     assert r.marks[1].startswith("moved by DST: 02:30 does not exist")
     lines = as_text([r]).splitlines()
     assert lines[1] == "  30 2 * * *  (At 02:30 every day, America/New_York time)"
-    assert lines[3].startswith("  Sun 2027-03-14 03:00 EDT  (host 08:00 CET; moved by DST")
+    assert lines[3].startswith("  2027-03-14 03:00 EDT  (host 08:00 CET; moved by DST")
 
 
 def test_two_gap_firings_merge_and_a_repeated_hour_runs_once(tmp_path: Path) -> None:
@@ -59,14 +59,14 @@ def test_two_gap_firings_merge_and_a_repeated_hour_runs_once(tmp_path: Path) -> 
 def test_host_time_left_out_when_it_reads_the_same(tmp_path: Path) -> None:
     start = datetime(2027, 6, 1, tzinfo=UTC)
     r = next_times(job(tmp_path, '"0 9 * * *"', zone="UTC"), 1, start)
-    assert as_text([r]).splitlines()[2] == "  Tue 2027-06-01 09:00 UTC"
+    assert as_text([r]).splitlines()[2] == "  2027-06-01 09:00 UTC"
 
 
 def test_jobs_without_a_zone_print_as_before(tmp_path: Path) -> None:
     r = next_times(job(tmp_path, '"30 2 * * *"', zone=None), 2, datetime(2027, 3, 13, 12, 0))
     assert r.zone is None and r.marks == ()
     assert as_text([r]).splitlines()[1:] == ["  30 2 * * *  (At 02:30 every day)",
-                                             "  Sun 2027-03-14 02:30", "  Mon 2027-03-15 02:30"]
+                                             "  2027-03-14 02:30 UTC", "  2027-03-15 02:30 UTC"]
 
 
 def test_cli_next_prints_the_zone(tmp_path: Path) -> None:
@@ -76,4 +76,4 @@ def test_cli_next_prints_the_zone(tmp_path: Path) -> None:
     r = schedgen("next", "-c", str(cfg), "-n", "1", env={"TZ": "Europe/Berlin"})
     assert r.returncode == 0, r.stderr
     line = r.stdout.splitlines()[2]
-    assert re.search(r"09:00 \+0545  \(host 0[45]:15 CES?T\)$", line), line
+    assert re.search(r"09:00 \+05:45  \(host 0[45]:15 CES?T\)$", line), line

@@ -167,7 +167,7 @@ def test_lock_false_runs_overlap(tmp_path: Path, tool_path: list[str]) -> None:
 
 def test_busy_and_refused_runs_make_no_run_directory_once_runs_exist(
         tmp_path: Path, tool_path: list[str]) -> None:
-    # DESIGN §5.4: a busy run writes an event line and no run directory. The twenty-run
+    # docs/design.md, "What a run does": a busy run writes an event line and no run directory. The twenty-run
     # race above starts with no runs/ at all; here the folder is there.
     w = _holder_job(tmp_path, tool_path)
     assert w.run(env={"HOLD": "0"}).returncode == 0

@@ -116,16 +116,18 @@ def test_a_running_runs_dir_is_never_pruned(tmp_path: Path) -> None:
 
 
 def test_a_crashed_runs_dir_is_pruned_in_turn(tmp_path: Path) -> None:
+    # Under the job's lock, so that each run's ID sorts after the one before: runs without
+    # it in the same second sort by pid as text, and a crashed pid of 9986 sorts after
+    # the 10050 of a later run (as after a pid wrap), which made this test flaky.
     started = tmp_path / "started"
-    w = make_job(tmp_path, command=f"touch {started}; sleep 30", lock=False,
-                 logs={"keep_runs": 2})
+    w = make_job(tmp_path, command=f"touch {started}; sleep 30", logs={"keep_runs": 2})
     p = w.popen()
     wait_for(started.exists, what="the run to start")
     kill_group(p.pid)
     p.communicate()
     crashed = w.run_dirs()[0]
     assert w.manifests()[0]["outcome"] == "running"
-    quick = make_job(tmp_path, command=["true"], lock=False, logs={"keep_runs": 2})
+    quick = make_job(tmp_path, command=["true"], logs={"keep_runs": 2})
     for _ in range(2):
         quick.run()
     assert not crashed.exists()

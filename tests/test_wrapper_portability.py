@@ -199,7 +199,7 @@ def test_every_rendered_wrapper_parses(rendered: dict[str, str], tmp_path: Path)
 
 
 def test_a_job_file_is_settings_and_a_command_only(jobs: dict[str, Any]) -> None:
-    """DESIGN §5: <= 80 lines for a plain job; no logic (the runtime has it all)."""
+    """docs/design.md, "What a run does": <= 80 lines for a plain job; no logic (the runtime has it all)."""
     for name, w in jobs.items():
         text = w.text
         if name not in ("everything", "notify-queue"):  # plain jobs

@@ -7,26 +7,34 @@ names its event: missed firings and drift (the job will not fire as configured) 
 "missed"; items in failed/, a stale inbox, a lock held past the timeout and a run that
 crashed (killed before it could tell anyone) are "failure". A failed run that ended
 normally was told by the run itself, so check does not send it again.
+
+The memory is written before each send (the attempt) and after it (the outcome), so a
+check killed half-way neither sends again what went out nor loses count of its tries.
+A send that failed (or was cut short) is tried again at later checks, at most
+MAX_ATTEMPTS times and not before RETRY_AFTER * 4**(tries - 1) seconds since the last
+try; then it is recorded as given up and not sent again while the problem lasts.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from schedgen import paths
+from schedgen.commands import sendout
 from schedgen.commands.check import Health, Problem
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError
 from schedgen.machine.fs import atomic_write
+from schedgen.outcomes import events
+from schedgen.records.shown import shown
 
 FORMAT = 1
-TIME_LIMIT = 30  # seconds a notify command may take
+MAX_ATTEMPTS = 3  # tries of one send before it is given up
+RETRY_AFTER = 60  # seconds after the first failed try; 4 times longer after each next
 EVENT = {"missed": "missed", "drift": "missed", "failed-items": "failure",
          "stale-inbox": "failure", "lock-held": "failure", "failed": "failure"}
 
@@ -40,7 +48,7 @@ def _load(path: Path) -> dict[str, dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}  # unreadable memory: worst case a problem is sent once more
     if not isinstance(data, dict) or not isinstance(data.get("format"), int):
         return {}
@@ -61,70 +69,122 @@ def _wants(job: Job | None, p: Problem) -> str | None:
     return event if event in job.notify.on else None
 
 
+def _stamp(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _due(entry: dict[str, Any], now: datetime) -> bool:
+    """A send that failed may be tried again: fewer than MAX_ATTEMPTS tries, the last
+    one long enough ago."""
+    tries = entry.get("attempts")
+    if not isinstance(tries, int) or isinstance(tries, bool) or tries < 1:
+        return True
+    if tries >= MAX_ATTEMPTS:
+        return False
+    last = events.ts(entry.get("tried_at"))
+    return last is None or (now - last).total_seconds() >= RETRY_AFTER * 4 ** (tries - 1)
+
+
+class _Memory:
+    """The memory file, written whole (atomically) at each change."""
+
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
+        self.path = memory_path(namespace)
+        self.sent = _load(self.path)
+
+    def save(self) -> None:
+        try:
+            atomic_write(self.path, json.dumps({"format": FORMAT, "namespace": self.namespace,
+                                                "sent": self.sent}, indent=2) + "\n", 0o600)
+        except OSError as exc:
+            raise SystemOpError(f"cannot write {self.path}: {exc.strerror}") from None
+
+
 def notify(h: Health, now: datetime | None = None) -> list[dict[str, Any]]:
-    """Send what is new (and recoveries); return one record per attempt."""
+    """Send what is new (and recoveries), and retry what failed; one record per attempt
+    (and per send given up)."""
     now = now or datetime.now(UTC)
-    path = memory_path(h.namespace)
-    memory = _load(path)
+    memory = _Memory(h.namespace)
     jobs = {j.name: j for j in h.jobs}
     current = {p.key for p in h.problems}
     out: list[dict[str, Any]] = []
     for p in h.problems:
-        if p.key in memory:
-            continue
         job = jobs.get(p.job or "")
         event = _wants(job, p)
         if job is None or event is None:
             continue
-        ok, detail = send(job, event, p.kind, p.text)
-        out.append({"job": p.job, "event": event, "key": p.key, "sent": ok, "detail": detail})
-        if ok:
-            memory[p.key] = {"job": p.job, "kind": p.kind, "event": event, "text": p.text,
-                             "sent_at": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
-    for key in [k for k in memory if k not in current]:
-        old = memory.pop(key)
+        record: dict[str, Any] = {"job": p.job, "kind": p.kind, "event": event,
+                                  "text": shown(p.text)}
+        out += _attempt(memory, p.key, record, job, now)
+    for key in [k for k, v in memory.sent.items() if k not in current and not v.get("recovery")]:
+        old = memory.sent.pop(key)
         job = jobs.get(str(old.get("job")))
-        if job is None or job.notify is None or job.notify.command is None:
-            continue
-        if "recovery" in job.notify.on:
-            text = f"resolved: {old.get('text', key)}"
-            ok, detail = send(job, "recovery", str(old.get("kind", "")), text)
-            out.append({"job": job.name, "event": "recovery", "key": key, "sent": ok,
-                        "detail": detail})
-    try:
-        atomic_write(path, json.dumps({"format": FORMAT, "namespace": h.namespace,
-                                       "sent": memory}, indent=2) + "\n", 0o600)
-    except OSError as exc:
-        raise SystemOpError(f"cannot write {path}: {exc.strerror}") from None
+        memory.save()
+        if old.get("state", "sent") != "sent" or job is None or job.notify is None \
+                or job.notify.command is None or "recovery" not in job.notify.on:
+            continue  # a problem never told is not told resolved either
+        record = {"job": job.name, "kind": str(old.get("kind", "")), "event": "recovery",
+                  "text": f"resolved: {old.get('text', key)}", "recovery": True}
+        out += _attempt(memory, f"{key} (recovery)", record, job, now)
+    for key in [k for k, v in memory.sent.items() if v.get("recovery")]:
+        entry = memory.sent[key]
+        job = jobs.get(str(entry.get("job")))
+        if job is not None and job.notify is not None and job.notify.command is not None \
+                and entry.get("state") not in ("sent", "given-up"):
+            out += _attempt(memory, key, entry, job, now)
+        if memory.sent.get(key, {}).get("state") in ("sent", "given-up") or job is None:
+            memory.sent.pop(key, None)  # a recovery is remembered only until it is told
+            memory.save()
+    memory.save()
     return out
 
 
+def _attempt(memory: _Memory, key: str, record: dict[str, Any], job: Job,
+             now: datetime) -> list[dict[str, Any]]:
+    """Send ``record`` unless it was sent or given up, or its next try is not due yet."""
+    entry = memory.sent.get(key, {})
+    state = entry.get("state", "sent" if entry else None)
+    if state in ("sent", "given-up"):
+        return []
+    # "sending": a check was killed during that send; it counts as a try that failed.
+    tries = entry.get("attempts", 0) if isinstance(entry.get("attempts"), int) else 0
+    said = {"job": record["job"], "event": record["event"], "key": key}
+    if entry and not _due(entry, now):
+        if tries >= MAX_ATTEMPTS:
+            memory.sent[key] = {**entry, "state": "given-up"}
+            memory.save()
+            return [{**said, "sent": False, "detail": f"gave up after {tries} tries "
+                     f"(last: {entry.get('detail', 'cut short')})"}]
+        return []
+    base = {k: v for k, v in record.items() if k in ("job", "kind", "event", "text", "recovery")}
+    memory.sent[key] = {**base, "state": "sending", "attempts": tries + 1,
+                        "tried_at": _stamp(now)}
+    memory.save()
+    ok, detail = send(job, str(record["event"]), str(record["kind"]), str(record["text"]))
+    if ok:
+        memory.sent[key] = {**base, "state": "sent", "sent_at": _stamp(now)}
+    else:
+        gone = tries + 1 >= MAX_ATTEMPTS
+        memory.sent[key] = {**base, "state": "given-up" if gone else "failing",
+                            "attempts": tries + 1, "tried_at": _stamp(now), "detail": detail}
+        if gone:
+            detail += f"; gave up after {tries + 1} tries"
+    memory.save()
+    return [{**said, "sent": ok, "detail": detail, "attempt": tries + 1}]
+
+
 def send(job: Job, event: str, kind: str, text: str) -> tuple[bool, str]:
-    """Run the job's notify command (problem text on stdin), killing its process group
-    after TIME_LIMIT. True when it exited 0."""
+    """Run the job's notify command (problem text on stdin and in SCHEDGEN_MESSAGE),
+    bounded as a whole (sendout.py). True when it exited 0."""
     assert job.notify is not None and job.notify.command is not None
     cmd = job.notify.command
+    text = shown(text)  # one line, no NUL (the environment cannot hold one)
     argv = ["bash", "-c", cmd, job.name] if isinstance(cmd, str) else list(cmd)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCHEDGEN_")}
     env.update(SCHEDGEN_JOB=job.name, SCHEDGEN_EVENT=event, SCHEDGEN_PROBLEM=kind,
                SCHEDGEN_MESSAGE=text, SCHEDGEN_LOG_DIR=str(job.log_dir),
                PATH=":".join(job.path) + ":" + env.get("PATH", ""))
-    try:
-        proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                cwd=str(job.working_dir) if job.working_dir else None)
-    except OSError as exc:
-        return False, f"cannot run the notify command: {exc.strerror}"
-    try:
-        out, _ = proc.communicate((text + "\n").encode(), timeout=TIME_LIMIT)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
-        return False, f"notify command killed after {TIME_LIMIT}s"
-    if proc.returncode != 0:
-        tail = out.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        return False, f"notify command exit {proc.returncode}: {tail[0][:200]}"
-    return True, "sent"
+    result = sendout.run_bounded(argv, env, text + "\n",
+                                 str(job.working_dir) if job.working_dir else None)
+    return result.ok, result.detail

@@ -56,9 +56,10 @@ def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run:
                                 "write for this namespace:\n"
                                 + "\n".join(f"  {c.where} ({c.note})" for c in conflicts)
                                 + "\nMove them away, or run apply --force to overwrite them.")
-        done = execute(plan, record, all_targets(), DryOps() if dry_run else Ops(), force,
+        ops = DryOps() if dry_run else Ops()
+        done = execute(plan, record, all_targets(), ops, force,
                        say, lambda ctx: _log_dirs(config, plan, ctx),
-                       lambda: review.remember(config, plan, record))
+                       lambda: _finish(ops, lambda: review.remember(config, plan, record)))
     return Outcome(plan, done, dry_run)
 
 
@@ -74,9 +75,17 @@ def uninstall(config_path: Path, namespace: str | None = None, *, dry_run: bool 
     with _lock(dry_run, say):
         record = state.load(ns)
         plan = build(None, record, all_targets(), uninstall=True)
-        done = execute(plan, record, all_targets(), DryOps() if dry_run else Ops(), True, say,
-                       after=lambda: _forget_settings(record))
+        ops = DryOps() if dry_run else Ops()
+        done = execute(plan, record, all_targets(), ops, True, say,
+                       after=lambda: _finish(ops, lambda: _forget_settings(record)))
     return Outcome(plan, done, dry_run)
+
+
+def _finish(ops: Ops, then: Callable[[], None]) -> None:
+    """After the last step, before the record is saved: the files written since the last
+    command that changed the machine (an apply that only changed job files) put in place."""
+    ops.commit()
+    then()
 
 
 def _forget_settings(record: state.Record) -> None:

@@ -8,6 +8,7 @@ new problem once through the job's notify command (alerts.py remembers what went
 
 from __future__ import annotations
 
+import stat
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,9 +18,12 @@ from schedgen.commands import status
 from schedgen.commands.status_types import JobStatus
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
+from schedgen.errors import EXIT_CHANGES, EXIT_OK, EXIT_UNKNOWN
 from schedgen.outcomes import events, history
 from schedgen.outcomes.missed import LOOKBACK, missed_text
+from schedgen.records.shown import shown
 from schedgen.schedule.upcoming import local_zone
+from schedgen.schedule.when import human
 from schedgen.units import format_duration
 
 KILL_GRACE = 10  # the wrapper sends KILL 5 s after TERM; then the lock is free
@@ -41,6 +45,13 @@ class Health(NamedTuple):
     namespace: str
     jobs: tuple[Job, ...]
     problems: tuple[Problem, ...]
+    # (target, why): a scheduler that could not be read; no drift is claimed for it
+    unknown: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """1 for problems seen, else 4 when a scheduler's state is unknown, else 0."""
+        return EXIT_CHANGES if self.problems else EXIT_UNKNOWN if self.unknown else EXIT_OK
 
 
 def check(config_path: Path, targets: tuple[str, ...] | None = None,
@@ -55,11 +66,11 @@ def check(config_path: Path, targets: tuple[str, ...] | None = None,
     for js in st.jobs:
         job = by_name[js.job]
         problems += _job(job, js, now)
-    return Health(config.namespace, config.jobs, tuple(problems))
+    return Health(config.namespace, config.jobs, tuple(problems), st.unknown)
 
 
 def _when(t: datetime) -> str:
-    return t.astimezone(local_zone()).strftime("%Y-%m-%d %H:%M")
+    return human(t)
 
 
 def _job(job: Job, js: JobStatus, now: datetime) -> list[Problem]:
@@ -139,22 +150,40 @@ def _dropped(job: Job, now: datetime) -> list[Problem]:
 
 
 def _files(folder: Path, pattern: str) -> list[tuple[str, float]]:
+    """(name shown safely, mtime) of each item: the names are whatever the items were
+    called (not UTF-8, a newline, terminal escapes), and one problem stays one line."""
+    out = []
     try:
-        return [(f.name, f.stat().st_mtime) for f in folder.glob(pattern)
-                if not f.name.startswith(".") and f.is_file()]
+        for f in folder.glob(pattern):
+            if f.name.startswith("."):
+                continue
+            try:
+                st = f.stat()
+            except OSError:
+                continue  # taken while listed
+            if stat.S_ISREG(st.st_mode):
+                out.append((shown(f.name), st.st_mtime))
     except OSError:
-        return []
+        pass
+    return out
 
 
 def as_text(h: Health) -> str:
+    unknown = [f"unknown: {w}" for _, w in h.unknown]
     if not h.problems:
         n = len(h.jobs)
-        return f"namespace {h.namespace}: healthy ({n} job{'s' if n != 1 else ''})"
-    return "\n".join(p.text for p in h.problems)
+        jobs = f"{n} job{'s' if n != 1 else ''}"
+        if unknown:
+            return "\n".join([f"namespace {h.namespace}: state unknown ({jobs}; no problem "
+                              "seen where it could be read)", *unknown])
+        return f"namespace {h.namespace}: healthy ({jobs})"
+    return "\n".join([*(shown(p.text) for p in h.problems), *unknown])
 
 
 def as_json(h: Health, notified: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    d: dict[str, Any] = {"namespace": h.namespace, "healthy": not h.problems,
+    d: dict[str, Any] = {"namespace": h.namespace,
+                         "healthy": not h.problems and not h.unknown,
+                         "unknown": [{"target": t, "text": w} for t, w in h.unknown],
                          "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                          "problems": [p.as_json() for p in h.problems]}
     if notified is not None:

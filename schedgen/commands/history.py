@@ -12,7 +12,9 @@ from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
 from schedgen.machine import ownership as state
 from schedgen.outcomes import events, history, missed
+from schedgen.records.shown import shown
 from schedgen.schedule.upcoming import local_zone
+from schedgen.schedule.when import human
 from schedgen.units import parse_duration
 
 
@@ -21,6 +23,7 @@ class JobHistory(NamedTuple):
     runs: tuple[history.Run, ...]
     missed: missed.Missed | None
     truncated: bool = False  # -n cut the runs short: older missed firings are not shown
+    skipped: int = 0  # event lines read that were no record (see events.Skipped)
 
 
 def pick(config: Config, names: list[str] | None) -> list[Job]:
@@ -55,12 +58,13 @@ def job_history(config_path: Path, names: list[str] | None, n: int | None, since
     record = state.load(config.namespace)
     out = []
     for job in jobs:
-        runs = tuple(history.runs(job, limit=limit, since=start))
+        skipped = events.Skipped()
+        runs = tuple(history.runs(job, limit=limit, since=start, skipped=skipped))
         # Missed firings over the span the runs cover (or --since), shown among them.
         truncated = limit is not None and len(runs) >= limit
         span = start if start is not None else (runs[-1].started if truncated else None)
         m = missed.missed(job, record, now, since=span) if span else missed.missed(job, record, now)
-        out.append(JobHistory(job, runs, m, truncated))
+        out.append(JobHistory(job, runs, m, truncated, skipped.n))
     return out
 
 
@@ -73,7 +77,7 @@ def rows(h: JobHistory) -> list[tuple[datetime, list[str]]]:
     zone = _zone(h.job)
 
     def _local(t: datetime) -> str:
-        return t.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+        return human(t, zone)
 
     out = [(r.started, [r.run_id, _local(r.started),
                         "-" if r.duration is None else f"{r.duration}s",
@@ -98,21 +102,23 @@ def history_text(hs: list[JobHistory]) -> str:
         zoned = f", times in {h.job.timezone}" if h.job.timezone else ""
         lines.append(f"{h.job.name}  ({' | '.join(h.job.schedule_text)}{zoned})")
         table = [r for _, r in rows(h)]
+        note = [f"  {events.skipped_words(h.skipped)}"] if h.skipped else []
         if not table:
-            lines += ["  no runs recorded", ""]
+            lines += ["  no runs recorded", *note, ""]
             continue
         widths = [max(len(x[i]) for x in [head, *table]) for i in range(len(head))]
         for r in [head, *table]:
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
         if h.missed and h.missed.firings:
             lines.append(f"  {missed.missed_text(h.missed)}")
-        lines.append("")
+        lines += [*note, ""]
     return "\n".join(lines).rstrip("\n")
 
 
 def history_json(hs: list[JobHistory]) -> dict[str, Any]:
     return {"jobs": [{"job": h.job.name, "runs": [r.as_json() for r in h.runs],
-                      "missed": missed.missed_json(h.missed)} for h in hs]}
+                      "missed": missed.missed_json(h.missed), "skipped_lines": h.skipped}
+                     for h in hs]}
 
 
 def log_file(config_path: Path, name: str, run_id: str | None, stderr: bool) -> Path:
@@ -124,10 +130,13 @@ def log_file(config_path: Path, name: str, run_id: str | None, stderr: bool) -> 
     which = "stderr.log" if stderr else "stdout.log"
     if run_id is None:
         for ev in events.back(job.log_dir):
-            if ev.get("event") == "start" and (runs_dir / str(ev.get("run_id"))).is_dir():
-                return runs_dir / str(ev["run_id"]) / which
-            if ev.get("event") == "start":
-                break  # pruned: fall back to the folder
+            found_id = ev.get("run_id")
+            if ev.get("event") != "start" or not _folder_name(found_id):
+                continue
+            assert isinstance(found_id, str)
+            if (runs_dir / found_id).is_dir():
+                return runs_dir / found_id / which
+            break  # pruned: fall back to the folder
         try:
             ids = sorted((d.name for d in runs_dir.iterdir() if d.is_dir()), reverse=True)
         except OSError:
@@ -135,7 +144,7 @@ def log_file(config_path: Path, name: str, run_id: str | None, stderr: bool) -> 
         if not ids:
             raise UsageError(f"job {name!r} has no run records in {runs_dir}")
         return runs_dir / ids[0] / which
-    if (runs_dir / run_id).is_dir():
+    if _folder_name(run_id) and (runs_dir / run_id).is_dir():
         return runs_dir / run_id / which
     try:
         found = sorted(d.name for d in runs_dir.iterdir() if d.name.startswith(run_id))
@@ -144,6 +153,13 @@ def log_file(config_path: Path, name: str, run_id: str | None, stderr: bool) -> 
     if len(found) == 1:
         return runs_dir / found[0] / which
     if found:
-        raise UsageError(f"run ID {run_id!r} is ambiguous: {', '.join(found[:5])}")
-    raise UsageError(f"job {name!r} has no run {run_id!r} in {runs_dir} (busy, empty and "
+        raise UsageError(f"run ID {shown(run_id)!r} is ambiguous: "
+                         f"{', '.join(shown(f) for f in found[:5])}")
+    raise UsageError(f"job {name!r} has no run {shown(run_id)!r} in {runs_dir} (busy, empty and "
                      "precondition runs have no run directory; old ones are pruned by keep_runs)")
+
+
+def _folder_name(value: object) -> bool:
+    """A run ID that names a folder inside runs/ (an event's may say anything)."""
+    return isinstance(value, str) and value not in ("", ".", "..") and "/" not in value \
+        and "\0" not in value

@@ -16,6 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import NamedTuple
 
+from schedgen.commands.status import unknown as unknown_state
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError, UsageError
@@ -223,7 +224,8 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 """
 
 
-def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime) -> str:
+def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime,
+           unknown: tuple[tuple[str, str], ...] = ()) -> str:
     colour_css = "".join(f".{k} {{ fill: {v}; background: {v}; }}\n" for k, v in COLOURS.items())
     colour_css += ".mark.missed { fill: #6a3d9a; }\n"
     total = sum(len(lane.runs) for lane in lanes)
@@ -240,6 +242,9 @@ def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime) ->
         '<div class="legend">' + "".join(
             f'<span><i class="dot {k}"></i>{k}</span>' for k in ORDER) + "</div>",
     ]
+    # a scheduler that could not be read: missed firings may be its jobs not installed
+    parts += [f'<p class="unknown" data-target="{escape(t)}">state unknown: {escape(w)}</p>'
+              for t, w in unknown]
     if not lanes:
         parts.append('<div class="empty-page">No jobs in this config.</div>')
     else:
@@ -271,11 +276,17 @@ def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime) ->
     return "\n".join(parts)
 
 
-def report(config_path: Path, out: Path, days: int, now: datetime | None = None) -> int:
+class Written(NamedTuple):
+    runs: int
+    unknown: tuple[tuple[str, str], ...]  # (target, why) a scheduler could not be read
+
+
+def report(config_path: Path, out: Path, days: int, now: datetime | None = None) -> Written:
     namespace, lanes, start, end = collect(config_path, days, now)
-    text = render(namespace, lanes, start, end)
+    unknown = unknown_state(config_path)
+    text = render(namespace, lanes, start, end, unknown)
     try:
         atomic_write(out, text, 0o644)
     except OSError as exc:
         raise SystemOpError(f"cannot write {out}: {exc.strerror}") from None
-    return sum(len(lane.runs) for lane in lanes)
+    return Written(sum(len(lane.runs) for lane in lanes), unknown)

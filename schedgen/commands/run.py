@@ -21,6 +21,7 @@ from types import FrameType
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError, UsageError
+from schedgen.records import runs
 from schedgen.render.artifacts import (
     notify_path,
     notify_settings,
@@ -41,8 +42,9 @@ def _bash() -> str:
     return found
 
 
-def run(config_path: Path, job_name: str, smoke: bool = False) -> int:
-    """Run JOB's wrapper in the foreground; return its exit status (128+N if killed by N)."""
+def run(config_path: Path, job_name: str, smoke: bool = False, quiet_stdout: bool = False) -> int:
+    """Run JOB's wrapper in the foreground; return its exit status (128+N if killed by N).
+    `quiet_stdout` (run --json): the job's stdout goes to stderr, so stdout is the JSON."""
     config = cfg.load(config_path)
     job = config.job(job_name)
     if job is None:
@@ -64,10 +66,25 @@ def run(config_path: Path, job_name: str, smoke: bool = False) -> int:
         env["SCHEDGEN_SMOKE"] = "1"
     script, temporary = script_for(job, text, lambda: wrapper(job, config, standalone=True))
     try:
-        return _foreground([_bash(), str(script)], env)
+        return _foreground([_bash(), str(script)], env, quiet_stdout)
     finally:
         if temporary:
             script.unlink(missing_ok=True)
+
+
+def last_run_json(config_path: Path, job_name: str, status: int) -> dict[str, object]:
+    """`run --json`: the run just made, from its manifest (its ID, outcome, times, logs)."""
+    config = cfg.load(config_path)
+    job = config.job(job_name)
+    last = runs.last_run(job) if job is not None else None
+    out: dict[str, object] = {"job": job_name, "exit_code": status}
+    if last:
+        run_dir = job.log_dir / "runs" / str(last.get("run_id")) if job is not None else None
+        out.update({k: last.get(k) for k in ("run_id", "outcome", "started_at", "finished_at")})
+        if run_dir is not None:
+            out["stdout_log"] = str(run_dir / "stdout.log")
+            out["stderr_log"] = str(run_dir / "stderr.log")
+    return out
 
 
 def script_for(job: Job, text: str | None,
@@ -89,7 +106,7 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _foreground(argv: list[str], env: dict[str, str]) -> int:
+def _foreground(argv: list[str], env: dict[str, str], quiet_stdout: bool = False) -> int:
     """Run argv with our stdio; Ctrl-C and TERM reach the wrapper, which settles and exits.
 
     The wrapper shares our process group, so a Ctrl-C at the terminal reaches it directly;
@@ -111,7 +128,8 @@ def _foreground(argv: list[str], env: dict[str, str]) -> int:
     old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         try:
-            procs.append(subprocess.Popen(argv, env=env))
+            procs.append(subprocess.Popen(argv, env=env,
+                                          stdout=sys.stderr.fileno() if quiet_stdout else None))
         except OSError as exc:
             raise SystemOpError(f"cannot run the wrapper: {exc}") from None
         for signum in pending:

@@ -22,6 +22,7 @@ from schedgen.plan.build import build
 from schedgen.records import runs
 from schedgen.schedule.expressions import Every
 from schedgen.schedule.upcoming import local_zone
+from schedgen.schedule.when import machine
 from schedgen.targets import registry
 from schedgen.targets.registry import all_targets
 from schedgen.units import format_duration
@@ -44,7 +45,13 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
     names = {j.name for j in config.jobs}
     other = tuple(f"{c.kind} {c.where}: {c.action} ({c.note})" for c in plan.changes
                   if c.pending and not (c.job in names or set(c.jobs) & names))
-    return Status(config.namespace, jobs, other, plan.warnings)
+    return Status(config.namespace, jobs, other, plan.warnings, plan.unknown)
+
+
+def unknown(config_path: Path) -> tuple[tuple[str, str], ...]:
+    """(target, why) for each scheduler of the config that cannot be read here."""
+    config = cfg.load(config_path)
+    return build(config, state.load(config.namespace), all_targets(), review=True).unknown
 
 
 def _by_job(plan: p.Plan, jobs: tuple[Job, ...]) -> dict[str, list[p.Change]]:
@@ -60,16 +67,22 @@ def _by_job(plan: p.Plan, jobs: tuple[Job, ...]) -> dict[str, list[p.Change]]:
 
 def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
     drift: list[str] = []
-    installed = True
+    installed: bool | None = True
+    unknown = False
     for c in changes:
+        if c.unknown:  # not seen: neither installed nor drift
+            unknown = True
+            continue
         if job.enabled and c.before is None:
             installed = False
         if c.pending:
             drift.append(_words(c, job))
     if job.enabled and not changes:
         installed = False  # e.g. --target excludes all of its targets
+    if installed and unknown:
+        installed = None
     upcoming = next_times(job, 1, now)
-    next_run = upcoming.times[0].isoformat() if upcoming.times else None
+    next_run = machine(upcoming.times[0]) if upcoming.times else None
     notes = upcoming.notes
     every = next((e for e in job.schedule if isinstance(e, Every)), None)
     if every is not None:  # under some schedulers it counts from a load or a run, not the clock
@@ -81,9 +94,10 @@ def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
     return JobStatus(
         job=job.name, enabled=job.enabled, targets=job.targets,
         schedule=" | ".join(job.schedule_text), readable=upcoming.readable,
-        installed=installed and job.enabled, drift=tuple(drift),
+        installed=installed if job.enabled else False, drift=tuple(drift),
         last_run=runs.last_run(job),
         next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
+        timezone=job.timezone,
     )
 
 

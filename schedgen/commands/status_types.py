@@ -16,16 +16,17 @@ class JobStatus:
     targets: tuple[str, ...]
     schedule: str
     readable: str  # the schedule in words (schedgen.schedule.describe)
-    installed: bool  # every artifact the job needs is there
+    installed: bool | None  # every artifact the job needs is there (None: unknown)
     drift: tuple[str, ...]  # how the machine differs from the config for this job
     last_run: dict[str, Any] | None
-    next_run: str | None  # ISO 8601, local time
+    next_run: str | None  # RFC 3339, UTC (schedule/when.py)
     next_notes: tuple[str, ...]
     queue: runs.QueueDepth | None
     lock_held: bool | None
     # Each target's own facts, by its name (the target formats them: Target.status_lines)
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     missed: Missed | None = None  # firings with no run (schedgen.outcomes.missed)
+    timezone: str | None = None  # the job's own zone: its times are shown in it
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,9 @@ class Status:
     namespace: str
     jobs: tuple[JobStatus, ...]
     other: tuple[str, ...]  # drift not tied to a job in the config (orphans)
-    warnings: tuple[str, ...] = ()  # e.g. lingering is off, systemctl cannot be reached
+    warnings: tuple[str, ...] = ()  # e.g. lingering is off
+    # (target, why): a scheduler that could not be read; its jobs' state is unknown
+    unknown: tuple[tuple[str, str], ...] = ()
 
     @property
     def drifted(self) -> bool:

@@ -45,6 +45,12 @@ def _host_targets() -> list[str]:
     return list(paths.default_targets())
 
 
+def _host_path() -> list[str]:
+    """Homebrew's folder only where Homebrew puts it (macOS)."""
+    base = ["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+    return ["/opt/homebrew/bin", *base] if paths.is_macos() else base
+
+
 # Keys a job may give, or [defaults] for every job.
 JOB: dict[str, Default] = {
     "description": Default("", "empty"),
@@ -64,13 +70,14 @@ JOB: dict[str, Default] = {
     "timezone": Default(None, "none: the host's local time"),
     KUBERNETES: Default(None, "none (required for target kubernetes: at least `image`)"),
     "notify": Default(None, "none: nobody is told"),
+    "adopts": Default(None, "none: the job replaces nothing installed by hand"),
 }
 # Keys that describe where and how jobs are installed: also given per job or in [defaults].
 SHARED: dict[str, Default] = {
     "label_prefix": Default("local.schedgen", '"local.schedgen"'),
     "targets": Default(_host_targets, '["launchd"] on macOS, ["cron"] elsewhere'),
-    "path": Default(["/opt/homebrew/bin", "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin",
-                     "/sbin"], "/opt/homebrew/bin, /usr/local/bin, /usr/bin, /bin, /usr/sbin, /sbin"),
+    "path": Default(_host_path, "/usr/local/bin, /usr/bin, /bin, /usr/sbin, /sbin; on macOS "
+                                "/opt/homebrew/bin first"),
     "log_root": Default(lambda: str(paths.default_log_root()),
                         "macOS ~/Library/Logs/schedgen, else ~/.local/state/schedgen/logs"),
     "lock_dir": Default(lambda: str(paths.default_lock_dir()),

@@ -85,6 +85,8 @@ def _texts(job: Job) -> list[tuple[str, str]]:
 
 def too_long(path: Path) -> str | None:
     whole = len(os.fsencode(path))
+    if whole <= NAME_MAX:
+        return None  # no part of it can be longer (checked for every job of a big import)
     if whole > PATH_MAX:
         return f"{whole} bytes, more than the {PATH_MAX} a path may have"
     for part in path.parts:

@@ -61,9 +61,21 @@ class _Checker:
     def __init__(self, problems: Problems, base: Path):
         self.problems = problems
         self.base = base
+        # What a job that gives a key not has: [defaults], else the built-in default
+        # (computed ones resolved once); and the parsed values of those, shared.
+        self.inherited: dict[str, Any] = {}
+        self.shared: dict[str, tuple[Any, str | None]] = {}
+        self.sub_shared: dict[str, dict[str, tuple[Any, str | None]]] = {}  # lock, logs
+        self._paths: dict[str, Path] = {}
 
     def path(self, value: Any) -> Path:
-        return f.path(value, self.base)
+        if not isinstance(value, str):
+            return f.path(value, self.base)
+        # The same few folders for every job: each worked out once a load.
+        found = self._paths.get(value)
+        if found is None:
+            found = self._paths[value] = f.path(value, self.base)
+        return found
 
     def config(self, data: dict[str, Any], path: Path) -> Config:
         top = self.problems.table("", data, ("format", "defaults", "jobs"))
@@ -73,6 +85,10 @@ class _Checker:
         namespace = Fields(self.problems, "defaults", defaults, d.DEFAULTS_ONLY).get(
             "namespace", lambda v: f.matches(v, f.NAMESPACE, "namespace ([A-Za-z0-9_-])"))
         defaults.pop("namespace", None)
+        if "adopts" in defaults:  # each job adopts its own original, never all one
+            self.problems.add("defaults.adopts", "belongs to one job: move it into its [jobs.NAME]")
+            defaults.pop("adopts")
+        self.inherited = {**{k: v.resolve() for k, v in _JOB_TABLE.items()}, **defaults}
         jobs_raw = top.get("jobs", {})
         if not isinstance(jobs_raw, dict):
             self.problems.add("jobs", f"expected tables [jobs.<name>], got {f.type_name(jobs_raw)}")
@@ -84,6 +100,11 @@ class _Checker:
             job = self.job(name, raw, defaults)
             if job is not None:
                 jobs.append(job)
+        adopted: dict[tuple[str, str], str] = {}
+        for j in jobs:  # one original, one job: else apply could not say whose it is
+            if j.adopts is not None and adopted.setdefault(j.adopts, j.name) != j.name:
+                self.problems.add(f"jobs.{j.name}.adopts", f"job {adopted[j.adopts]} adopts "
+                                                           "the same; give it to one job")
         for name in registry.names():  # checks across the jobs, by the targets they use
             if any(name in j.targets for j in jobs):
                 for where, message in registry.get(name).config_refusals(namespace, jobs):
@@ -98,46 +119,48 @@ class _Checker:
             self.problems.add(w, "invalid job name: use a-z, 0-9, '_' and '-', starting with a "
                                  "letter or digit, at most 64 characters")
         own = self.problems.table(w, raw, (*d.SHARED_KEYS, *d.JOB_KEYS))
-        merged = {**defaults, **own}
+        merged = {**self.inherited, **own}
         for sub in ("lock", "queue", "logs", d.KUBERNETES, "notify"):
             if isinstance(defaults.get(sub), dict) and isinstance(own.get(sub), dict):
                 merged[sub] = {**defaults[sub], **own[sub]}
-        v = Fields(self.problems, w, merged, {**d.SHARED, **d.JOB})
+        v = Fields(self.problems, w, merged, _JOB_TABLE, self.shared, own)
         has_queue = merged.get("queue") is not None
-        targets = v.get("targets", f.targets)
-        schedule = v.get("schedule", parse_schedule)
+        targets = v.get("targets", f.targets, True)
+        schedule = v.get("schedule", parse_schedule, True)
         if merged.get("timezone") is not None and schedule:
             for message in conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
                 self.problems.add(f"{w}.timezone", message)
         to_kube = d.KUBERNETES in (targets or ())
         job = Job(
             name=name,
-            description=v.get("description", f.one_line),
+            description=v.get("description", f.one_line, True),
             command=v.get("command", lambda x: f.command(x, has_queue)),
             schedule=schedule,
-            working_dir=v.optional("working_dir", self.path),
-            env=v.get("env", f.env),
-            env_file=v.optional("env_file", self.path),
-            timeout=v.optional("timeout", lambda x: f.duration(x, positive=True)),
+            working_dir=v.optional("working_dir", self.path, True),
+            env=v.get("env", f.env, True),
+            env_file=v.optional("env_file", self.path, True),
+            timeout=v.optional("timeout", _positive_duration, True),
             smoke=v.optional("smoke", lambda x: f.command(x, has_queue)),
-            throttle_interval=v.optional("throttle_interval", lambda x: f.integer(x, 0)),
-            run_at_load=v.get("run_at_load", f.boolean),
-            enabled=v.get("enabled", f.boolean),
-            lock=lock(self.problems, w, v.get("lock", lambda x: x), name),
+            throttle_interval=v.optional("throttle_interval", _natural, True),
+            run_at_load=v.get("run_at_load", f.boolean, True),
+            enabled=v.get("enabled", f.boolean, True),
+            lock=lock(self.problems, w, v.get("lock", lambda x: x), name,
+                      self.sub_shared.setdefault("lock", {})),
             queue=queue(self.problems, w, merged["queue"], self.path) if has_queue else None,
-            logs=logs(self.problems, w, v.get("logs", lambda x: x)),
+            logs=logs(self.problems, w, v.get("logs", lambda x: x),
+                      self.sub_shared.setdefault("logs", {})),
             targets=targets,
-            path=v.get("path", f.path_list),
-            log_root=v.get("log_root", self.path),
-            lock_dir=v.get("lock_dir", self.path),
-            wrapper_dir=v.get("wrapper_dir", self.path),
-            label_prefix=v.get("label_prefix",
-                               lambda x: f.matches(x, f.LABEL_PREFIX, "label prefix")),
+            path=v.get("path", f.path_list, True),
+            log_root=v.get("log_root", self.path, True),
+            lock_dir=v.get("lock_dir", self.path, True),
+            wrapper_dir=v.get("wrapper_dir", self.path, True),
+            label_prefix=v.get("label_prefix", _label_prefix, True),
             kubernetes=self.kubernetes(w, merged[d.KUBERNETES], to_kube)
             if merged.get(d.KUBERNETES) is not None else None,
-            timezone=v.optional("timezone", zone_name),
+            timezone=v.optional("timezone", zone_name, True),
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,
+            adopts=v.optional("adopts", f.adopts),
         )
         # What each of its targets refuses of it (render --target asks the same).
         for t in targets or ():
@@ -152,16 +175,37 @@ class _Checker:
         return kube_config.parse(self.problems, w, raw, to_kube)
 
 
-def lock(problems: Problems, w: str, value: Any, job: str) -> Lock | None:
+_JOB_TABLE = {**d.SHARED, **d.JOB}
+
+
+def _positive_duration(value: Any) -> int:
+    return f.duration(value, positive=True)
+
+
+def _natural(value: Any) -> int:
+    return f.integer(value, 0)
+
+
+def _positive(value: Any) -> int:
+    return f.integer(value, 1)
+
+
+def _label_prefix(value: Any) -> str:
+    return f.matches(value, f.LABEL_PREFIX, "label prefix")
+
+
+def lock(problems: Problems, w: str, value: Any, job: str,
+         shared: dict[str, tuple[Any, str | None]] | None = None) -> Lock | None:
     if value is False:
         return None
     raw = {} if value is True else problems.table(f"{w}.lock", value, d.LOCK_KEYS)
     # DEPENDS: the job's name; one that is no name is reported once, as the job's, not
     # again as a lock name the user never wrote.
     default = job if f.LOCK_NAME.fullmatch(job) else "invalid-job-name"
-    v = Fields(problems, f"{w}.lock", {"name": default, **raw}, d.LOCK)
+    v = Fields(problems, f"{w}.lock", {"name": default, **raw}, d.LOCK, shared, raw)
     return Lock(name=v.get("name", lambda x: f.matches(x, f.LOCK_NAME, "lock name ([A-Za-z0-9._-])")),
-                wait=v.get("wait", f.duration), busy_exit=v.get("busy_exit", f.exit_status))
+                wait=v.get("wait", f.duration, True),
+                busy_exit=v.get("busy_exit", f.exit_status, True))
 
 
 def queue(problems: Problems, w: str, value: Any, path: Any) -> Queue | None:
@@ -191,11 +235,12 @@ def queue(problems: Problems, w: str, value: Any, path: Any) -> Queue | None:
     )
 
 
-def logs(problems: Problems, w: str, value: Any) -> Logs:
+def logs(problems: Problems, w: str, value: Any,
+         shared: dict[str, tuple[Any, str | None]] | None = None) -> Logs:
     raw = problems.table(f"{w}.logs", value, d.LOGS_KEYS)
-    v = Fields(problems, f"{w}.logs", raw, d.LOGS)
-    return Logs(max_size=v.get("max_size", f.size), keep=v.get("keep", lambda x: f.integer(x, 0)),
-                keep_runs=v.get("keep_runs", lambda x: f.integer(x, 1)))
+    v = Fields(problems, f"{w}.logs", raw, d.LOGS, shared, raw)
+    return Logs(max_size=v.get("max_size", f.size, True), keep=v.get("keep", _natural, True),
+                keep_runs=v.get("keep_runs", _positive, True))
 
 
 def notify(problems: Problems, w: str, value: Any) -> Notify | None:

@@ -83,6 +83,9 @@ class Job(NamedTuple):
     kubernetes: Kubernetes | None = None
     timezone: str | None = None  # IANA zone the schedule is read in; None: the host's
     notify: Notify | None = None
+    # What `import` found this job in, still installed outside schedgen: (target, its
+    # identity there: the crontab line as written, a plist label, a unit name).
+    adopts: tuple[str, str] | None = None
 
     @property
     def label(self) -> str:

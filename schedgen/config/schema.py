@@ -89,6 +89,10 @@ JOB_TYPES: dict[str, Schema] = {
     cfg.KUBERNETES: _doc("The CronJob for target kubernetes", {"$ref": "#/$defs/kubernetes"}),
     "notify": _doc("Who hears about failures, recoveries and missed firings",
                    {"$ref": "#/$defs/notify"}),
+    "adopts": _doc("What `import` found this job in, still installed by hand: "
+                   "'<target>: <its line or name there>'; apply turns it off, uninstall "
+                   "puts it back", {"type": "string", "pattern": "^[a-z0-9_-]+: .*$",
+                                    "examples": ["cron: */5 * * * * ~/bin/backup.sh"]}),
 }
 SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label and systemd unit name = <label_prefix>.<job>",

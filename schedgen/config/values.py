@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.config.model import PLACEHOLDERS, Command
-from schedgen.paths import expand
+from schedgen.paths import expand, expand_home
 from schedgen.targets import registry
 from schedgen.units import parse_duration, parse_size
 
@@ -136,7 +136,7 @@ def command(value: Any, queue: bool) -> Command:
 
 
 def _expand_home(arg: str) -> str:
-    return str(expand(arg, Path("/"))) if arg == "~" or arg.startswith("~/") else arg
+    return expand_home(arg)
 
 
 def env(value: Any) -> tuple[tuple[str, str], ...]:
@@ -165,6 +165,21 @@ def env(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def adopts(value: Any) -> tuple[str, str]:
+    """`"<target>: <what>"`: a target that can take over its own kind of job, and the
+    job as it knows it (a crontab line byte for byte after the one space)."""
+    text = string(value)
+    target, sep, what = text.partition(": ")
+    if not sep or not what or "\n" in text or "\r" in text:
+        raise ValueError("expected \"<target>: <its line or name there>\" on one line, e.g. "
+                         "\"cron: */5 * * * * ~/bin/backup.sh\"")
+    able = [n for n in registry.names() if registry.get(n).adopts]
+    if target not in able:
+        raise ValueError(f"{target!r} cannot hand a job over; targets that can: "
+                         f"{', '.join(able)}")
+    return target, what
+
+
 def targets(value: Any) -> tuple[str, ...]:
     known = registry.names()
     if not isinstance(value, list) or not value:
@@ -183,7 +198,8 @@ def path_list(value: Any) -> tuple[str, ...]:
         text = string(p)
         if ":" in text or not text:
             bad.append(f"{text!r} cannot be a PATH entry")
-        out.append(str(expand(text, Path("/"))) if text.startswith("~") else text)
+        out.append(expand_home(text) if text.startswith("~/") or text == "~"
+                   else str(expand(text, Path("/"))) if text.startswith("~") else text)
     if bad:
         raise ValueError("; ".join(bad))   # every one, not just the first
     return tuple(out)

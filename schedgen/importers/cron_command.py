@@ -36,6 +36,8 @@ def unescape_command(command: str, bsd: bool | None = None) -> str | None:
     (and, in Debian's cron and cronie, before a second backslash; BSD and macOS cron
     keep it there). ``bsd`` defaults to the cron of this host.
     """
+    if "%" not in command and "\\" not in command:
+        return command  # nothing to read: most lines (a character loop for each was slow)
     bsd = sys.platform == "darwin" if bsd is None else bsd
     out: list[str] = []
     escaped = False

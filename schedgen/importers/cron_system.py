@@ -120,6 +120,7 @@ def looks_like_user_field(word: str, path: list[str]) -> bool:
     return shutil.which(word, path=os.pathsep.join(path)) is None
 
 
+@cache  # asked once per line: each call reads the passwd database
 def _is_account(name: str) -> bool:
     try:
         pwd.getpwnam(name)

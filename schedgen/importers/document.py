@@ -65,30 +65,26 @@ class ImportResult:
     origins: tuple[tuple[str, str], ...] = ()  # (job name, where it came from)
 
 
-def job_name(hint: str, taken: set[str]) -> str:
-    """A valid job name (``[a-z0-9][a-z0-9_-]*``, ≤ 64) from ``hint``, unique within ``taken``."""
+def job_name(hint: str, taken: set[str], tried: dict[str, int] | None = None) -> str:
+    """A valid job name (``[a-z0-9][a-z0-9_-]*``, ≤ 64) from ``hint``, unique within ``taken``.
+    ``tried`` (base name -> last suffix tried) lets 20,000 jobs of one program each
+    start where the last one stopped, rather than count up from 2 again."""
     ascii_hint = unicodedata.normalize("NFKD", hint).encode("ascii", "ignore").decode()
     base = _SANITISE.sub("-", ascii_hint.lower()).strip("-_") or "job"
     base = re.sub(r"-{2,}", "-", base)[:60].rstrip("-_") or "job"
-    name, n = base, 1
+    tried = {} if tried is None else tried
+    name, n = base, tried.get(base, 1)
     while name in taken:
         n += 1
         name = f"{base}-{n}"
+    tried[base] = n
     taken.add(name)
     return name
 
 
 def program_name(command: str | list[str]) -> str:
     """The basename of what a command runs, skipping cd/env/nice and interpreters."""
-    if isinstance(command, str):
-        try:  # separators apart even when written onto a word ("a;", "x&&y")
-            lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-            lexer.whitespace_split = True
-            words = list(lexer)
-        except ValueError:
-            words = command.split()
-    else:
-        words = list(command)
+    words = _words(command)  # separators apart even when written onto a word ("a;", "x&&y")
     segment: list[str] = []
     for word in [*words, ";"]:
         if word not in _SEPARATORS:
@@ -99,6 +95,57 @@ def program_name(command: str | list[str]) -> str:
             return found
         segment = []
     return "job"
+
+
+# Everyday tools: a job running one is named after what it works on, when it says.
+_TOOLS = {"date", "echo", "printf", "tar", "rsync", "cp", "mv", "rm", "find", "curl", "wget",
+          "touch", "mkdir", "cat", "gzip", "zip", "ln", "du", "df", "ls", "tee", "true",
+          "sleep", "logger", "git", "docker", "pg_dump", "mysqldump", "sqlite3", "scp",
+          "restic", "borg", "rclone", "make"}
+_REDIRECT = re.compile(r"[0-9]?>>?")
+
+
+def what_it_does(command: str | list[str]) -> str:
+    """A name hint: the script a command runs; for an everyday tool (`date`, `tar`) the
+    file it writes to (`date >> ~/heartbeat.log`: heartbeat), else the tool and what it
+    works on (`tar -czf ~/b/notes.tgz ~/notes`: tar-notes)."""
+    if not isinstance(command, str) and len(command) == 3 and command[1] == "-c" and \
+            _INTERPRETERS.fullmatch(os.path.basename(command[0])):
+        command = command[2]  # [SHELL, "-c", what cron ran]
+    prog = program_name(command)
+    if prog not in _TOOLS:
+        return prog
+    words = _words(command)
+    for i, w in enumerate(words[:-1]):
+        if _REDIRECT.fullmatch(w) and _stem(words[i + 1]) not in ("", "null"):
+            return _stem(words[i + 1])
+    at = next((i for i, w in enumerate(words) if os.path.basename(w) == prog), -1)
+    args = []
+    for w in words[at + 1:]:
+        if w in _SEPARATORS or _REDIRECT.fullmatch(w):
+            break
+        if not w.startswith(("-", "+")) and _stem(w):  # "$HOME/x" is a path, "$X" nothing
+            args.append(w)
+    # a path says more than a word (`tar czf ~/b/notes.tgz`: notes, not czf)
+    pick = next((w for w in args if "/" in w or "." in w), args[0] if args else None)
+    return f"{prog}-{_stem(pick)}" if pick else prog
+
+
+def _stem(word: str) -> str:
+    """`~/backups/notes-$(date +%F).tgz` -> notes."""
+    base = os.path.basename(word.rstrip("/")).lstrip(".")
+    return re.split(r"[.$(`{%]", base, maxsplit=1)[0].strip("-_")
+
+
+def _words(command: str | list[str]) -> list[str]:
+    if not isinstance(command, str):
+        return list(command)
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        return list(lexer)
+    except ValueError:
+        return command.split()
 
 
 def _segment_program(words: list[str]) -> str | None:
@@ -134,7 +181,8 @@ def build(found: list[Found], target: str, origin: str, path: Path,
     """
     notes: list[Note] = []
     taken: set[str] = set()
-    named = [(job_name(f.name_hint, taken), f) for f in found]
+    tried: dict[str, int] = {}
+    named = [(job_name(f.name_hint, taken, tried), f) for f in found]
     factor = True
     while True:
         text = render_toml(named, target, origin, factor, lock)
@@ -190,22 +238,45 @@ def render_toml(named: list[tuple[str, Found]], target: str, origin: str,
     for key in ("path", "working_dir") if factor else ():
         # The most common value (shared by two jobs at least) moves to [defaults]; the
         # readers give every job both keys, so no job silently inherits one.
-        values = [j[key] for j in jobs.values() if key in j]
-        counts = [(sum(v == w for w in values), -i, v) for i, v in enumerate(values)]
-        count, _, common = max(counts, default=(0, 0, None))
+        # Counted by value in one pass (comparing each with all was quadratic); on a tie
+        # the value seen first wins.
+        seen: dict[str, list[Any]] = {}  # repr -> [count, -first index, value]
+        for i, v in enumerate(j[key] for j in jobs.values() if key in j):
+            seen.setdefault(repr(v), [0, -i, v])[0] += 1
+        count, _, common = max((tuple(c) for c in seen.values()), default=(0, 0, None))
         if count >= 2 or (count == 1 and len(jobs) == 1):
             defaults[key] = common
             for j in jobs.values():
                 if j.get(key) == common:
                     del j[key]
+    notifies = [j.get("notify") for j in jobs.values()]
+    if factor and len(jobs) > 1 and notifies[0] is not None and \
+            all(n == notifies[0] for n in notifies):
+        defaults["notify"] = notifies[0]  # one MAILTO over every job
+        for j in jobs.values():
+            del j["notify"]
     doc = {"format": cfg.FORMAT, "defaults": defaults, "jobs": jobs}
     width = max((len(n) for n, _ in named), default=0)
+    adopting = any("adopts" in f.keys for _, f in named)
     lines = [
         f"# Imported by `schedgen import --from {target}` from {origin}.",
-        "# The originals are still installed: remove them before `schedgen apply`,",
-        "# or every job runs twice.",
+        *(["# Each job's `adopts` names the original it replaces: `schedgen diff` shows it,",
+           "# `schedgen apply` turns it off (so no job runs twice) and `schedgen uninstall`",
+           "# puts it back as it was."] if adopting else
+          ["# The originals are still installed: remove them before `schedgen apply`,",
+           "# or every job runs twice."]),
         *(f"#   {n.ljust(width)}  <- {f.source}{f' ({f.remark})' if f.remark else ''}"
           for n, f in named),
         "",
     ]
-    return "\n".join(lines) + tomli_w.dumps(doc, multiline_strings=False)
+    body = tomli_w.dumps(doc, multiline_strings=False)
+    return "\n".join(lines) + _NOTIFY_HEADER.sub(_MAIL_WORDS, body)
+
+
+_NOTIFY_HEADER = re.compile(r"^(\[(?:defaults|jobs\.[a-z0-9_-]+)\.notify\]\n)", re.MULTILINE)
+_MAIL_WORDS = (
+    "# From the crontab's MAILTO: cron mailed that address whatever a job printed. This\n"
+    "# mails it through the local sendmail when a job fails, and when it works again\n"
+    "# after a failure (the last lines of its stderr as the text); each run's output is\n"
+    "# kept in its run directory (`schedgen logs JOB`). Remove this table for no mail.\n"
+    "\\1")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from schedgen.errors import SystemOpError
-from schedgen.machine.fs import atomic_write
+from schedgen.machine.fs import put_in_place, stage
 
 
 class Result(NamedTuple):
@@ -62,17 +62,41 @@ _TEMP = re.compile(r"\.(.+)\.[A-Za-z0-9_]{8}\.tmp")
 
 
 class Ops:
+    """Files written are staged (whole, beside their path) and put in place together by
+    `commit`: before any command that changes the machine runs (a crontab, plist or unit
+    that makes them live), before a removal, and at the end of the apply. One flush of
+    their data and one sync per folder, not an fsync per file (docs/performance.md)."""
+
     dry_run = False
 
     def __init__(self) -> None:
         self._temps: dict[Path, dict[str, list[Path]]] = {}  # per folder: name -> temp files
+        self._staged: dict[Path, Path] = {}  # path -> its new content, not yet in place
 
     def write(self, path: Path, content: str, mode: int) -> None:
         self._sweep(path)
         try:
-            atomic_write(path, content.encode("utf-8", "surrogateescape"), mode)
+            tmp = stage(path, content.encode("utf-8", "surrogateescape"), mode)
         except OSError as exc:
             raise SystemOpError(f"cannot write {path}: {exc.strerror}") from None
+        earlier = self._staged.pop(path, None)  # written twice: the last content counts
+        if earlier is not None:
+            earlier.unlink(missing_ok=True)
+        self._staged[path] = tmp
+
+    def commit(self) -> None:
+        """The staged files durable and in place (a no-op when none is staged)."""
+        staged, self._staged = self._staged, {}
+        if not staged:
+            return
+        try:
+            put_in_place(staged)
+        except OSError as exc:
+            for tmp in staged.values():
+                tmp.unlink(missing_ok=True)  # those not renamed yet
+            where = f" {exc.filename}" if exc.filename else ""
+            raise SystemOpError(f"cannot put the files written in place{where}: "
+                                f"{exc.strerror}") from None
 
     def _sweep(self, path: Path) -> None:
         """Remove what an earlier apply, killed while writing this very file, left beside it
@@ -97,6 +121,7 @@ class Ops:
                 pass  # another user's, or gone: left as it is
 
     def remove(self, path: Path) -> None:
+        self.commit()  # in order: a file written before is in place before one goes
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:
@@ -109,12 +134,17 @@ class Ops:
             raise SystemOpError(f"cannot create {path}: {exc.strerror}") from None
 
     def run(self, argv: list[str], input: bytes | None = None) -> Result:
-        """A command that changes the machine (launchctl bootstrap, crontab FILE)."""
+        """A command that changes the machine (launchctl bootstrap, crontab FILE); the
+        files written before it are durable and in place first."""
+        self.commit()
         return run(argv, input, detach=True)
 
 
 class DryOps(Ops):
     dry_run = True
+
+    def commit(self) -> None:
+        pass
 
     def write(self, path: Path, content: str, mode: int) -> None:
         pass

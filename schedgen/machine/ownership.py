@@ -114,9 +114,25 @@ def save(record: Record) -> None:
                           for e in sorted(record.entries.values(), key=lambda e: e.key)],
             "jobs": dict(sorted((record.settings or {}).items())),
         }
-        atomic_write(path, json.dumps(data, indent=2) + "\n", 0o600)
+        atomic_write(path, _layout(data), 0o600)
     except OSError as exc:
         raise SystemOpError(f"cannot write the ownership record {path}: {exc.strerror}") from None
+
+
+def _layout(data: dict[str, Any]) -> str:
+    """The record as JSON for people too: a key per line, each artifact and each job's
+    settings on a line of its own. json.dumps(indent=...) would lay it out by its pure
+    Python encoder, at several times the cost, which a record of thousands of artifacts
+    paid on every apply; without indent it uses its C encoder."""
+    def value(v: Any) -> str:
+        if isinstance(v, list) and v:
+            return "[\n" + ",\n".join(f"    {json.dumps(x)}" for x in v) + "\n  ]"
+        if isinstance(v, dict) and v:
+            return "{\n" + ",\n".join(f"    {json.dumps(k)}: {json.dumps(x)}"
+                                      for k, x in v.items()) + "\n  }"
+        return json.dumps(v)
+
+    return "{\n" + ",\n".join(f"  {json.dumps(k)}: {value(v)}" for k, v in data.items()) + "\n}\n"
 
 
 TEST_LOCK = "SCHEDGEN_TEST_APPLY_LOCK"  # test seam: tests with fake crontabs lock apart
@@ -131,13 +147,13 @@ def lock_path() -> Path:
     return Path("/tmp") / f"schedgen-{os.getuid()}" / "apply.lock"
 
 
-def _private_dir(path: Path) -> None:
+def private_dir(path: Path) -> None:
     """Create `path` 0700, or accept it only if it is ours, a real folder and private."""
     try:
         path.mkdir(mode=0o700, exist_ok=True)
         st = os.lstat(path)
     except OSError as exc:
-        raise SystemOpError(f"cannot create the lock folder {path}: {exc.strerror}") from None
+        raise SystemOpError(f"cannot create the private folder {path}: {exc.strerror}") from None
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         raise SystemOpError(f"{path} is not a private folder of this user (a symlink, someone "
                             "else's, or open to others); remove it and run the command again")
@@ -150,7 +166,7 @@ def apply_lock(on_wait: object = None) -> Iterator[None]:
     if os.environ.get(TEST_LOCK):
         path.parent.mkdir(parents=True, exist_ok=True)
     else:
-        _private_dir(path.parent)
+        private_dir(path.parent)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as exc:

@@ -16,6 +16,24 @@ from typing import Any
 
 BLOCK = 64 * 1024
 _TS = len('{"ts":"')
+# A time outside these years is no wrapper's: it is not trusted (and year 1 or 9999
+# would overflow when shown in a zone west or east of UTC).
+FIRST_YEAR, LAST_YEAR = 1970, 9998
+_DECODER = json.JSONDecoder(strict=False)  # a raw control character in a string is kept
+
+
+class Skipped:
+    """Lines that are no record (cut short, not JSON, nested past any limit, a field of
+    the wrong kind), counted as a reader passes over them."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
+def skipped_words(n: int) -> str:
+    return f"{n} unreadable event line{'s' if n != 1 else ''} skipped"
 
 
 def files(log_dir: Path) -> list[Path]:
@@ -62,20 +80,24 @@ def lines_back(path: Path) -> Iterator[bytes]:
 
 
 def parse(line: bytes) -> dict[str, Any] | None:
+    """The record on the line, or None: a line cut short by a full disk or a kill, or
+    anything else the job's command wrote there (it can write this file)."""
     try:
-        data = json.loads(line.decode("utf-8", errors="surrogateescape"))
-    except ValueError:
-        return None  # a line cut short by a full disk or a kill
-    return data if isinstance(data, dict) and "event" in data else None
+        data = _DECODER.decode(line.decode("utf-8", errors="surrogateescape"))
+    except (ValueError, RecursionError):  # RecursionError: nested [[[[... deep
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("event"), str) else None
 
 
-def back(log_dir: Path) -> Iterator[dict[str, Any]]:
-    """Every event of the job, newest first."""
+def back(log_dir: Path, skipped: Skipped | None = None) -> Iterator[dict[str, Any]]:
+    """Every event of the job, newest first; lines that are none are counted in ``skipped``."""
     for path in files(log_dir):
         for line in lines_back(path):
             ev = parse(line)
             if ev is not None:
                 yield ev
+            elif skipped is not None:
+                skipped.n += 1
 
 
 def stamps_back(log_dir: Path, names: frozenset[str]) -> Iterator[tuple[str, str, int]]:
@@ -112,11 +134,17 @@ def epoch(value: str) -> int | None:
     if len(value) != 20 or value[10] != "T" or value[19] != "Z":
         t = ts(value)
         return int(t.timestamp()) if t else None
+    if not value.isascii():
+        return None
     try:
         y, m, d = int(value[0:4]), int(value[5:7]), int(value[8:10])
-        sec = int(value[11:13]) * 3600 + int(value[14:16]) * 60 + int(value[17:19])
+        hh, mm, ss = int(value[11:13]), int(value[14:16]), int(value[17:19])
     except ValueError:
         return None
+    if not (FIRST_YEAR <= y <= LAST_YEAR and 1 <= m <= 12 and 1 <= d <= 31 and hh < 24
+            and mm < 60 and ss < 61 and min(hh, mm, ss) >= 0):
+        return None
+    sec = hh * 3600 + mm * 60 + ss
     # Days from civil (H. Hinnant), as the wrapper's clock does it the other way round.
     y -= m <= 2
     era = y // 400
@@ -127,9 +155,15 @@ def epoch(value: str) -> int | None:
 
 
 def ts(value: object) -> datetime | None:
-    """A wrapper timestamp (UTC ISO 8601, `2026-01-31T06:15:00Z`) as an aware datetime."""
-    if not isinstance(value, str):
-        return None
+    """A wrapper timestamp (UTC ISO 8601, `2026-01-31T06:15:00Z`) as an aware datetime;
+    None for anything else, a year outside FIRST_YEAR..LAST_YEAR included."""
+    t = _ts(value)
+    return t if t is not None and FIRST_YEAR <= t.year <= LAST_YEAR else None
+
+
+def _ts(value: object) -> datetime | None:
+    if not isinstance(value, str) or len(value) > 64 or not value.isascii():
+        return None  # (int() would read other scripts' digits: "１９７０")
     try:
         if len(value) == 20 and value[10] == "T" and value[19] == "Z":  # the wrapper's own
             return datetime(int(value[0:4]), int(value[5:7]), int(value[8:10]),
@@ -141,9 +175,9 @@ def ts(value: object) -> datetime | None:
     except ValueError:
         try:
             d = datetime.fromisoformat(value)
-        except ValueError:
+            return d.astimezone(UTC) if d.tzinfo else d.replace(tzinfo=UTC)
+        except (ValueError, OverflowError):
             return None
-        return d if d.tzinfo else d.replace(tzinfo=UTC)
 
 
 def run_id_time(run_id: str) -> datetime | None:

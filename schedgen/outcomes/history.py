@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from schedgen.config.model import Job
 from schedgen.outcomes import events
 from schedgen.records.runs import dead_here
+from schedgen.records.shown import field, shown
 
 BEGINS = frozenset({"start", "busy", "empty", "precondition"})
 # Outcomes that mean the job did not do its work.
@@ -39,23 +40,31 @@ class Run(NamedTuple):
         return d
 
 
-def runs(job: Job, limit: int | None = None, since: datetime | None = None) -> list[Run]:
-    """The job's runs, newest first: at most ``limit``, none that began before ``since``."""
+def runs(job: Job, limit: int | None = None, since: datetime | None = None,
+         skipped: events.Skipped | None = None) -> list[Run]:
+    """The job's runs, newest first: at most ``limit``, none that began before ``since``.
+    What the job's command may have written is not trusted: a begin or finish without a
+    wrapper's time and run ID is counted in ``skipped``, and text is shown safely."""
     out: list[Run] = []
     finishes: dict[str, dict[str, Any]] = {}
     busy_exit = job.lock.busy_exit if job.lock else 75
-    for ev in events.back(job.log_dir):
+    for ev in events.back(job.log_dir, skipped):
         when = events.ts(ev.get("ts"))
         if since is not None and when is not None and when < since:
             break
         name = ev.get("event")
-        run_id = str(ev.get("run_id", ""))
-        if name == "finish":
+        raw_id = ev.get("run_id")
+        if name not in BEGINS and name != "finish":
+            continue
+        if not isinstance(raw_id, str) or (when is None and name != "finish"):
+            if skipped is not None:
+                skipped.n += 1
+            continue
+        run_id = shown(raw_id)
+        if when is None or name == "finish":
             # Read backwards, the first finish seen is a run's last word (a wrapper killed
             # at the wrong instant can leave an earlier one too).
             finishes.setdefault(run_id, ev)
-            continue
-        if name not in BEGINS or when is None:
             continue
         run = _run(job.name, name, run_id, when, ev, finishes.pop(run_id, None), busy_exit)
         out.append(run)
@@ -66,9 +75,9 @@ def runs(job: Job, limit: int | None = None, since: datetime | None = None) -> l
 
 def _run(job: str, name: str, run_id: str, when: datetime, ev: dict[str, Any],
          fin: dict[str, Any] | None, busy_exit: int) -> Run:
-    pid = ev.get("pid") if isinstance(ev.get("pid"), int) else None
-    host = ev.get("host") if isinstance(ev.get("host"), str) else None
-    base = Run(job, run_id, when, None, name, None, _str(ev.get("item")),
+    pid = _int(ev.get("pid"))
+    host = field(ev.get("host"))
+    base = Run(job, run_id, when, None, name, None, field(ev.get("item")),
                _int(ev.get("attempt")), ev.get("smoke") is True, pid, host)
     if name == "busy":
         return base._replace(exit_code=busy_exit, duration=0)
@@ -78,7 +87,7 @@ def _run(job: str, name: str, run_id: str, when: datetime, ev: dict[str, Any],
         return base._replace(exit_code=_int(ev.get("exit_code")) or 78, duration=0)
     if fin is None:
         return base._replace(outcome="crashed" if dead_here(host, pid) else "running")
-    return base._replace(outcome=str(fin.get("outcome") or "failed"),
+    return base._replace(outcome=field(fin.get("outcome")) or "failed",
                          exit_code=_int(fin.get("exit_code")), duration=_int(fin.get("duration")))
 
 
@@ -102,10 +111,7 @@ def _newest(job: Job) -> Iterator[Run]:
         seen, n = len(batch), n * 8
 
 
-def _str(v: object) -> str | None:
-    return v if isinstance(v, str) else None
-
-
 def _int(v: object) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    """An integer field; one no wrapper writes (a bool, or past 64 bits) is none."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and -2**63 <= v < 2**63 else None
     return False

@@ -23,6 +23,7 @@ from schedgen.outcomes.history import BEGINS
 from schedgen.render.tzgate import MAX_LATENESS
 from schedgen.schedule.expressions import Cron, Every, every_as_cron, parse_cron
 from schedgen.schedule.upcoming import local_zone
+from schedgen.schedule.when import human
 from schedgen.targets import registry
 
 GRACE = timedelta(minutes=5)
@@ -134,17 +135,17 @@ def missed(job: Job, record: Record, now: datetime, since: datetime | None = Non
     if start >= end:
         return Missed(start, ())
     begins: list[int] = []
-    cutoff = (start - grace).strftime("%Y-%m-%dT%H:%M:%SZ")
+    cutoff = int((start - grace).timestamp())
     exhausted = True
-    newer_pid = -1
+    newer_pid = None
     for ts, _, pid in events.stamps_back(job.log_dir, BEGINS):
-        if ts < cutoff:
-            exhausted = False
-            break
         t = events.epoch(ts)
         if t is None:
-            continue
-        if pid and pid == newer_pid:
+            continue  # no time a wrapper writes: it ends nothing, it starts nothing
+        if t < cutoff:
+            exhausted = False
+            break
+        if pid and pid == newer_pid and begins:
             # The same wrapper's next queue item, not a firing of its own: keep its first.
             begins[-1] = t
         else:
@@ -166,7 +167,7 @@ def _loads(job: Job) -> bool:
 
 
 def _local(t: datetime) -> str:
-    return t.strftime("%Y-%m-%d %H:%M")
+    return human(t, t.tzinfo)
 
 
 def missed_text(m: Missed) -> str:
@@ -191,6 +192,6 @@ def missed_json(m: Missed | None) -> dict[str, object] | None:
         return None
     return {"since": m.since.strftime("%Y-%m-%dT%H:%M:%SZ"), "count": len(m.missed),
             "late": len(m.late),
-            "firings": [{"at": f.at.isoformat(), "state": f.state,
+            "firings": [{"at": f.at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "state": f.state,
                          "ran_at": f.ran_at.strftime("%Y-%m-%dT%H:%M:%SZ") if f.ran_at else None}
                         for f in m.firings]}

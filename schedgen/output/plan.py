@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
+from schedgen.paths import home
 from schedgen.plan import changes as p
 from schedgen.targets import registry
 
@@ -38,7 +39,35 @@ def headline(c: p.Change) -> str:
                                                                  else "")
 
 
-def diff_text(plan: p.Plan, color: bool) -> str:
+def what(c: p.Change) -> str:
+    """An artifact as a reviewer names it: `job file`, `runtime`, `systemd timer`."""
+    if c.kind == "wrapper":
+        return "job file"
+    if c.kind == "runtime":
+        return "runtime"
+    words = registry.get(c.target).kind_words(c.kind) if c.target in registry.names() else c.kind
+    return f"{c.target} {words}"
+
+
+def short(where: str) -> str:
+    """A path under the home folder as ~/..."""
+    h = str(home()).rstrip("/") + "/"
+    return "~/" + where[len(h):] if where.startswith(h) else where
+
+
+def created_line(c: p.Change) -> str:
+    """A new file in one line: what it is, where, its size (its text: diff --full)."""
+    n = len((c.after or "").splitlines())
+    about = [f"job {c.job}"] if c.job else []
+    about.append(f"{n:,} line{'s' if n != 1 else ''}")
+    if c.note:
+        about.append(c.note)
+    return f"+ new {what(c)} {short(c.where)} ({', '.join(about)})"
+
+
+def diff_text(plan: p.Plan, color: bool, full: bool = True) -> str:
+    """`full`: new files in whole; else one line each (the crontab block, spliced into the
+    user's own table, always in whole)."""
     out: list[str] = []
 
     def paint(text: str, fg: str | None = None, bold: bool = False) -> str:
@@ -46,6 +75,10 @@ def diff_text(plan: p.Plan, color: bool) -> str:
 
     for c in plan.changes:
         if not c.pending and not (c.reload and c.action == p.UNCHANGED):
+            continue
+        if (not full and c.action == p.CREATE and c.before is None and c.path is not None
+                and not c.deferred):
+            out.append(paint(created_line(c), fg="green") + "\n")
             continue
         out.append(paint(headline(c), bold=True) + "\n")
         if c.action == p.DELETE and c.before is not None:
@@ -71,6 +104,8 @@ def diff_text(plan: p.Plan, color: bool) -> str:
             out.append(paint(title, bold=True) + "\n" + body.rstrip("\n") + "\n")
     for w in plan.warnings:
         out.append(paint(f"warning: {w}", fg="yellow") + "\n")
+    for _, w in plan.unknown:
+        out.append(paint(f"unknown: {w}", fg="yellow") + "\n")
     state = "in sync" if plan.in_sync else "changes pending"
     out.append(f"namespace {plan.namespace}: {state}: {plan.summary()}\n")
     return "".join(out)
@@ -97,4 +132,5 @@ def plan_json(plan: p.Plan) -> dict[str, Any]:
         | {"deferred": sum(1 for c in plan.changes if c.deferred)},
         "changes": [change_json(c) for c in plan.changes if c.action != p.FORGET],
         "warnings": list(plan.warnings),
+        "unknown": [{"target": t, "text": w} for t, w in plan.unknown],
     }

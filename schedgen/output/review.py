@@ -48,8 +48,10 @@ def stat_text(r: Review) -> str:
     return "".join(out)
 
 
-def text(r: Review, color: bool, stat: bool = False) -> str:
-    files = report.diff_text(r.plan, color) if not stat else stat_text(r) + _tail(r.plan)
+def text(r: Review, color: bool, stat: bool = False, full: bool = False) -> str:
+    """`full`: new files in whole, not one line each."""
+    files = (report.diff_text(r.plan, color, full) if not stat
+             else stat_text(r) + _tail(r.plan))
     head = jobs_text(r)
     if head and not r.plan.in_sync:
         head += "files:\n"
@@ -58,6 +60,7 @@ def text(r: Review, color: bool, stat: bool = False) -> str:
 
 def _tail(plan: p.Plan) -> str:
     warnings = "".join(f"warning: {w}\n" for w in plan.warnings)
+    warnings += "".join(f"unknown: {w}\n" for _, w in plan.unknown)
     state = "in sync" if plan.in_sync else "changes pending"
     return f"{warnings}namespace {plan.namespace}: {state}: {plan.summary()}\n"
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from schedgen.commands.status_types import Status
 from schedgen.outcomes.missed import missed_json, missed_text
+from schedgen.schedule.when import human, parse
 from schedgen.targets import registry
 
 
@@ -25,13 +26,27 @@ def as_json(s: Status) -> dict[str, Any]:
             "missed": missed_json(j.missed),
         } for j in s.jobs],
         "warnings": list(s.warnings),
+        # a scheduler that could not be read: its jobs' "installed" is null
+        "unknown": [{"target": t, "text": w} for t, w in s.unknown],
     }
 
 
+def people(text: Any, zone: str | None) -> str:
+    """A recorded RFC 3339 time as people read it (schedule/when.py); else as it is."""
+    t = parse(text) if isinstance(text, str) else None
+    if t is None:
+        return str(text) if text else "?"
+    from zoneinfo import ZoneInfo
+
+    return human(t, ZoneInfo(zone) if zone else None)
+
+
 def as_text(s: Status) -> str:
-    lines = [f"namespace {s.namespace}: {'DRIFT' if s.drifted else 'in sync'}"]
+    head = "DRIFT" if s.drifted else "state unknown" if s.unknown else "in sync"
+    lines = [f"namespace {s.namespace}: {head}"]
     for j in s.jobs:
-        state_ = ("disabled" if not j.enabled else "installed" if j.installed else "not installed")
+        state_ = ("disabled" if not j.enabled else "state unknown" if j.installed is None
+                  else "installed" if j.installed else "not installed")
         lines.append(f"{j.job}  [{', '.join(j.targets)}]  {state_}")
         lines.append(f"  schedule   {j.schedule}  ({j.readable})")
         for name in registry.names():  # each target's own facts, as it writes them
@@ -39,13 +54,13 @@ def as_text(s: Status) -> str:
                 lines += registry.get(name).status_lines(j.facts[name])
         lr = j.last_run
         if lr:
-            when = lr.get("finished_at") or lr.get("started_at") or "?"
+            when = people(lr.get("finished_at") or lr.get("started_at"), j.timezone)
             code = f", exit {lr['exit_code']}" if lr.get("exit_code") is not None else ""
             outcome = lr.get("outcome", "?")
             lines.append(f"  last run   {lr.get('run_id')}: {outcome}{code} at {when}")
         else:
             lines.append("  last run   never")
-        nxt = j.next_run or "no calendar time"
+        nxt = people(j.next_run, j.timezone) if j.next_run else "no calendar time"
         lines.append(f"  next run   {nxt}" + "".join(f"; {n}" for n in j.next_notes))
         if j.queue:
             q = j.queue
@@ -59,4 +74,5 @@ def as_text(s: Status) -> str:
             lines.append(f"  drift      {d}")
     lines += [f"drift: {o}" for o in s.other]
     lines += [f"warning: {w}" for w in s.warnings]
+    lines += [f"unknown: {w}" for _, w in s.unknown]
     return "\n".join(lines)

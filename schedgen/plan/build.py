@@ -33,4 +33,4 @@ def build(config: Config | None, record: Record, targets: Sequence[Planner], *,
     changes = [c._replace(deferred="a job file beside it is kept for a running job")
                if c.kind == "runtime" and c.action == DELETE and c.path
                and c.path.parent in kept else c for c in changes]
-    return Plan(record.namespace, tuple(changes), tuple(ctx.warnings))
+    return Plan(record.namespace, tuple(changes), tuple(ctx.warnings), tuple(ctx.unknown.items()))

@@ -56,6 +56,9 @@ class Change(NamedTuple):
     # What its target knows of it, of the target's own type: it alone reads and formats
     # them (Target.change_json, status facts).
     details: Any = None
+    # Its scheduler could not be read (program missing or failing, review only): whether
+    # it is installed is unknown, so it is no drift either way (Plan.unknown says why).
+    unknown: bool = False
 
     @property
     def where(self) -> str:
@@ -86,6 +89,7 @@ class Plan(NamedTuple):
     namespace: str
     changes: tuple[Change, ...]
     warnings: tuple[str, ...] = ()
+    unknown: tuple[tuple[str, str], ...] = ()  # (target, why its state is unknown)
 
     @property
     def in_sync(self) -> bool:

@@ -17,6 +17,7 @@ from schedgen.machine.neighbours import header_namespace, recorded_elsewhere
 from schedgen.machine.ops import Ops
 from schedgen.machine.ownership import Record
 from schedgen.plan.changes import Change
+from schedgen.plan.review import settings
 from schedgen.render.artifacts import Artifact, carries_marker
 from schedgen.render.desired import desired
 
@@ -31,6 +32,8 @@ class PlanContext:
         # diff/status: a missing target program (launchctl on Linux) leaves its live state
         # unknown instead of failing, so a Mac's config can be reviewed anywhere
         self.review = review
+        # review: target -> why its installed state is unknown (cause, done, what to try)
+        self.unknown: dict[str, str] = {}
 
     @cached_property
     def desired(self) -> list[Artifact]:
@@ -64,7 +67,37 @@ class PlanContext:
         j = self.job(job)
         return j.targets if j is not None else ()
 
+    @cached_property
+    def renamed(self) -> dict[str, str]:
+        """Jobs renamed in jobs.toml since the last apply: old name -> new name.
+
+        A recorded job gone from jobs.toml is the same job under a new name when exactly
+        one new job adopts what it adopted, or else has its command and schedule; its
+        old files are then removed by a plain apply, not left as orphans.
+        """
+        if self.config is None or not self.record.settings:
+            return {}
+        recorded = self.record.settings
+        new = {j.name: settings(j) for j in self.config.jobs if j.name not in recorded}
+
+        def same(old: dict[str, object], now: dict[str, object]) -> bool:
+            if old.get("adopts") or now.get("adopts"):
+                return old.get("adopts") == now.get("adopts")
+            return (old.get("command"), old.get("schedule")) == (now.get("command"),
+                                                                 now.get("schedule"))
+
+        out: dict[str, str] = {}
+        for name, old in recorded.items():
+            if name in self._jobs:
+                continue
+            hits = [n for n, now in new.items() if same(old, now)]
+            if len(hits) == 1 and hits[0] not in out.values():
+                out[name] = hits[0]
+        return out
+
     def why_unwanted(self, job: str | None) -> str:
+        if job in self.renamed:
+            return f"job {job} is now job {self.renamed[job]} (renamed in jobs.toml)"
         j = self.job(job)
         if j is None:
             return "its job is no longer in jobs.toml"
@@ -81,11 +114,12 @@ class PlanContext:
         """
         if self.uninstall:
             return True
-        return any(self.job(j) for j in jobs)
+        return any(self.job(j) or j in self.renamed for j in jobs)
 
 
 _PAST = {"create": "created", "update": "updated", "remove": "removed", "load": "loaded",
-         "reload": "reloaded", "unload": "unloaded", "restore": "restored"}
+         "reload": "reloaded", "unload": "unloaded", "restore": "restored",
+         "turn off": "turned off", "put back": "put back", "save": "saved"}
 
 
 class ApplyContext:

@@ -22,6 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.config.model import Job
+from schedgen.records.shown import shown
+
+PID_LIMIT = 2**31  # pid_t is 32 bits; Linux's pid_max is at most 2**22, macOS's 99,999
+# The fields of a manifest shown by `status`, and what each must be.
+_TEXT = ("job", "run_id", "host", "started_at", "finished_at", "outcome", "item", "item_path")
+_NUMBER = ("format", "pid", "duration", "exit_code", "attempt")
 
 MANIFEST = "schedgen-manifest.json"  # the wrapper's, in the run directory ({artifact_dir})
 OLD_MANIFEST = "manifest.json"  # its name before: a command's own build artifact, often
@@ -44,14 +50,17 @@ def last_run(job: Job) -> dict[str, Any] | None:
     for run_id in ids:
         try:
             data = _manifest(runs / run_id)
-        except (FileNotFoundError, ValueError):
+        except (FileNotFoundError, ValueError, RecursionError):
             # A run that is starting writes its manifest a moment later, in one write
-            # that a reader can catch half-way: look at the run before it.
+            # that a reader can catch half-way: look at the run before it. (A manifest
+            # the job's command wrote, not UTF-8 or nested past any limit, is passed too.)
             continue
         except OSError as exc:
-            return {"run_id": run_id, "outcome": "unreadable", "error": str(exc)}
+            return {"run_id": shown(run_id), "outcome": "unreadable",
+                    "error": shown(exc.strerror or "")}
         if isinstance(data, dict):
-            data.setdefault("run_id", run_id)
+            data = _checked(data)
+            data.setdefault("run_id", shown(run_id))
             if data.get("outcome") == "running" and _dead_here(data):
                 data["outcome"] = "crashed"  # killed before it could record its end
             return data
@@ -70,6 +79,22 @@ def _manifest(run_dir: Path) -> Any:
         raise
 
 
+def _checked(data: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's known fields of the right kind (or null), text shown safely; no others."""
+    out: dict[str, Any] = {}
+    for k in (*_TEXT, *_NUMBER, "smoke"):
+        v = data.get(k)
+        if v is None and k in data:
+            out[k] = None
+        elif isinstance(v, str) and k in _TEXT:
+            out[k] = shown(v)
+        elif k in _NUMBER and isinstance(v, int) and not isinstance(v, bool) and -2**63 <= v < 2**63:
+            out[k] = v
+        elif k == "smoke" and isinstance(v, bool):
+            out[k] = v
+    return out
+
+
 def _dead_here(manifest: dict[str, Any]) -> bool:
     pid = manifest.get("pid")
     host = manifest.get("host")
@@ -81,6 +106,8 @@ def dead_here(host: str | None, pid: int | None) -> bool:
     """The run was on this host and its process is gone."""
     if host not in (os.uname().nodename, os.environ.get("HOSTNAME")) or not pid or pid <= 0:
         return False
+    if pid >= PID_LIMIT:
+        return True  # no process has such a number (os.kill would overflow)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -24,11 +24,10 @@ MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognis
 # together in this order (their numbers'). A plain run stops reading at 80-cut.bash:
 # tests/test_runtime_parts.py holds what code before it may call after it.
 RUNTIME_PARTS = (
-    "00-head.bash", "10-clock.bash", "20-lock.bash", "30-run-id.bash",
-    "40-command.bash",
-    "50-records.bash", "60-rotation.bash", "70-main.bash", "80-cut.bash", "80-tzgate.sh",
-    "81-timeout.bash", "82-smoke.bash", "83-queue-claim.bash", "84-queue-items.bash",
-    "85-queue-journal.bash", "86-queue-recovery.bash", "90-fscheck.sh", "99-end.bash",
+    "00-head.bash", "10-clock.bash", "20-lock.bash", "30-run-id.bash", "40-command.bash",
+    "50-records.bash", "60-rotation.bash", "70-main.bash", "80-cut.bash", "81-tzgate.sh",
+    "82-timeout.bash", "83-smoke.bash", "84-queue-claim.bash", "85-queue-items.bash",
+    "86-queue-journal.bash", "87-queue-recovery.bash", "90-fscheck.sh", "99-end.bash",
 )
 NOTIFY = "notify.sh"  # installed beside the runtime; sourced by jobs with notify settings
 NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is check's)

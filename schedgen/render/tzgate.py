@@ -1,6 +1,6 @@
 """The time-zone gate's settings, and the same decision in Python (for tests and `next`).
 
-The runtime's gate (templates/runtime/80-tzgate.sh) decides at each fire whether the
+The runtime's gate (templates/runtime/81-tzgate.sh) decides at each fire whether the
 zone-local time is a firing; this module pre-expands each cron expression into plain
 value lists so that bash only tests membership, and lists the instants a spring-forward
 gap moves fixed-time firings to.

@@ -8,6 +8,8 @@ Both are imported inside the functions, so `validate` never loads them.
 
 from __future__ import annotations
 
+import re
+
 from schedgen.schedule.expressions import MACROS, Cron, Entry, Every, Reboot
 
 _UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
@@ -68,7 +70,13 @@ def _cronsim(expr: str) -> str:
         # Both day fields restricted: cron fires when EITHER matches. cronsim says
         # "on the 1st day of month and on Monday"; make the OR plain.
         out = out.replace(f" {e.day} and {e.dow}", f" {e.day}, or {e.dow}")
-    return str(out)
+    # cronsim writes "every fifth minute" but "every 10th minute": one style, numerals
+    return _ORDINAL.sub(lambda m: f"{m.group(1)} {_ORDINALS[m.group(2).lower()]}", str(out))
+
+
+_ORDINALS = {w: f"{n}{'nd' if n == 2 else 'rd' if n == 3 else 'th'}" for n, w in enumerate(
+    ("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"), 2)}
+_ORDINAL = re.compile(r"\b([Ee]very) (" + "|".join(_ORDINALS) + r")\b")
 
 
 def _cron_descriptor(expr: str) -> str:

@@ -8,6 +8,7 @@ is a ValueError whose message is shown to the user.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import NamedTuple
 
 from schedgen.units import format_duration, parse_duration
@@ -110,6 +111,7 @@ def _parse_field(text: str, field: str, lo: int, hi: int, names: list[str] | Non
     return out
 
 
+@lru_cache(maxsize=4096)  # immutable; an imported crontab repeats a few hundred of them
 def parse_cron(text: str) -> Cron:
     parts = text.split()
     if len(parts) != 5:

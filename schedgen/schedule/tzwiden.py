@@ -3,7 +3,7 @@
 Neither Debian cron nor launchd knows another zone, so a job in zone Z fires on the
 host at every host-local minute that can be a matching Z-local minute under any pair of
 UTC offsets the two zones hold at the same time (taken from their transitions over a
-window of years), and the job's gate (templates/runtime/80-tzgate.sh) runs the command only when
+window of years), and the job's gate (templates/runtime/81-tzgate.sh) runs the command only when
 the Z-local time matches. Two more things come from the transitions:
 
 - a fixed-time firing inside a spring-forward gap runs once right after the gap

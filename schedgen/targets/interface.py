@@ -47,6 +47,9 @@ class Target(Protocol):
     local: bool  # its jobs run from a job file (wrapper) on this machine
     keeps_disabled: bool  # a disabled job stays installed (suspended), not removed
     imports: bool  # `import --from NAME` reads its native format
+    # An imported job's `adopts = "NAME: ..."` names what apply turns off in its scheduler
+    # (the crontab line, the plist, the unit) and uninstall puts back.
+    adopts: bool
     # The scheduler loads the job: an @every counts from the load (no calendar time),
     # run_at_load starts it then, and a firing missed asleep runs once at wake.
     on_load: bool
@@ -125,6 +128,7 @@ class Defaults:
     local = True
     keeps_disabled = False
     imports = False
+    adopts = False
     on_load = False
     schedule_kinds: tuple[str, ...] = ()
     facts = False

@@ -3,10 +3,10 @@
 #
 # The shared part of every schedgen job: each job file beside it (<job>.sh) sets the
 # job's settings as sg_* variables, defines sg_env / sg_command / sg_smoke_command,
-# sources this file and calls sg_main. DESIGN.md §5 is the contract, docs/wrapper.md
+# sources this file and calls sg_main. docs/design.md is the contract, docs/wrapper.md
 # the user guide. Plain bash 3.2 with BSD tools (macOS) and bash 5 with GNU tools: no
 # bash-4 syntax, no GNU-only options, nothing macOS lacks (flock, timeout, setsid).
-# Nothing runs at source time but definitions and a zoned job's gate (80-tzgate.sh), so
+# Nothing runs at source time but definitions and a zoned job's gate (81-tzgate.sh), so
 # a job file can source it (`schedgen apply` replaces it by a rename: a run going on
 # keeps reading the file it opened).
 # Hot path: no cat/basename/dirname/wc/date per item (forks are the cost that counts):

@@ -7,9 +7,10 @@ the block in the table), importer and cron_text (`import --from cron`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from schedgen.targets.cron import fit
+from schedgen.targets.cron.words import ADOPT_NOTE
 from schedgen.targets.interface import Defaults, Refusal, Target
 
 if TYPE_CHECKING:
@@ -27,7 +28,9 @@ class Cron(Defaults):
     name = "cron"
     kinds: tuple[str, ...] = ("cron",)
     imports = True
+    adopts = True
     schedule_kinds = kinds
+    drift_notes = {ADOPT_NOTE: ADOPT_NOTE}  # read only
 
     def refusals(self, job: Job, where: str) -> list[Refusal]:
         return fit.refusals(job, where)
@@ -42,6 +45,24 @@ class Cron(Defaults):
         from schedgen.targets.cron.status import job_parts
 
         return job_parts(change, jobs)
+
+    def diff_text(self, change: Change) -> tuple[str, str] | None:
+        from schedgen.targets.cron import adopt
+
+        if not isinstance(change.details, adopt.Adoption):
+            return None
+        lines = adopt.describe(change.details)
+        return ("your own crontab lines the jobs replace:", "\n".join(lines)) if lines else None
+
+    def change_json(self, change: Change) -> dict[str, Any]:
+        from schedgen.targets.cron import adopt
+
+        a = change.details
+        if not isinstance(a, adopt.Adoption):
+            return {}
+        return {"adopted": [{"line": x.number, "text": x.text, "job": x.job,
+                             "action": x.action} for x in a.lines],
+                "adopted_missing": [{"job": j, "text": t} for j, t in a.missing]}
 
     def kind_words(self, kind: str) -> str:
         return "crontab lines"

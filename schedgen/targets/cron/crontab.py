@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
+from schedgen import paths
 from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.machine.ops import Ops, run
+from schedgen.machine.ownership import private_dir
 from schedgen.plan.changes import table_lines
 
 BEGIN = re.compile(r"[ \t]*#[ \t]*BEGIN schedgen namespace=(\S+)")
@@ -30,13 +36,41 @@ class Table(NamedTuple):
     present: bool  # False: "no crontab for <user>"
 
 
+class Missing(SystemOpError):
+    """No crontab program on PATH."""
+
+
 def read() -> Table:
+    if shutil.which("crontab") is None:
+        raise Missing("crontab not found on PATH: this host has no cron installed, or PATH "
+                      "does not reach it")
     r = run(["crontab", "-l"])
     if r.ok:
         return Table(r.stdout, True)
     if "no crontab for" in r.stderr.lower() or "no crontab for" in r.stdout.lower():
         return Table("", False)
     raise SystemOpError(f"crontab -l failed: {r.message()}")
+
+
+def _fix(exc: SystemOpError) -> str:
+    if isinstance(exc, Missing):
+        return ("Install cron (Debian, Ubuntu: apt-get install cron; Fedora: dnf install "
+                "cronie) or run schedgen where `crontab` is on PATH")
+    return ("Run `crontab -l` to see the error; /etc/cron.allow and /etc/cron.deny say who "
+            "may use cron")
+
+
+def unknown_words(exc: SystemOpError, namespace: str) -> str:
+    """Why the crontab block is unknown, what was and was not done, what to try."""
+    return (f"{exc}. The crontab was not read, so whether the block of namespace {namespace} "
+            f"is installed is unknown: no cron drift is reported and nothing was changed. "
+            f"{_fix(exc)}.")
+
+
+def apply_words(exc: SystemOpError) -> SystemOpError:
+    """The same for apply and uninstall, which stop before writing anything."""
+    return SystemOpError(f"{exc}. The crontab was not read, so nothing was written or "
+                         f"removed. {_fix(exc)}.")
 
 
 def write(ops: Ops, text: str) -> None:
@@ -52,7 +86,10 @@ def write(ops: Ops, text: str) -> None:
         if ops.dry_run:
             r = ops.run(["crontab", "-"])
         else:
-            fd, name = tempfile.mkstemp(prefix="schedgen-crontab-")  # 0600: it holds the table
+            folder = paths.private_tmp()
+            private_dir(folder)
+            _sweep(folder)
+            fd, name = tempfile.mkstemp(dir=folder, prefix="crontab.", suffix=".tmp")  # 0600
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(text.encode("utf-8", "surrogateescape"))
@@ -68,6 +105,28 @@ def write(ops: Ops, text: str) -> None:
             return
     if not r.ok:
         raise SystemOpError(f"{what} failed: {r.message()}")
+
+
+STALE = 600  # seconds: a temp table older than this is no write's in progress
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the tables applies killed while crontab read them left in ``folder``. Only
+    old ones: crontab is given 60 s to read its file, and an apply that shares no lock
+    with this one (another state dir under a test's lock) may be writing its own now."""
+    cutoff = time.time() - STALE
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for e in entries:
+        if not (e.name.startswith("crontab.") and e.name.endswith(".tmp")):
+            continue
+        try:
+            if e.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(e.path)
+        except OSError:
+            pass  # gone meanwhile
 
 
 def _check_installed(text: str) -> None:
@@ -103,14 +162,18 @@ def check_round_trip(text: str) -> None:
 TRIES = 3
 
 
-def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str | None) -> None:
+def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str | None,
+                       rewrite: Callable[[str], str] | None = None,
+                       first: Callable[[Table], None] | None = None) -> None:
     """Replace the namespace's block, writing the table only if it is still what was read.
 
     crontab(1) has no compare-and-swap: the table is read, the new one made, and read
     again just before writing; if anything changed in between (a `crontab -e`, an apply
     with another state dir), the whole thing starts over from the new table, and after
     TRIES such races it gives up, writing nothing. The block itself must still be what
-    the plan saw, or nothing is written at all.
+    the plan saw, or nothing is written at all. ``rewrite`` changes the rest of the
+    table too (the user's lines an imported job adopts); ``first`` sees the table just
+    before it is written (a copy of it is kept before schedgen's first write).
     """
     for _ in range(TRIES):
         table = read()
@@ -119,6 +182,8 @@ def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str 
                                 "while schedgen was working; the crontab was not written. Run "
                                 "the command again to see the new difference.")
         new = splice(table.text, namespace, after)
+        if rewrite is not None:
+            new = rewrite(new)
         if new == table.text:
             return
         try:
@@ -127,6 +192,8 @@ def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str 
             raise SystemOpError(str(exc)) from None
         if read().text != table.text:
             continue  # someone wrote the crontab in between: start over from theirs
+        if first is not None:
+            first(table)
         write(ops, new)
         return
     raise SystemOpError(f"the crontab kept changing while schedgen was writing it ({TRIES} "

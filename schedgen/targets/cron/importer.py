@@ -20,10 +20,10 @@ from schedgen.config.model import PLACEHOLDERS
 from schedgen.errors import SchedgenError
 from schedgen.importers import cron_system as system_cron
 from schedgen.importers.cron_command import CRON_DEFAULT_SHELL, as_command, unescape_command
-from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build, program_name
+from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build, what_it_does
 from schedgen.schedule.expressions import MACROS, parse_entry
+from schedgen.targets.cron import adopt, crontab
 from schedgen.targets.cron import cron_text as text
-from schedgen.targets.cron import crontab
 
 # as_command and unescape_command live in import_cron_command; named here as before.
 __all__ = ["as_command", "import_cron", "parse_crontab", "read_crontab", "unescape_command"]
@@ -72,6 +72,20 @@ def import_cron(file: Path | None, dest: Path, system: bool = False,
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
 
 
+SENDMAIL = "/usr/sbin/sendmail"  # where cron itself finds it, off the jobs' PATH too
+# The wrapper's notify command gets the event and the job in its environment, the last
+# lines of stderr on stdin; the address is $0, so it needs no quoting.
+MAIL_SCRIPT = ("{ printf 'To: %s\\nSubject: schedgen: job %s: %s%s\\n\\n' \"$0\" "
+               "\"$SCHEDGEN_JOB\" \"$SCHEDGEN_EVENT\" "
+               "\"${SCHEDGEN_EXIT_CODE:+ (exit $SCHEDGEN_EXIT_CODE)}\"; cat; } | "
+               + SENDMAIL + " -i -- \"$0\"")
+
+
+def mail_notify(address: str) -> dict[str, Any]:
+    """MAILTO as a [notify]: mail through the local sendmail, as cron did."""
+    return {"on": ["failure", "recovery"], "command": ["/bin/sh", "-c", MAIL_SCRIPT, address]}
+
+
 class _State:
     def __init__(self) -> None:
         self.env: dict[str, str] = {}
@@ -79,6 +93,7 @@ class _State:
         self.home: str | None = None
         self.shell = CRON_DEFAULT_SHELL
         self.cron_tz: str | None = None
+        self.mailto = ""
 
 
 def parse_crontab(text_: str, where: str, system: bool | None = None,
@@ -117,6 +132,11 @@ def parse_crontab(text_: str, where: str, system: bool | None = None,
         if not stripped:
             comments = []
             continue
+        if adopt.MARK.fullmatch(line):
+            notes.append(Note(at, "turned off by schedgen (a job of its adopts it); not "
+                                  "imported again"))
+            comments = []
+            continue
         if stripped.startswith("#"):
             body = stripped.lstrip("#").strip()
             if text.is_stock_example(body, _JOB):
@@ -130,6 +150,7 @@ def parse_crontab(text_: str, where: str, system: bool | None = None,
         env = _ENV.fullmatch(line)
         if env:
             _set_env(state, _unquote(env.group(1)), _unquote(env.group(2)), at, notes)
+            comments = []  # a comment above a setting is about the setting
             continue
         job = _job(line, state, text.description(comments), at, notes, system, me)
         comments = []
@@ -172,10 +193,17 @@ def _set_env(state: _State, name: str, value: str, at: str, notes: list[Note]) -
             notes.append(Note(at, f"SHELL={state.shell!r} is not a plain absolute path: cron "
                                   "cannot run the jobs below it either; they are imported with "
                                   "it as they are"))
-    elif name in ("MAILTO", "MAILFROM"):
-        if value:  # MAILTO="" turns mail off, as schedgen has it anyway
-            notes.append(Note(at, f"{name} ignored: schedgen keeps each run's output in its run "
-                                  "directory instead of mailing it"))
+    elif name == "MAILTO":
+        state.mailto = value  # MAILTO="" turns mail off, as schedgen has it anyway
+        if value:
+            notes.append(Note(at, f"MAILTO={value}: the jobs below it get a [notify] that mails "
+                                  "it through the local sendmail on a failure and on the "
+                                  "recovery after one (cron mailed any output); read it in "
+                                  "the jobs.toml"))
+    elif name == "MAILFROM":
+        if value:
+            notes.append(Note(at, "MAILFROM ignored: the [notify] mail goes out as sendmail's "
+                                  "default sender"))
     elif name == "CRON_TZ":
         state.cron_tz = value or None
     else:
@@ -253,4 +281,8 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
     if state.env:
         keys["env"] = dict(state.env)
     keys["path"] = list(state.path)
-    return Found(source=at, name_hint=program_name(cmd), keys=keys, remark=remark)
+    if state.mailto:
+        keys["notify"] = mail_notify(state.mailto)
+    if not system:  # a line of the user's own crontab: apply turns it off, uninstall back on
+        keys["adopts"] = f"cron: {line}"
+    return Found(source=at, name_hint=what_it_does(cmd), keys=keys, remark=remark)

@@ -13,7 +13,7 @@ from schedgen.plan import changes as p
 from schedgen.plan import decide
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.targets.base import record_file, settle
-from schedgen.targets.cron import crontab
+from schedgen.targets.cron import adopt, backup, crontab
 
 KEY = "cron"
 
@@ -26,19 +26,21 @@ class CronTarget:
             return []
         wanted = ctx.artifacts("cron")
         entry = ctx.record.get(KEY)
-        if not wanted and entry is None and (not ctx.uninstall or not shutil.which("crontab")):
+        if not wanted and entry is None and not _adopted(ctx) and (
+                not ctx.uninstall or not shutil.which("crontab")):
             return []  # nothing of ours can be there (uninstall still looks for the markers)
-        if ctx.review and not shutil.which("crontab"):
-            ctx.warnings.append("crontab not found on PATH: the installed crontab block is "
-                                "unknown; the block is shown as it would be installed")
-            table = crontab.Table("", False)
-        else:
-            table = None
+        table = None
+        if ctx.review:  # a crontab that cannot be read leaves the block unknown, not missing
+            try:
+                table = crontab.read()
+            except SystemOpError as exc:
+                ctx.unknown[self.name] = crontab.unknown_words(exc, ctx.record.namespace)
+                table = crontab.Table("", False)
         try:
             table = table or crontab.read()
         except SystemOpError as exc:
             if entry is not None or wanted:
-                raise
+                raise crontab.apply_words(exc) from None
             # uninstall, nothing recorded: a crontab we cannot read cannot hold our block
             ctx.warnings.append(f"{exc}; not looking for a schedgen block there")
             return []
@@ -54,27 +56,48 @@ class CronTarget:
         jobs = tuple(j.name for j in ctx.config.for_target("cron")) if ctx.config else ()
         if not jobs and entry is not None:
             jobs = entry.jobs
+        # an unknown crontab (no crontab program, diff) holds no line to turn off
+        adoption = adopt.plan(table.text, ctx.record.namespace,
+                              _adopted(ctx) if table.present else {}, ctx.uninstall)
         c = p.Change(self.name, "cron", KEY, p.UNCHANGED, None, before, after, jobs=jobs,
-                     targets=("cron",))
+                     targets=("cron",), details=adoption,
+                     unknown=self.name in ctx.unknown)
         # The block is found by its BEGIN/END markers, so whatever is there is ours.
         if after is not None:
-            return [decide.wanted(c, entry, ctx, owned=True, shared=False)]
-        if before is None and entry is None:
+            c = decide.wanted(c, entry, ctx, owned=True, shared=False)
+        elif before is not None or entry is not None:
+            c = decide.unwanted(
+                c._replace(action=p.DELETE), entry, ctx, owned=True,
+                jobs=jobs, gone="no enabled job of this namespace targets cron",
+                orphan="no job of this namespace targets cron any more; apply --prune removes "
+                       "the block")
+        elif not adoption.pending:
             return []
-        return [decide.unwanted(
-            c._replace(action=p.DELETE), entry, ctx, owned=True,
-            jobs=jobs, gone="no enabled job of this namespace targets cron",
-            orphan="no job of this namespace targets cron any more; apply --prune removes the "
-                   "block")]
+        if adoption.pending:
+            what = _adoption_words(adoption)
+            if c.action in (p.UNCHANGED, p.FORGET):
+                c = c._replace(action=p.UPDATE, note=what)
+            else:
+                c = c._replace(note=f"{c.note}; {what}" if c.note else what)
+        return [c]
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
         if settle(ctx, change):
             return
         ns = ctx.record.namespace
-        crontab.write_if_unchanged(ctx.ops, ns, change.before, change.after)
+        adoption = change.details if isinstance(change.details, adopt.Adoption) else None
+        crontab.write_if_unchanged(
+            ctx.ops, ns, change.before, change.after,
+            rewrite=(lambda t: adopt.rewrite(t, adoption)) if adoption else None,
+            first=lambda t: backup.keep_first(ctx, t))
+        for x in adoption.pending if adoption else ():
+            verb = {adopt.COMMENT: "turn off", adopt.RESTORE: "put back"}.get(x.action, "update")
+            ctx.did(verb, f"your crontab line {x.number} (job {x.job}"
+                    f"{', renamed' if x.action == adopt.RENAME else ''}): {x.text}")
         if change.after is None:
-            ctx.record.drop(KEY)
-            ctx.did("remove", f"crontab block namespace={ns}")
+            if ctx.record.get(KEY) is not None or change.before is not None:
+                ctx.record.drop(KEY)
+                ctx.did("remove", f"crontab block namespace={ns}")
             return
         record_file(ctx, change, change.after)
         verb = "create" if change.action == p.CREATE else "update"
@@ -85,3 +108,21 @@ class CronTarget:
 def _jobs(change: p.Change) -> str:
     n = len(change.jobs)
     return f"{n} job{'s' if n != 1 else ''}: {', '.join(change.jobs)}" if n else "no jobs"
+
+
+def _adopted(ctx: PlanContext) -> dict[str, str]:
+    """The crontab lines the config's jobs adopt: line -> job (uninstall: none)."""
+    if ctx.config is None or ctx.uninstall:
+        return {}
+    return {j.adopts[1]: j.name for j in ctx.config.jobs if j.adopts and j.adopts[0] == "cron"}
+
+
+def _adoption_words(a: adopt.Adoption) -> str:
+    words = {adopt.COMMENT: "turned off", adopt.RESTORE: "put back",
+             adopt.RENAME: "given its job's new name"}
+    parts = []
+    for action, word in words.items():
+        n = sum(1 for x in a.pending if x.action == action)
+        if n:
+            parts.append(f"{n} of your own crontab line{'s' if n != 1 else ''} {word}")
+    return ", ".join(parts)

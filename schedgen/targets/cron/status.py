@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from schedgen.config.model import Job
 from schedgen.plan import changes as p
+from schedgen.targets.cron.adopt import COMMENT, Adoption
 from schedgen.targets.cron.render import cron_command
+from schedgen.targets.cron.words import ADOPT_NOTE
 
 
 def job_parts(c: p.Change, jobs: tuple[Job, ...]) -> dict[str, p.Change]:
@@ -26,6 +28,7 @@ def job_parts(c: p.Change, jobs: tuple[Job, ...]) -> dict[str, p.Change]:
 
     before, after = lines(c.before), lines(c.after)
     out = {}
+    pending = {x.job: x for x in c.details.pending} if isinstance(c.details, Adoption) else {}
     for job in dict.fromkeys([*before, *after]):
         b, a = before.get(job), after.get(job)
         if b == a:
@@ -34,6 +37,11 @@ def job_parts(c: p.Change, jobs: tuple[Job, ...]) -> dict[str, p.Change]:
             action = p.CREATE if b is None else (p.DELETE if a is None else p.UPDATE)
         if c.action in (p.ORPHAN, p.KEPT):
             action = c.action
+        note = c.note
+        x = pending.get(job)
+        if x is not None:  # its own line in the user's part of the crontab still runs too
+            action = p.UPDATE if action == p.UNCHANGED else action
+            note = ADOPT_NOTE if x.action == COMMENT else note
         out[job] = p.Change(c.target, c.kind, c.key, action, None, b, a, job=job,
-                            note=c.note, edited=c.edited)
+                            note=note, edited=c.edited, unknown=c.unknown)
     return out

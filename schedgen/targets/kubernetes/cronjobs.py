@@ -140,7 +140,7 @@ class CronJobs:
                 cluster[kns] = {i.get("metadata", {}).get("name", ""): i for i in items}
             except kubectl.Unreachable as exc:
                 unreachable = True
-                ctx.warnings.append(f"kubernetes: the cluster's state is unknown ({exc})")
+                ctx.unknown[self.name] = kubectl.unknown_words(str(exc))
         out: list[p.Change] = []
         seen: set[str] = set()
         for a in wanted:
@@ -184,12 +184,12 @@ class CronJobs:
         c = p.Change(self.name, KIND, k, p.UNCHANGED, path, copy, a.content, job=a.job,
                      targets=("kubernetes",), mode=0o600, ref=f"{kns}/{name}",
                      details=_live(obj) if known else None)
-        if not known:
+        if not known:  # a config changed since the last apply is seen; the rest is not
             if copy is None or entry is None:
-                return c._replace(action=p.CREATE, note="cluster state unknown")
+                return c._replace(action=p.CREATE, note="cluster state unknown", unknown=True)
             if copy != a.content:
                 return c._replace(action=p.UPDATE, note="cluster state unknown")
-            return c
+            return c._replace(unknown=True)
         if obj is None:
             return c._replace(action=p.CREATE, before=None,
                               note="not in the cluster" if entry else "")

@@ -31,6 +31,15 @@ class Unreachable(SystemOpError):
     """kubectl is missing, or the cluster did not answer."""
 
 
+def unknown_words(cause: str) -> str:
+    """Why the cluster's state is unknown, what was and was not done, what to try."""
+    fix = ("Install kubectl, or run schedgen where it is on PATH" if "not found on PATH" in cause
+           else "Check the context (`kubectl config current-context`) and that the cluster "
+                "answers (`kubectl get cronjobs -A`)")
+    return (f"{cause}. The cluster's CronJobs could not be read, so the cluster's state is "
+            f"unknown: the local copies were compared, nothing was sent to the cluster. {fix}.")
+
+
 def _words(argv: list[str]) -> str:
     return " ".join(a for a in argv if a != TIMEOUT)
 

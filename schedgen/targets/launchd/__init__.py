@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from schedgen.targets.interface import Defaults, Refusal, Target, refuse_system
 from schedgen.targets.launchd import fit
 from schedgen.targets.launchd.launchctl import UNLOADED_NOTE
+from schedgen.targets.launchd.words import ADOPT_NOTE
 
 if TYPE_CHECKING:
     from schedgen.commands.status_types import JobStatus
@@ -26,11 +27,12 @@ if TYPE_CHECKING:
 class Launchd(Defaults):
     name = "launchd"
     imports = True
+    adopts = True
     kinds: tuple[str, ...] = ("plist",)
     schedule_kinds: tuple[str, ...] = ("plist",)
     on_load = True
     facts = True
-    drift_notes = {UNLOADED_NOTE: "not loaded"}  # read only
+    drift_notes = {UNLOADED_NOTE: "not loaded", ADOPT_NOTE: ADOPT_NOTE}  # read only
     # StartInterval counts from when launchd loaded the job: no calendar time to show.
     every_words = ("{every}: launchd runs it every {interval} after it is loaded "
                    "(StartInterval); there is no calendar time")
@@ -55,9 +57,22 @@ class Launchd(Defaults):
     def change_json(self, c: Change) -> dict[str, Any]:
         from schedgen.targets.base import service
 
+        if c.kind == "adopted":
+            return {"label": c.details.label, "file": c.details.file,
+                    "loaded": c.details.loaded, "kept_in": str(c.details.kept)}
         s = service(c)
         return {"label": s.label, "reload": c.reload, "deferred": c.deferred or None,
                 "loaded": s.loaded, "pid": s.pid, "last_exit": s.last_exit}
+
+    def diff_text(self, c: Change) -> tuple[str, str] | None:
+        if c.kind != "adopted":
+            return None
+        from schedgen.targets.launchd.adopt import describe
+
+        return ("your own plist the job replaces:", describe(c))
+
+    def kind_words(self, kind: str) -> str:
+        return "your own plist" if kind == "adopted" else kind
 
     def with_facts(self, jobs: tuple[JobStatus, ...], changes: list[Change],
                    namespace: str) -> tuple[JobStatus, ...]:

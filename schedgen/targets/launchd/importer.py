@@ -25,7 +25,7 @@ from schedgen.importers import cron_system as import_cron_system
 from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build
 from schedgen.paths import launch_agents_dir
 from schedgen.render.artifacts import MARKER
-from schedgen.schedule.from_calendar import to_cron
+from schedgen.targets.launchd.from_calendar import to_cron
 from schedgen.targets.launchd.plist_read import read_plist
 from schedgen.units import format_duration
 
@@ -84,6 +84,8 @@ def import_launchd(file: Path | None, dest: Path, lock: bool = True) -> ImportRe
     for path, data in plists:
         job = plist_job(path.name, data, notes)
         if job is not None:
+            if path.parent == launch_agents_dir():  # apply unloads it, uninstall loads it
+                job.keys["adopts"] = f"launchd: {path.name}"
             found.append(job)
     result = build(found, "launchd", origin, dest, lock=lock, lock_note=LOCK_NOTE)
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)

@@ -35,6 +35,17 @@ class Service(NamedTuple):
     last_exit: int | None  # last exit status (negative: killed by that signal)
 
 
+MISSING = "launchctl not found on PATH (launchd runs on macOS only)"
+
+
+def unknown_words(cause: str) -> str:
+    """Why launchd's state is unknown, what was and was not done, what to try."""
+    return (f"{cause}. The plists in ~/Library/LaunchAgents were compared with the config, "
+            "but whether launchd has the jobs loaded or running is unknown: nothing was loaded "
+            "or changed. Run schedgen on the Mac the jobs are for, or give them a target this "
+            "host runs (cron or systemd) in jobs.toml.")
+
+
 def domain() -> str:
     return f"gui/{os.getuid()}"
 
@@ -43,8 +54,12 @@ def listing(unknown_ok: bool = False) -> dict[str, Service] | None:
     """`launchctl list`: a header `PID Status Label`, then one row per loaded service.
 
     None with `unknown_ok` when there is no launchctl at all (review on another OS)."""
-    if unknown_ok and shutil.which("launchctl") is None:
-        return None
+    if shutil.which("launchctl") is None:
+        if unknown_ok:
+            return None
+        raise SystemOpError(f"{MISSING}: the launchd jobs cannot be loaded here, so nothing "
+                            "was written or loaded. Apply on the Mac the jobs are for, or give "
+                            "them a target this host runs (cron or systemd) in jobs.toml.")
     r = run(["launchctl", "list"])
     if not r.ok:
         raise SystemOpError(f"launchctl list failed: {r.message()}")

@@ -22,7 +22,7 @@ from schedgen.targets.base import (
     undo_write,
     write_file,
 )
-from schedgen.targets.launchd import launchctl
+from schedgen.targets.launchd import adopt, launchctl
 from schedgen.targets.launchd.launchctl import UNLOADED_NOTE
 
 BACKGROUND_NOTICE = (
@@ -40,16 +40,23 @@ class LaunchdTarget:
         if "launchd" not in ctx.selected:
             return []
         wanted = ctx.artifacts("plist")
+        # the user's own plists imported jobs replace: off before schedgen's go on
+        adopted = adopt.plan(ctx)
         if not wanted and not ctx.record.of_kind("plist"):
-            return []  # no launchctl call on a machine that has nothing for launchd
+            return adopted  # no launchctl call on a machine that has nothing for launchd
 
         def targets_of(a: Artifact) -> tuple[str, ...]:
             return ("launchd",)
 
-        services = launchctl.listing(unknown_ok=ctx.review)
-        if services is None:
-            ctx.warnings.append("launchctl not found on PATH (not a Mac?): whether launchd "
-                                "jobs are loaded or running is unknown; files compared only")
+        try:
+            services = launchctl.listing(unknown_ok=ctx.review)
+        except SystemOpError as exc:
+            if not ctx.review:
+                raise
+            ctx.unknown[self.name] = launchctl.unknown_words(str(exc))
+            services = None
+        if services is None and self.name not in ctx.unknown:
+            ctx.unknown[self.name] = launchctl.unknown_words(launchctl.MISSING)
         out = []
         for c in plan_files(self.name, "plist", wanted, ctx, targets_of):
             assert c.path is not None
@@ -59,7 +66,8 @@ class LaunchdTarget:
                 label, svc is not None if services is not None else None,
                 svc.pid if svc else None, svc.last_exit if svc else None))
             if services is None:
-                c = c._replace(reload=c.action in (p.CREATE, p.UPDATE))
+                c = c._replace(reload=c.action in (p.CREATE, p.UPDATE),
+                               unknown=c.action == p.UNCHANGED)
             elif c.action in (p.CREATE, p.UPDATE):
                 c = c._replace(reload=True)
             elif c.action == p.UNCHANGED and svc is None:
@@ -70,9 +78,12 @@ class LaunchdTarget:
             if service(c).pid is not None and busy and not ctx.force and not ctx.uninstall:
                 c = c._replace(deferred=f"running (PID {service(c).pid})")
             out.append(c)
-        return out
+        return [*adopted, *out]
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
+        if change.kind == adopt.KIND:
+            adopt.apply(change, ctx)
+            return
         if settle(ctx, change):
             return
         c, s = change, service(change)

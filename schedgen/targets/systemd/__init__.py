@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedgen.targets.interface import Defaults, Refusal, Target, refuse_system
 from schedgen.targets.systemd.systemctl import NOT_ARMED
+from schedgen.targets.systemd.words import ADOPT_NOTE
 
 if TYPE_CHECKING:
     from schedgen.commands.status_types import JobStatus
@@ -29,9 +30,10 @@ if TYPE_CHECKING:
 class Systemd(Defaults):
     name = "systemd"
     imports = True
+    adopts = True
     kinds: tuple[str, ...] = ("service", "timer")
     facts = True
-    drift_notes = {NOT_ARMED: NOT_ARMED}  # read only
+    drift_notes = {NOT_ARMED: NOT_ARMED, ADOPT_NOTE: ADOPT_NOTE}  # read only
     dst_note = ("systemd: a time the clocks skip does not run that day, and a repeated time "
                 "runs once, the first time (docs/timezones.md)")
     # OnUnitActiveSec counts from the last run's start, not the clock
@@ -54,7 +56,20 @@ class Systemd(Defaults):
     def change_json(self, c: Change) -> dict[str, Any]:
         from schedgen.targets.base import service
 
+        if c.kind == "adopted":
+            return {"unit": c.details.timer, "service": c.details.service,
+                    "enabled": c.details.enabled, "kept_in": str(c.details.kept)}
         return {"unit": service(c).label, "reload": c.reload, "state": service(c).state}
+
+    def diff_text(self, c: Change) -> tuple[str, str] | None:
+        if c.kind != "adopted":
+            return None
+        from schedgen.targets.systemd.adopt import describe
+
+        return ("your own timer the job replaces:", describe(c))
+
+    def kind_words(self, kind: str) -> str:
+        return "your own timer" if kind == "adopted" else kind
 
     def firings(self, schedule: Sequence[Entry], n: int, start: datetime) -> Firings | None:
         from schedgen.schedule.upcoming import systemd_firings

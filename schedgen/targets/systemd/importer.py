@@ -18,8 +18,9 @@ from typing import Any
 from schedgen import paths
 from schedgen.errors import SchedgenError
 from schedgen.importers.document import LOCK_HOW, Found, ImportResult, Note, build
+from schedgen.records.shown import shown
 from schedgen.render.artifacts import MARKER
-from schedgen.schedule.from_oncalendar import NotExpressible, to_cron
+from schedgen.targets.systemd.from_oncalendar import NotExpressible, to_cron
 from schedgen.targets.systemd.render import unit_dir
 from schedgen.units import format_duration
 
@@ -29,6 +30,9 @@ SYSTEMD_DEFAULT_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/
 _TIMER_KEYS = {"OnCalendar", "OnBootSec", "OnStartupSec", "OnActiveSec", "OnUnitActiveSec",
                "Unit", "Persistent", "AccuracySec", "RandomizedDelaySec", "WakeSystem"}
 _SERVICE_KEYS = {"Type", "ExecStart", "WorkingDirectory", "Environment", "EnvironmentFile"}
+# A unit name as systemd accepts one (unit_name_is_valid): never a path.
+_UNIT_NAME = re.compile(r"[A-Za-z0-9:_.\\@-]{1,250}\.(?:service|timer)")
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes surrogateescape could not decode
 _SPAN = {"us": 1e-6, "ms": 1e-3, "s": 1, "sec": 1, "second": 1, "seconds": 1, "m": 60,
          "min": 60, "minute": 60, "minutes": 60, "h": 3600, "hr": 3600, "hour": 3600,
          "hours": 3600, "d": 86400, "day": 86400, "days": 86400, "w": 604800,
@@ -40,12 +44,17 @@ LOCK_NOTE = ("every imported job runs under schedgen's default lock (a run that 
              "still running, so this only shows with `schedgen run`; " + LOCK_HOW)
 
 
-def parse_unit(text: str) -> dict[str, dict[str, list[str]]]:
-    """Sections of a unit file: {section: {key: [values in order]}}; '' resets a key."""
+def parse_unit(text: str, dropped: list[int] | None = None) -> dict[str, dict[str, list[str]]]:
+    """Sections of a unit file: {section: {key: [values in order]}}; '' resets a key.
+    A line that is not UTF-8 is ignored, as systemd ignores it (its number in ``dropped``)."""
     out: dict[str, dict[str, list[str]]] = {}
     section: dict[str, list[str]] = {}
     pending = ""
-    for raw in text.splitlines():
+    for n, raw in enumerate(text.splitlines(), 1):
+        if _NOT_UTF8.search(raw):
+            if dropped is not None:
+                dropped.append(n)
+            continue
         line = pending + raw.strip()
         pending = ""
         if line.endswith("\\"):
@@ -63,6 +72,16 @@ def parse_unit(text: str) -> dict[str, dict[str, list[str]]]:
                 values.append(value.strip())
             else:
                 values.clear()
+    return out
+
+
+def _read(unit: Path, notes: list[Note]) -> dict[str, dict[str, list[str]]]:
+    dropped: list[int] = []
+    out = parse_unit(unit.read_text(encoding="utf-8", errors="surrogateescape"), dropped)
+    if dropped:
+        lines = ", ".join(map(str, dropped[:5])) + (", ..." if len(dropped) > 5 else "")
+        notes.append(Note(unit.name, f"line{'s' if len(dropped) > 1 else ''} {lines} not UTF-8: "
+                                     "ignored, as systemd ignores them"))
     return out
 
 
@@ -84,6 +103,9 @@ def read_timers(file: Path | None) -> tuple[list[Path], list[Note], Path]:
     timers = [file] if file is not None and file.is_file() else sorted(folder.glob("*.timer"))
     notes, out, ours = [], [], 0
     for t in timers:
+        if not _UNIT_NAME.fullmatch(t.name):
+            notes.append(Note(shown(t.name), "skipped: not a name systemd accepts for a unit"))
+            continue
         try:
             text = t.read_text(encoding="utf-8", errors="surrogateescape")
         except OSError as exc:
@@ -112,13 +134,20 @@ def timer_job(timer: Path, notes: list[Note]) -> Found | None:
     def skip(why: str) -> None:
         notes.append(Note(where, f"skipped: {why}"))
 
-    t = parse_unit(timer.read_text(encoding="utf-8", errors="surrogateescape")).get("Timer", {})
+    t = _read(timer, notes).get("Timer", {})
     unit = (t.get("Unit") or [timer.stem + ".service"])[-1]
+    if not _UNIT_NAME.fullmatch(unit) or not unit.endswith(".service"):
+        skip(f"Unit={shown(unit)} is not the name of a service unit (a unit name, never a path)")
+        return None
     service_path = timer.with_name(unit)
     if not service_path.is_file():
         skip(f"its service {unit} is not in {timer.parent}")
         return None
-    svc = parse_unit(service_path.read_text(encoding="utf-8", errors="surrogateescape"))
+    try:
+        svc = _read(service_path, notes)
+    except OSError as exc:
+        skip(f"cannot read {unit}: {exc.strerror}")
+        return None
     s = svc.get("Service", {})
     try:
         schedule = _schedule(t)
@@ -165,6 +194,8 @@ def timer_job(timer: Path, notes: list[Note]) -> Found | None:
         notes.append(Note(where, f"{key} ignored: schedgen does not carry this key over"))
     for key in sorted(set(s) - _SERVICE_KEYS):
         notes.append(Note(unit, f"{key} ignored: schedgen does not carry this key over"))
+    if timer.parent == unit_dir():  # the user's own: apply turns it off, uninstall back on
+        keys["adopts"] = f"systemd: {timer.name}"
     return Found(source=where, name_hint=_hint(timer.stem), keys=keys)
 
 

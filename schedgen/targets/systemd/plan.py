@@ -17,7 +17,7 @@ from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext, PlanContext
 from schedgen.render.artifacts import Artifact
 from schedgen.targets import base
-from schedgen.targets.systemd import systemctl
+from schedgen.targets.systemd import adopt, systemctl
 from schedgen.targets.systemd.systemctl import NOT_ARMED
 
 KINDS = ("service", "timer")
@@ -30,8 +30,10 @@ class SystemdTarget:
         if "systemd" not in ctx.selected:
             return []
         wanted = {k: ctx.artifacts(k) for k in KINDS}
+        # the user's own timers imported jobs replace: off before schedgen's go on
+        adopted = adopt.plan(ctx)
         if not any(wanted.values()) and not any(ctx.record.of_kind(k) for k in KINDS):
-            return []  # no systemctl call on a machine that has nothing for systemd
+            return adopted  # no systemctl call on a machine that has nothing for systemd
 
         def targets_of(a: Artifact) -> tuple[str, ...]:
             return ("systemd",)
@@ -52,6 +54,8 @@ class SystemdTarget:
             c = c._replace(details=base.Service(
                 c.path.name, None if units is None else u is not None and u.load == "loaded",
                 u.pid if u else None, u.exit_status if u else None, _view(u)))
+            if units is None and c.action == p.UNCHANGED:
+                c = c._replace(unknown=True)
             if c.kind == "timer":
                 if c.action in (p.CREATE, p.UPDATE):
                     c = c._replace(reload=True)
@@ -63,7 +67,7 @@ class SystemdTarget:
                 elif c.action == p.FORGET and u is not None and u.active == "active":
                     c = c._replace(action=p.DELETE, note="timer file already removed, still active")
             out.append(c)
-        return out
+        return [*adopted, *out]
 
     def preflight(self, steps: list[p.Change], ctx: ApplyContext) -> None:
         """Before anything is written: is there a user manager to load the units into?"""
@@ -72,6 +76,9 @@ class SystemdTarget:
             systemctl.check_manager()
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
+        if change.kind == adopt.KIND:
+            adopt.apply(change, ctx)
+            return
         if base.settle(ctx, change):
             return
         if change.kind == "service":
@@ -133,12 +140,12 @@ class SystemdTarget:
 def _query(ctx: PlanContext, names: list[str]) -> dict[str, systemctl.Unit] | None:
     """The units' state, or None (and a warning) when it cannot be known."""
     if not systemctl.available():
-        ctx.warnings.append("systemctl not found: the state of systemd timers is unknown here")
+        ctx.unknown["systemd"] = systemctl.unknown_words(systemctl.MISSING)
         return None
     try:
         return systemctl.show(names)
     except SystemOpError as exc:
-        ctx.warnings.append(f"{exc}; the state of systemd timers is unknown")
+        ctx.unknown["systemd"] = systemctl.unknown_words(str(exc))
         return None
 
 

@@ -16,7 +16,7 @@ from schedgen import paths
 from schedgen.config.model import Config, Job
 from schedgen.render.artifacts import Artifact, _env, header
 from schedgen.schedule.expressions import Cron, Every, Reboot
-from schedgen.schedule.oncalendar import on_calendar
+from schedgen.targets.systemd.oncalendar import on_calendar
 
 _PLAIN = re.compile(r"[A-Za-z0-9_%$+=:,./@-]+")
 

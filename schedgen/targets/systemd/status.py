@@ -27,7 +27,7 @@ def systemd_part(part: dict[str, Any] | None, c: p.Change) -> dict[str, Any]:
 def with_facts(jobs: tuple[JobStatus, ...], changes: list[p.Change]) -> tuple[JobStatus, ...]:
     by_job: dict[str, dict[str, Any]] = {}
     for c in changes:  # the service before the timer, as the plan has them
-        if c.job:
+        if c.job and c.kind in ("service", "timer"):  # not the user's own timer it adopts
             by_job[c.job] = systemd_part(by_job.get(c.job), c)
     return tuple(dataclasses.replace(js, facts={**js.facts, "systemd": by_job[js.job]})
                  if js.job in by_job else js for js in jobs)

@@ -49,6 +49,18 @@ class Unit(NamedTuple):
         return self.file_state == "enabled" and self.active == "active"
 
 
+MISSING = ("systemctl not found on PATH: this host does not run systemd, or PATH does not "
+           "reach it. Target cron on such a host")
+
+
+def unknown_words(cause: str) -> str:
+    """Why the timers' state is unknown, what was and was not done (the cause says what
+    to try)."""
+    return (f"{cause.rstrip('.')}. The unit files in ~/.config/systemd/user were compared with "
+            "the config, but the state of systemd timers (enabled, active, running) is unknown: "
+            "nothing was started or changed.")
+
+
 def available() -> bool:
     return shutil.which("systemctl") is not None
 

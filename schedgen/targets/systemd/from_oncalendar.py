@@ -17,7 +17,7 @@ import shutil
 import subprocess
 
 from schedgen.schedule import expressions
-from schedgen.schedule.oncalendar import _DAY_NAMES
+from schedgen.targets.systemd.oncalendar import _DAY_NAMES
 
 SHORTHANDS = {
     "minutely": "*-*-* *:*:00", "hourly": "*-*-* *:00:00", "daily": "*-*-* 00:00:00",

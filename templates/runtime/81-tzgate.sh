@@ -232,11 +232,7 @@ sg_tz_ran() {
   sg_tz_j=",\"firing\":\"${3:0:4}-${3:4:2}-${3:6:2}T${3:8:2}:${3:10:2}\",\"late\":$4"
 }
 
-# A zoned job's gate runs as the runtime is read (the job file set its settings before
-# sourcing it), right after the cut: a fire that is not a firing costs bash the plain
-# part and this, not the parse of the rest (bench_tz.py); a job without a zone never
-# reads this part. A runtime of another interface leaves it to sg_main to say so.
+# A zoned job's gate runs as the runtime is read, right after the cut (the job file set
+# its settings before sourcing it): a fire that is not a firing ends here, before bash
+# parses the rest (bench_tz.py). A runtime of another interface leaves it to sg_main.
 [ -z "${sg_tz_zone-}" ] || [ "${sg_api:-none}" != "${sg_runtime_api-}" ] || sg_tz_main
-# A zoned plain run stops reading here, as the others do at the cut.
-[ -n "${sg_inbox:-}" ] || [ "${sg_timeout:-0}" != 0 ] || [ "${SCHEDGEN_SMOKE:-}" = 1 ] ||
-  [ "${SCHEDGEN_FOREGROUND:-}" = 1 ] || { sg_runtime_read=1; return 0 2>/dev/null; }

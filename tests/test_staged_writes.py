@@ -1,0 +1,119 @@
+"""Apply stages the files it writes and puts them in place together, durable, before the
+command that makes them live (docs/performance.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schedgen.errors import SystemOpError
+from schedgen.machine.ops import DryOps, Ops
+from tests.fakes import FakeCrontab
+from tests.helpers import write_config
+
+
+def test_a_written_file_is_in_place_once_a_command_runs(tmp_path: Path) -> None:
+    ops = Ops()
+    job = tmp_path / "w" / "job.sh"
+    ops.write(job, "new\n", 0o755)
+    assert not job.exists()   # staged beside it, whole, not yet in place
+    assert ops.run(["true"]).ok
+    assert job.read_text() == "new\n" and job.stat().st_mode & 0o777 == 0o755
+    assert [p.name for p in job.parent.iterdir()] == ["job.sh"]   # no temp file left
+
+
+def test_written_twice_the_last_content_counts_and_no_temp_file_is_left(
+        tmp_path: Path) -> None:
+    ops = Ops()
+    f = tmp_path / "w" / "a"
+    ops.write(f, "one", 0o644)
+    ops.write(f, "two", 0o600)
+    ops.commit()
+    assert f.read_text() == "two" and f.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in f.parent.iterdir()) == ["a"]
+
+
+def test_a_removal_comes_after_the_writes_before_it(tmp_path: Path) -> None:
+    ops = Ops()
+    keep, gone = tmp_path / "w" / "keep", tmp_path / "w" / "gone"
+    gone.parent.mkdir()
+    gone.write_text("old")
+    ops.write(keep, "k", 0o644)
+    ops.write(gone, "g", 0o644)
+    ops.remove(gone)
+    assert keep.read_text() == "k" and not gone.exists()
+    assert sorted(p.name for p in keep.parent.iterdir()) == ["keep"]
+
+
+def test_a_dry_run_stages_nothing(tmp_path: Path) -> None:
+    ops = DryOps()
+    ops.write(tmp_path / "w" / "a", "x", 0o644)
+    ops.commit()
+    assert not (tmp_path / "w").exists()
+
+
+def test_a_file_that_cannot_be_put_in_place_is_an_error_and_leaves_no_temp_file(
+        tmp_path: Path) -> None:
+    ops = Ops()
+    target = tmp_path / "d"
+    ops.write(target / "x", "x", 0o644)
+    (target / "x").mkdir()   # a folder where the file goes: the rename fails
+    with pytest.raises(SystemOpError, match="cannot put the files written in place"):
+        ops.commit()
+    assert sorted(p.name for p in target.iterdir()) == ["x"]
+
+
+JOBS = "[defaults]\ntargets = [\"cron\"]\n" + "".join(
+    f'\n[jobs.j{i}]\ncommand = ["echo", "{i}"]\nschedule = "{i} * * * *"\n' for i in range(12))
+
+
+@pytest.mark.skipif(shutil.which("strace") is None or not sys.platform.startswith("linux"),
+                    reason="needs strace on Linux")
+def test_a_first_install_syncs_once_not_once_per_file(
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:
+    write_config(tmp_path / "jobs.toml", JOBS)
+    log = tmp_path / "strace.log"
+    r = subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-e",
+                        "trace=fsync,fdatasync,syncfs,execve,rename", "-e", "signal=none",
+                        sys.executable, "-m", "schedgen", "apply"], cwd=tmp_path,
+                       env=os.environ.copy(), capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    calls = log.read_text().splitlines()
+    wrappers = home / ".local/share/schedgen/wrappers"
+    assert len(list(wrappers.glob("j*.sh"))) == 12
+    names = [m.group(1) for c in calls if (m := re.match(r"\d+\s+(\w+)\(", c))]
+    # 13 files (12 jobs, the runtime): one syncfs; fsyncs only of the folder and the
+    # record (and caches), never one per file.
+    assert names.count("syncfs") == 1
+    assert names.count("fsync") + names.count("fdatasync") <= 4
+    # The renames into place come before crontab(1) runs.
+    first_crontab_write = next(i for i, c in enumerate(calls)
+                               if "execve(" in c and "crontab" in c and '"-l"' not in c)
+    renamed = [i for i, c in enumerate(calls) if "rename(" in c and "/j" in c and ".sh" in c]
+    assert len(renamed) == 12 and max(renamed) < first_crontab_write
+
+
+@pytest.mark.skipif(shutil.which("strace") is None or not sys.platform.startswith("linux"),
+                    reason="needs strace on Linux")
+def test_a_change_to_one_job_file_fsyncs_it_and_flushes_nothing_else(
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:
+    write_config(tmp_path / "jobs.toml", JOBS)
+    assert subprocess.run([sys.executable, "-m", "schedgen", "apply"], cwd=tmp_path,
+                          capture_output=True).returncode == 0
+    write_config(tmp_path / "jobs.toml", JOBS.replace('["echo", "3"]', '["echo", "three"]'))
+    log = tmp_path / "strace.log"
+    r = subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-e",
+                        "trace=fsync,fdatasync,syncfs", "-e", "signal=none",
+                        sys.executable, "-m", "schedgen", "apply"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    names = [m.group(1) for c in log.read_text().splitlines()
+             if (m := re.match(r"\d+\s+(\w+)\(", c))]
+    assert "syncfs" not in names and names.count("fsync") >= 2   # the file, its folder
+    assert "three" in (home / ".local/share/schedgen/wrappers/j3.sh").read_text()
