@@ -5,7 +5,6 @@ render byte for byte as before."""
 from __future__ import annotations
 
 import plistlib
-import re
 import shutil
 import subprocess
 from pathlib import Path
