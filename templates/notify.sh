@@ -74,7 +74,8 @@ sg_notify_load() {
 # Background work never holds the job's lock (descriptors 3-9 are closed in it), gets a
 # process group of its own (so launchd does not kill it with the job's group), and never
 # changes the caller's exit status. The ping URL is passed to curl on stdin (-K -), so it
-# appears neither in `ps` nor in any log.
+# appears neither in `ps` nor in any log; -q (first, or curl ignores it) keeps the user's
+# ~/.curlrc (a proxy, a trace file, its own -w) out of it.
 
 # sg_notify_bg: the background context, entered as the first command of a `{ } &` group.
 sg_notify_bg() {
@@ -106,7 +107,7 @@ sg_notify_ping() {
       n=$((n + 1))
     done
     code=$(printf 'url = "%s"\n' "$url" |
-      curl -sS -o /dev/null -w '%{http_code}' -m "${sg_ping_timeout:-5}" -K - 2>/dev/null)
+      curl -q -sS -o /dev/null -w '%{http_code}' -m "${sg_ping_timeout:-5}" -K - 2>/dev/null)
     st=$?
     case $st:$code in
       0:2??) printf 'ping %s: sent (HTTP %s)\n' "$what" "$code" ;;

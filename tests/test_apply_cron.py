@@ -190,13 +190,13 @@ def test_uninstall_keeps_foreign_crontab_lines(cron: FakeCrontab, tmp_path: Path
     run(tmp_path, "apply")
     runs = home / ".local/state/schedgen/logs/alpha/runs/20260101T000000Z-1"
     runs.mkdir(parents=True)
-    (runs / "manifest.json").write_text("{}")
+    (runs / "schedgen-manifest.json").write_text("{}")
     r = run(tmp_path, "uninstall")
     assert r.returncode == 0, r.stderr
     assert cron.read() == FOREIGN + b"\n"
     assert list(wrappers(home).iterdir()) == []
     assert not state.record_path("default").exists()
-    assert (runs / "manifest.json").exists()  # logs and run records stay
+    assert (runs / "schedgen-manifest.json").exists()  # logs and run records stay
     r = run(tmp_path, "uninstall")
     assert r.returncode == 0 and "nothing was installed" in r.stdout
 

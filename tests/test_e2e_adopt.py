@@ -83,7 +83,7 @@ def test_import_apply_fires_once_and_uninstall_gives_the_crontab_back(
     deadline = time.monotonic() + WAIT
     fired = None
     while fired is None and time.monotonic() < deadline:
-        for m in runs.glob("*/manifest.json"):
+        for m in runs.glob("*/schedgen-manifest.json"):
             data = json.loads(m.read_text() or "{}")
             if data.get("finished_at"):
                 fired = data

@@ -112,7 +112,7 @@ def test_real_cron_runs_the_wrapper_and_uninstall_restores_the_crontab(
         deadline = time.monotonic() + WAIT
         manifest: dict | None = None
         while time.monotonic() < deadline:
-            for m in sorted(runs.glob("*/manifest.json")):
+            for m in sorted(runs.glob("*/schedgen-manifest.json")):
                 data = json.loads(m.read_text() or "{}")
                 if data.get("finished_at"):
                     manifest = data

@@ -196,7 +196,7 @@ def scene(root: Path, lines: list[bytes], names: list[bytes]) -> Path:
         path = os.path.join(bytes(folder), name)
         if i % 4 == 3:
             os.makedirs(path, exist_ok=True)
-            with open(os.path.join(path, b"manifest.json"), "wb") as f:
+            with open(os.path.join(path, b"schedgen-manifest.json"), "wb") as f:
                 f.write(record({"run_id": name.decode("utf-8", "surrogateescape"),
                                 "outcome": "running", "pid": 99999999999999999999,
                                 "host": HOST, "item": NASTY[i % len(NASTY)]}))

@@ -88,7 +88,7 @@ def test_odd_event_lines_are_skipped_and_counted_by_every_reader(root: Path) -> 
     (root / "logs/pub/events.jsonl").write_bytes(good + b"\n".join(HOSTILE_LINES) + b"\n")
     run = root / "logs/pub/runs/20260105T104000Z-1"
     run.mkdir(parents=True)
-    (run / "manifest.json").write_text(json.dumps(
+    (run / "schedgen-manifest.json").write_text(json.dumps(
         {"run_id": "r\x1b]0;x\x07", "outcome": "running", "pid": 99999999999999999999,
          "host": HOST, "exit_code": "7\n"}))
     config = root / "jobs.toml"

@@ -64,7 +64,7 @@ def test_queue_depth_ignores_bookkeeping(tmp_path: Path) -> None:
 
 def _manifest(run_dir: Path, **fields) -> None:
     run_dir.mkdir(parents=True)
-    (run_dir / "manifest.json").write_text(json.dumps(fields))
+    (run_dir / "schedgen-manifest.json").write_text(json.dumps(fields))
 
 
 def test_last_run_skips_a_half_written_manifest_and_spots_a_crash(tmp_path: Path) -> None:
@@ -78,8 +78,24 @@ def test_last_run_skips_a_half_written_manifest_and_spots_a_crash(tmp_path: Path
               host=os.uname().nodename, pid=dead.pid)
     assert runs.last_run(job)["outcome"] == "crashed"
     (runs_dir / "20250103T000000Z-1").mkdir()
-    (runs_dir / "20250103T000000Z-1" / "manifest.json").write_text('{"job": "q", "run')
+    (runs_dir / "20250103T000000Z-1" / "schedgen-manifest.json").write_text('{"job": "q", "run')
     assert runs.last_run(job)["run_id"] == "20250102T000000Z-1"
     _manifest(runs_dir / "20250104T000000Z-1", run_id="20250104T000000Z-1", outcome="running",
               host=os.uname().nodename, pid=os.getpid())
     assert runs.last_run(job)["outcome"] == "running"
+
+
+def test_last_run_reads_an_older_wrappers_manifest_json_but_never_a_commands(
+        tmp_path: Path) -> None:
+    job = _job(tmp_path)
+    runs_dir = job.log_dir / "runs"
+    old = runs_dir / "20250101T000000Z-1"
+    old.mkdir(parents=True)
+    (old / "manifest.json").write_text(json.dumps(
+        {"format": 1, "run_id": old.name, "outcome": "failed", "exit_code": 3}))
+    assert runs.last_run(job)["exit_code"] == 3
+    # A newer run without a manifest of its own: the build artifact of that name is not one.
+    new = runs_dir / "20250102T000000Z-1"
+    new.mkdir()
+    (new / "manifest.json").write_text(json.dumps({"format": 1, "outcome": "ok", "files": []}))
+    assert runs.last_run(job)["run_id"] == old.name

@@ -45,6 +45,7 @@ ALLOWED = {
     ("sg_on_exit", "sg_release"): "inbox",
     ("sg_on_exit", "sg_close_claim"): "inbox",
     ("sg_metrics_write", "sg_metrics_queue"): "inbox",  # [ -z "$sg_inbox" ] ||
+    ("sg_main", "sg_tz_dropped"): "zone",          # sg_tz_drop: set by the gate only
 }
 
 # Defined by the job file (templates/job.sh.j2).

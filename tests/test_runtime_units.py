@@ -219,7 +219,7 @@ def test_a_plain_run_notes_its_id_and_the_count_after_pruning(tmp_path: Path) ->
     for k in range(6):                                   # keep_runs 3: the batch limit is 3
         d = runs / f"2026010{k}T000000Z-9"
         d.mkdir(parents=True)
-        (d / "manifest.json").write_text('{"outcome": "ok", "smoke": false}\n')
+        (d / "schedgen-manifest.json").write_text('{"outcome": "ok", "smoke": false}\n')
     r = sh(tmp_path, _plain("""
         sg_now; sg_id_floor_set; sg_new_id; sg_run_dir_make; sg_last_id=$sg_run_id
         sg_nruns=$((sg_nruns + 1))
@@ -278,7 +278,7 @@ def test_a_dangling_symlink_first_in_runs_does_not_stop_pruning(tmp_path: Path) 
     for k in range(6):
         d = runs / f"2026010{k}T000000Z-9"
         d.mkdir()
-        (d / "manifest.json").write_text('{"outcome": "ok", "smoke": false}\n')
+        (d / "schedgen-manifest.json").write_text('{"outcome": "ok", "smoke": false}\n')
     r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; echo "$sg_id_floor $sg_nruns"; sg_prune'))
     assert r.stdout.split() == ["20260105T000000Z", "7"]
     assert sorted(p.name for p in runs.iterdir() if p.is_dir()) == [
@@ -896,7 +896,7 @@ def test_prune_keeps_the_newest_and_the_living(tmp_path: Path) -> None:
     for name, text in names.items():
         (runs / name).mkdir(parents=True)
         if text is not None:
-            (runs / name / "manifest.json").write_text(text)
+            (runs / name / "schedgen-manifest.json").write_text(text)
     r = sh(tmp_path, "sg_prune", HOSTNAME="h")
     assert r.returncode == 0
     # keep_runs 3: the newest three, less an empty one of a dead pid, plus the live one.

@@ -83,9 +83,9 @@ def test_after_apply_everything_is_in_sync(env: Path, tmp_path: Path) -> None:
 def test_last_run_is_the_newest_manifest(env: Path, home: Path) -> None:
     runs = logs(home, "funnel") / "runs"
     build_file_tree(runs, {
-        "20260102T104000Z-11": {"manifest.json": manifest("20260102T104000Z-11", "ok", 0)},
-        "20260102T164000Z-12": {"manifest.json": manifest("20260102T164000Z-12", "failed", 3)},
-        "20260101T164000Z-10": {"manifest.json": manifest("20260101T164000Z-10", "ok", 0)},
+        "20260102T104000Z-11": {"schedgen-manifest.json": manifest("20260102T104000Z-11", "ok", 0)},
+        "20260102T164000Z-12": {"schedgen-manifest.json": manifest("20260102T164000Z-12", "failed", 3)},
+        "20260101T164000Z-10": {"schedgen-manifest.json": manifest("20260101T164000Z-10", "ok", 0)},
         "20260103T104000Z-13": {},  # starting: no manifest yet
     })
     s = st.status(env)

@@ -94,8 +94,8 @@ def test_bash_gate_decides_as_cronsim_at_the_rendered_fires(tmp_path: Path, zone
     gate = Gate.of(zone, crons, WINDOW)
     instants, spans = fires_near_changes(zone, host, exprs, hours, target)
     got = bash_gate(gate, tmp_path / "state", instants, host=host)
-    state: list[int | None] = [None]
-    want = [0 if gate.decide(t, state) else 1 for t in instants]
+    state: list[int | None] = [None, None]
+    want = [gate.verdict(t, state) for t in instants]
     assert got == want
     # And what ran is what cronsim runs, in the same stretches.
     ran = {t for t, s in zip(instants, got, strict=True) if s == 0}

@@ -57,8 +57,8 @@ def _starts(tmp_path: Path) -> list[str]:
 
 def _manifests(w: Wrapped) -> list[dict[str, object]]:
     """The manifests there are (a worker killed with -9 may leave a run dir made ahead)."""
-    return [json.loads((d / "manifest.json").read_text()) for d in w.run_dirs()
-            if (d / "manifest.json").exists()]
+    return [json.loads((d / "schedgen-manifest.json").read_text()) for d in w.run_dirs()
+            if (d / "schedgen-manifest.json").exists()]
 
 
 def _files(d: Path) -> list[str]:
@@ -110,13 +110,7 @@ def test_a_drain_forks_little_more_than_its_commands(tmp_path: Path) -> None:
 
 @needs_proc
 def test_sigkill_mid_chunk_recovery_follows_the_journal(
-        tmp_path: Path, tool_path: list[str], request: pytest.FixtureRequest) -> None:
-    if "macos" in request.node.callspec.id:
-        # bash 3.2 joins ${a[@]+"${a[@]}"} into one word where IFS is empty (sg_claim_chunk
-        # has `local IFS=`): the chunk's "k" record names "a.jsonb.jsonc.json", so
-        # recovery takes every item for a file left beside one and sends it to failed/.
-        request.applymarker(pytest.mark.xfail(strict=True, reason="runtime bug under bash 3.2: "
-                                              "chunk journaled as one name (IFS empty)"))
+        tmp_path: Path, tool_path: list[str]) -> None:
     # a.json done waits for the chunk's end to move, unless a second passed meanwhile
     # (done items then move before the next starts): under load that can happen, and the
     # scene is set again in a fresh folder.
@@ -157,7 +151,7 @@ def test_sigkill_mid_chunk_recovery_follows_the_journal(
     assert attempts == {**{n: 1 for n in NAMES}, "b.json": 2}
     # Run dirs the killed worker made ahead stay empty until prune finds its pid gone.
     for d in w.run_dirs():
-        assert (d / "manifest.json").exists() or f"-{worker.pid}-" in d.name
+        assert (d / "schedgen-manifest.json").exists() or f"-{worker.pid}-" in d.name
 
 
 def test_a_failure_mid_chunk_returns_the_items_not_started_uncounted(tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ def test_a_signal_right_after_the_run_dir_is_made_leaves_a_whole_record(tmp_path
     r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
     assert "unbound variable" not in r.stderr and r.returncode == 143, r
     [run] = (tmp_path / "logs" / "job" / "runs").iterdir()
-    m = json.loads((run / "manifest.json").read_text())
+    m = json.loads((run / "schedgen-manifest.json").read_text())
     assert m["outcome"] == "failed" and m["exit_code"] == 143 and m["finished_at"]
     events = [json.loads(x) for x in (tmp_path / "logs" / "job" / "events.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events] == ["finish"]
@@ -648,7 +648,7 @@ def test_a_clock_stepped_back_never_prunes_the_run_that_just_happened(tmp_path: 
     runs = w.log_dir / "runs"
     for name in ("20990101T000000Z-11", "20990101T000001Z-12"):  # made while the clock ran ahead
         (runs / name).mkdir(parents=True)
-        (runs / name / "manifest.json").write_text('{\n  "outcome": "ok",\n  "smoke": false\n}\n')
+        (runs / name / "schedgen-manifest.json").write_text('{\n  "outcome": "ok",\n  "smoke": false\n}\n')
     assert w.run().returncode == 0
     [start] = w.events("start")
     assert (runs / start["run_id"]).is_dir()
@@ -668,7 +668,7 @@ def test_a_name_that_is_no_run_in_runs_neither_hides_the_newest_nor_is_pruned(
     runs = w.log_dir / "runs"
     for name in ("20990101T000000Z-11", "20990101T000001Z-12"):  # made while the clock ran ahead
         (runs / name).mkdir(parents=True)
-        (runs / name / "manifest.json").write_text('{\n  "outcome": "ok",\n  "smoke": false\n}\n')
+        (runs / name / "schedgen-manifest.json").write_text('{\n  "outcome": "ok",\n  "smoke": false\n}\n')
     if stray == "README":
         (runs / "README").write_text("notes\n")
     else:
@@ -821,11 +821,11 @@ def test_records_that_cannot_be_written_make_the_run_exit_74(tmp_path: Path, whe
             pytest.skip("chattr +i is not available here")
         subprocess.run(["chattr", "-i", str(probe)], check=True)
         w = make_job(tmp_path, command=["sh", "-c", f'echo ran >>{tmp_path}/ran; '
-                     'chattr +i "$SCHEDGEN_ARTIFACT_DIR/manifest.json"'])
+                     'chattr +i "$SCHEDGEN_ARTIFACT_DIR/schedgen-manifest.json"'])
     try:
         r = w.run()
     finally:
-        subprocess.run(f"chattr -i {w.log_dir}/runs/*/manifest.json", shell=True,
+        subprocess.run(f"chattr -i {w.log_dir}/runs/*/schedgen-manifest.json", shell=True,
                        capture_output=True)
     assert r.returncode == 74, r.stderr
     assert r.stderr.count("could not write the run records") == 1
@@ -838,11 +838,11 @@ def test_a_manifest_the_command_replaced_is_written_afresh(tmp_path: Path, what:
     target = tmp_path / "elsewhere"
     target.write_text("keep me\n")
     make = 'mkfifo "$d"' if what == "fifo" else f'ln -s {target} "$d"'
-    w = make_job(tmp_path, command=["sh", "-c", 'd="$SCHEDGEN_ARTIFACT_DIR/manifest.json"; '
+    w = make_job(tmp_path, command=["sh", "-c", 'd="$SCHEDGEN_ARTIFACT_DIR/schedgen-manifest.json"; '
                                     f'rm -f "$d"; {make}'])
     r = w.run(timeout=30)
     assert r.returncode == 0, r.stderr
-    [m] = w.log_dir.glob("runs/*/manifest.json")
+    [m] = w.log_dir.glob("runs/*/schedgen-manifest.json")
     assert not m.is_symlink() and json.loads(m.read_text())["outcome"] == "ok"
     assert target.read_text() == "keep me\n"
 
@@ -914,7 +914,7 @@ def test_a_mkdir_killed_once_it_made_the_run_directory_leaves_no_empty_one(
         assert r.returncode == 0, r.stderr
     dirs = w.run_dirs()
     assert [d.name for d in dirs] == [e["run_id"] for e in w.events("start")]
-    assert all((d / "manifest.json").exists() for d in dirs) and len(dirs) == 2
+    assert all((d / "schedgen-manifest.json").exists() for d in dirs) and len(dirs) == 2
     assert not any(d.name.endswith("-0002") for d in dirs)
 
 
@@ -940,7 +940,7 @@ def test_a_mkdir_killed_before_it_made_the_run_directory_is_tried_again(tmp_path
     # Not a precondition failure (exit 78): the name is still free, so it is made again.
     w = _run_with_mkdir_once(tmp_path, "kill -TERM $$")
     [d] = w.run_dirs()
-    assert (d / "manifest.json").exists() and d.name == w.events("start")[0]["run_id"]
+    assert (d / "schedgen-manifest.json").exists() and d.name == w.events("start")[0]["run_id"]
 
 
 def test_a_run_directory_another_process_made_first_is_not_shared(tmp_path: Path) -> None:
@@ -949,7 +949,7 @@ def test_a_run_directory_another_process_made_first_is_not_shared(tmp_path: Path
     w = _run_with_mkdir_once(tmp_path, '/bin/mkdir "$@"')
     other, ours = w.run_dirs()
     assert ours.name == f"{other.name}-0002" == w.events("start")[0]["run_id"]
-    assert not (other / "manifest.json").exists() and (ours / "manifest.json").exists()
+    assert not (other / "schedgen-manifest.json").exists() and (ours / "schedgen-manifest.json").exists()
 
 
 def test_a_queue_run_directory_another_process_made_first_is_not_shared(tmp_path: Path) -> None:
@@ -976,6 +976,6 @@ def test_a_queue_run_directory_another_process_made_first_is_not_shared(tmp_path
     taken = (tmp_path / "once").read_text().strip()
     ids = [e["run_id"] for e in w.events("start")]
     assert len(ids) == 40 == len(set(ids)) and taken not in ids
-    with_manifest = {d.name for d in w.run_dirs() if (d / "manifest.json").exists()}
+    with_manifest = {d.name for d in w.run_dirs() if (d / "schedgen-manifest.json").exists()}
     assert with_manifest == set(ids)
     assert sorted(p.name for p in (tmp_path / "q" / "processed").iterdir()) == names

@@ -162,7 +162,7 @@ def test_prune_judges_a_missing_or_incomplete_manifest_by_the_pid_in_its_name(
                            ("20000101T000004Z-3", '{\n  "outcome": "ok",\n  "smoke": false\n}\n')]:
         (runs / name).mkdir(parents=True)
         if manifest is not None:
-            (runs / name / "manifest.json").write_text(manifest)
+            (runs / name / "schedgen-manifest.json").write_text(manifest)
     assert w.run().returncode == 0
     left = [d.name for d in w.run_dirs()]
     assert left[:2] == [f"20000101T000000Z-{pid}", f"20000101T000001Z-{pid}"]
@@ -173,7 +173,7 @@ def test_a_manifest_cut_to_0_bytes_is_pruned_in_turn(tmp_path: Path) -> None:
     w = make_job(tmp_path, command=["true"], logs={"keep_runs": 1})
     assert w.run().returncode == 0
     [first] = w.run_dirs()
-    (first / "manifest.json").write_text("")  # a full disk cut it short
+    (first / "schedgen-manifest.json").write_text("")  # a full disk cut it short
     assert w.run().returncode == 0
     assert first not in w.run_dirs() and len(w.run_dirs()) == 1
 
@@ -238,7 +238,7 @@ def test_the_rotation_lock_is_in_the_log_folder_not_the_lock_folder(tmp_path: Pa
 def _valid_manifests(w: Wrapped) -> list[dict[str, Any]]:
     out = []
     for d in w.run_dirs():
-        text = (d / "manifest.json").read_bytes().decode("utf-8", "surrogateescape")
+        text = (d / "schedgen-manifest.json").read_bytes().decode("utf-8", "surrogateescape")
         assert text.count("\n") == 1 and text.endswith("\n"), text
         out.append(json.loads(text))
     return out
@@ -253,7 +253,7 @@ def test_a_plain_runs_manifest_is_finished_in_place_and_stays_one_json_line(tmp_
                        env=w.env(), capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     opens = [line for line in trace.read_text().splitlines()
-             if "manifest.json" in line and ("O_WRONLY" in line or "O_RDWR" in line)]
+             if "schedgen-manifest.json" in line and ("O_WRONLY" in line or "O_RDWR" in line)]
     assert len(opens) == 2 and "O_TRUNC" in opens[0] and "O_TRUNC" not in opens[1], opens
     [m] = _valid_manifests(w)
     assert m["outcome"] == "ok" and m["exit_code"] == 0 and m["finished_at"]
@@ -282,9 +282,30 @@ def test_a_plain_run_under_its_lock_lists_runs_only_once_past_keep_runs(tmp_path
     (tmp_path / "logs" / "job" / ".last-run").unlink()
     assert listings() > 0                                # no note: the folder is listed
 
+@pytest.mark.macos
+def test_a_commands_own_manifest_json_and_the_runs_manifest_both_stay(tmp_path: Path) -> None:
+    # A build that leaves its artifact list as {artifact_dir}/manifest.json.
+    art = '{"artifacts": ["app.tar.gz"]}'
+    w = make_job(tmp_path, command=["sh", "-c", f"printf '%s\\n' '{art}' >\"$1/manifest.json\"",
+                                    "build", "{artifact_dir}"])
+    assert w.run().returncode == 0
+    [d] = w.run_dirs()
+    assert (d / "manifest.json").read_text() == art + "\n"
+    [m] = w.manifests()
+    assert (m["outcome"], m["run_id"]) == ("ok", d.name)
+    # A queue job's done items have their manifests written again as they move on.
+    q = queue_fields(tmp_path / "q2", batch=0)
+    fill_inbox(Path(q["inbox"]), ["a.json", "b.json"])
+    wq = make_job(tmp_path / "q2", "qj", command=["sh", "-c", f"printf '%s\\n' '{art}' >\"$1/manifest.json\"",
+                                                  "build", "{artifact_dir}"], queue=q, lock=False)
+    assert wq.run().returncode == 0
+    assert [(d / "manifest.json").read_text() for d in wq.run_dirs()] == [art + "\n"] * 2
+    assert [(m["item"], m["outcome"]) for m in wq.manifests()] == [("a.json", "ok"), ("b.json", "ok")]
+
+
 def test_a_manifest_the_command_wrote_itself_is_replaced_not_overwritten(tmp_path: Path) -> None:
     # Longer than the wrapper's: written over in place, its tail would stay behind.
-    w = make_job(tmp_path, command=["bash", "-c", 'printf "%0900d\\n" 7 >"$SCHEDGEN_ARTIFACT_DIR/manifest.json"'])
+    w = make_job(tmp_path, command=["bash", "-c", 'printf "%0900d\\n" 7 >"$SCHEDGEN_ARTIFACT_DIR/schedgen-manifest.json"'])
     assert w.run().returncode == 0
     [m] = _valid_manifests(w)
     assert m["outcome"] == "ok"
@@ -293,9 +314,9 @@ def test_a_manifest_the_command_wrote_itself_is_replaced_not_overwritten(tmp_pat
 def test_a_manifest_the_command_extended_past_a_nul_is_replaced(tmp_path: Path) -> None:
     # Ours, then a NUL and more: read up to the NUL it looks like ours, and written over
     # in place the rest would stay behind the new text.
-    w = make_job(tmp_path, command=["bash", "-c", 'printf "\\0%0300d" 7 >>"$SCHEDGEN_ARTIFACT_DIR/manifest.json"'])
+    w = make_job(tmp_path, command=["bash", "-c", 'printf "\\0%0300d" 7 >>"$SCHEDGEN_ARTIFACT_DIR/schedgen-manifest.json"'])
     assert w.run().returncode == 0
-    [m] = w.log_dir.glob("runs/*/manifest.json")
+    [m] = w.log_dir.glob("runs/*/schedgen-manifest.json")
     assert b"\0" not in m.read_bytes()
     assert json.loads(m.read_text())["outcome"] == "ok"
 

@@ -78,6 +78,26 @@ def test_a_ping_only_job_pings_start_then_success(tmp_path: Path, pinghub: PingH
     assert pinghub.wait_for(2) == ["/p/start?x=1", "/p?x=1"]
 
 
+@needs_curl
+def test_a_users_curlrc_does_not_reach_the_pings(tmp_path: Path, home: Path,
+                                                pinghub: PingHub) -> None:
+    # A ~/.curlrc that would send the ping through a dead proxy, trace it to a file and
+    # add its own output to the status code the wrapper reads.
+    trace = tmp_path / "trace.txt"
+    (home / ".curlrc").write_text(f'proxy = "http://127.0.0.1:9"\ntrace-ascii = "{trace}"\n'
+                                  'write-out = "hostile"\nfail\n')
+    w = notify_job(tmp_path, ["true"], {"ping_url": f"{pinghub.url}/rc"})
+    r = w.run(env={"HOME": str(home)})
+    assert r.returncode == 0 and r.stderr == ""
+    assert pinghub.wait_for(2) == ["/rc/start", "/rc"]
+    log = w.run_dirs()[-1] / "notify.log"
+    wait_for(lambda: "ping success:" in (log.read_text() if log.exists() else ""),
+             what="notify.log")
+    assert "ping success: sent (HTTP 200)" in log.read_text()
+    assert not trace.exists()
+
+
+
 @pytest.mark.macos
 @needs_curl
 def test_a_standalone_job_file_sends_the_same(tmp_path: Path, pinghub: PingHub) -> None:

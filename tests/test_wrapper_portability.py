@@ -41,6 +41,9 @@ FORBIDDEN: list[tuple[str, str]] = [
     (r"=~", "[[ =~ ]] (regex quoting differs in bash 3.2)"),
     (r"(?<!\+)\"\$\{[A-Za-z_][A-Za-z0-9_]*\[@\]\}\"",
      '"${a[@]}" fails on an empty array under set -u in bash 3.2: use ${a[@]+"${a[@]}"}'),
+    (r"\blocal\b[^\n;#]*\sIFS=(?=\s|;|$)",
+     "local IFS= (empty for the function and all it calls: bash 3.2 joins ${a[@]+\"${a[@]}\"} "
+     "into one word where IFS is empty; empty it for the one line that needs it)"),
     (r"\bstat\s+-c\b|\bstat\s+--", "stat -c (GNU; BSD has stat -f)"),
     (r"\bdate\s+(-d|--date)\b", "date -d (GNU)"),
     (r"%N", "%N nanoseconds (GNU date)"),
@@ -140,14 +143,16 @@ def test_no_bash_4_or_gnu_only_construct_in_any_rendered_wrapper(
     "read -N 1 c", 'for x in "${arr[@]}"; do :; done', "stat -c %s f", "date -d yesterday",
     "date +%s%N", "touch -d 2020-01-01 f", "find . -printf '%p'", "grep -P 'x' f",
     "head -n -1 f", "xargs -r rm", "readlink -f x", "sed -i 's/a/b/' f", "timeout 5 cmd",
-    "setsid cmd", "flock -n 9", '[[ $x =~ ^a ]]', "read -t 0.5 x",
+    "setsid cmd", "flock -n 9", '[[ $x =~ ^a ]]', "read -t 0.5 x", "  local LC_ALL=C IFS= f",
+    "local IFS=",
 ])
 def test_the_checker_catches_each_construct(snippet: str) -> None:
     assert portability_problems(f"#!/bin/bash\n{snippet}\n"), snippet
 
 
 def test_the_checker_accepts_the_portable_spellings() -> None:
-    ok = ('x=${a[@]+"${a[@]}"}\nif command -v flock >/dev/null; then\n'
+    ok = ('x=${a[@]+"${a[@]}"}\nlocal IFS=$\' \\t\\n\' x\nwhile IFS= read -r x; do :; done\n'
+          'local x IFS=:\nif command -v flock >/dev/null; then\n'
           '  flock -n 9\nfi\nsleep 1\nfind d -size +9c\n# sed -i in a comment\n')
     assert portability_problems(ok) == []
 

@@ -27,7 +27,7 @@ def test_manifest_holds_every_field_of_a_finished_run(tmp_path: Path) -> None:
     r = w.run()
     assert r.returncode == 3
     [run_dir] = w.run_dirs()
-    m = json.loads((run_dir / "manifest.json").read_text())
+    m = json.loads((run_dir / "schedgen-manifest.json").read_text())
     assert MANIFEST_KEYS <= set(m)
     assert m["job"] == "job" and m["run_id"] == run_dir.name and RUN_ID.fullmatch(m["run_id"])
     assert ISO.fullmatch(m["started_at"]) and ISO.fullmatch(m["finished_at"])
@@ -266,7 +266,7 @@ def test_with_bash_s_loadable_mkdir_a_plain_run_forks_only_the_lock_and_the_comm
     assert w.run().returncode == 0           # the first run makes the folders, checks the lock's
     assert _execs(tmp_path, w.argv(), w.env()) == ["bash", "flock", "true"]
     assert len(w.run_dirs()) == 2
-    assert all((d / "manifest.json").exists() and stat.S_IMODE(d.stat().st_mode) == 0o700
+    assert all((d / "schedgen-manifest.json").exists() and stat.S_IMODE(d.stat().st_mode) == 0o700
                for d in w.run_dirs())
 
 
@@ -279,7 +279,7 @@ def test_another_bash_forks_mkdir(tmp_path: Path) -> None:
     assert w.run().returncode == 0
     execs = _execs(tmp_path, [str(prefix / "bash"), str(w.path)], w.env())
     assert execs == ["bash", "flock", "mkdir", "true"]
-    assert all((d / "manifest.json").exists() for d in w.run_dirs())
+    assert all((d / "schedgen-manifest.json").exists() for d in w.run_dirs())
 
 
 def test_a_mkdir_of_the_job_s_own_path_is_used_rather_than_bash_s(tmp_path: Path) -> None:
@@ -328,4 +328,4 @@ def test_pruning_takes_run_directories_deeper_than_path_max(tmp_path: Path) -> N
     for _ in range(4):
         assert w.run().returncode == 0
     dirs = w.run_dirs()
-    assert len(dirs) == 1 and (dirs[0] / "manifest.json").exists()
+    assert len(dirs) == 1 and (dirs[0] / "schedgen-manifest.json").exists()

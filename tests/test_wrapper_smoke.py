@@ -207,7 +207,7 @@ inbox = "{tmp_path}/q/inbox"
     assert wait_until_gone(p.pid) == []
     assert sorted(f.name for f in (tmp_path / "q" / "inbox").iterdir()) == ["a.json"]
     [run_dir] = list((tmp_path / "logs" / "slow" / "runs").iterdir())
-    assert json.loads((run_dir / "manifest.json").read_text())["outcome"] == "interrupted"
+    assert json.loads((run_dir / "schedgen-manifest.json").read_text())["outcome"] == "interrupted"
 
 
 def test_schedgen_run_does_not_use_a_stale_notify_part_beside_it(tmp_path: Path) -> None:

@@ -127,7 +127,7 @@ def _stress(tmp_path: Path, items: int, workers: int, seed: int, deadline_s: flo
     assert _files(q / "inbox") == [] and _files(q / "failed") == []
     assert _files(q / "processing") == [] and _files(q / "processing" / ".attempts") == []
     for d in w.run_dirs():
-        assert (d / "manifest.json").exists(), d
+        assert (d / "schedgen-manifest.json").exists(), d
         assert not (d / ".timeout").exists()
     assert not any("unbound variable" in e for e in stderr), [e for e in stderr if e][:3]
     print(f"\nstress: {items} items, {workers} workers, signals {dict(signals)}")

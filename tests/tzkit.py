@@ -106,7 +106,7 @@ def check(zone_name: str, host_name: str, exprs: list[str], full: bool,
             fired = Counter(set(fired))
         doubled = [t for t, n in fired.items() if n > 1]
         assert not doubled, f"{host_exprs}: two fires at {doubled[:3]}"
-        state: list[int | None] = [None]
+        state: list[int | None] = [None, None]
         ran = {t for t in sorted(fired) if gate.decide(t, state) and t >= a}
         missing, extra = sorted(expected - ran), sorted(ran - expected)
         assert not missing and not extra, (

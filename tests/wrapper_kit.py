@@ -120,7 +120,7 @@ class Wrapped:
         return sorted(runs.iterdir()) if runs.exists() else []
 
     def manifests(self) -> list[dict[str, Any]]:
-        return [json.loads((d / "manifest.json").read_text()) for d in self.run_dirs()]
+        return [json.loads((d / "schedgen-manifest.json").read_text()) for d in self.run_dirs()]
 
 
 def make_job(root: Path, name: str = "job", *, path: Sequence[str] | None = None,

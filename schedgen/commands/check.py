@@ -1,7 +1,8 @@
 """`schedgen check`: health for monitoring, one line per problem.
 
-Problems: drift, a failed last run, missed firings, items in failed/, the oldest inbox
-item older than stale_after, a lock held past the job's timeout. `--notify` sends each
+Problems: drift, a failed last run, missed firings, starts of a zoned job dropped as too
+late for their firing, items in failed/, the oldest inbox item older than stale_after, a
+lock held past the job's timeout. `--notify` sends each
 new problem once through the job's notify command (alerts.py remembers what went out).
 """
 
@@ -18,19 +19,20 @@ from schedgen.commands.status_types import JobStatus
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.errors import EXIT_CHANGES, EXIT_OK, EXIT_UNKNOWN
-from schedgen.outcomes import history
-from schedgen.outcomes.missed import missed_text
+from schedgen.outcomes import events, history
+from schedgen.outcomes.missed import LOOKBACK, missed_text
 from schedgen.records.shown import shown
 from schedgen.schedule.upcoming import local_zone
 from schedgen.schedule.when import human
 from schedgen.units import format_duration
 
 KILL_GRACE = 10  # the wrapper sends KILL 5 s after TERM; then the lock is free
+DROPPED_SCAN = 5000  # events read back at most for dropped late starts
 
 
 class Problem(NamedTuple):
     job: str | None
-    kind: str  # drift, failed, missed, failed-items, stale-inbox, lock-held
+    kind: str  # drift, failed, missed, dropped, failed-items, stale-inbox, lock-held
     key: str  # the same problem keeps its key from one check to the next
     text: str
     crashed: bool = False  # a failed run that could not tell anyone itself
@@ -86,6 +88,8 @@ def _job(job: Job, js: JobStatus, now: datetime) -> list[Problem]:
         first = js.missed.missed[0]
         out.append(Problem(n, "missed", f"{n}:missed:{first.at.isoformat()}",
                            f"{n}: {missed_text(js.missed)}"))
+    if job.timezone:
+        out += _dropped(job, now)
     q = job.queue
     if q is not None:
         failed = _files(q.failed, "*")
@@ -114,6 +118,35 @@ def _job(job: Job, js: JobStatus, now: datetime) -> list[Problem]:
                                    f"for {format_duration(age)} (timeout "
                                    f"{format_duration(job.timeout)})"))
     return out
+
+
+def _dropped(job: Job, now: datetime) -> list[Problem]:
+    """Starts of the last week that came too late for their firing (the wrapper's "late"
+    events): one problem, keyed by the newest firing."""
+    n, since = job.name, now.timestamp() - LOOKBACK.total_seconds()
+    found: list[dict[str, Any]] = []
+    for i, ev in enumerate(events.back(job.log_dir)):
+        t = events.epoch(ev["ts"]) if isinstance(ev.get("ts"), str) else None
+        if i >= DROPPED_SCAN or (t is not None and t < since):
+            break
+        if ev.get("event") == "late" and ev.get("outcome") == "dropped":
+            found.append(ev)
+    if not found:
+        return []
+    ev = found[0]
+    firing, zone = ev.get("firing"), ev.get("zone")
+    late, bound = ev.get("late"), ev.get("max_lateness")
+    if not (isinstance(firing, str) and isinstance(zone, str) and isinstance(late, int)
+            and isinstance(bound, int) and len(firing) == 16 and firing.isascii()
+            and firing.replace("-", "").replace(":", "").replace("T", "").isdigit()
+            and zone.isprintable() and len(zone) < 64):
+        return [Problem(n, "dropped", f"{n}:dropped:{ev.get('ts')!s:.40}",
+                        f"{n}: a start was dropped as too late for its firing")]
+    k = len(found)
+    more = f" ({k} in the last week)" if k > 1 else ""
+    return [Problem(n, "dropped", f"{n}:dropped:{firing}",
+                    f"{n}: firing {firing.replace('T', ' ')} {zone} not run: started "
+                    f"{format_duration(late)} late (max lateness {format_duration(bound)}){more}")]
 
 
 def _files(folder: Path, pattern: str) -> list[tuple[str, float]]:

@@ -1,7 +1,8 @@
 """Missed firings: times the schedule named, after the job was installed, with no run.
 
 A firing is matched by the first unused run begin (start, busy, empty or precondition
-event) from 30 s before it to GRACE after it; each begin matches one firing. Unmatched
+event) from 30 s before it to GRACE after it (a zoned job's: up to the hour its wrapper
+runs a late start in); each begin matches one firing. Unmatched
 firings are missed, except on launchd, which runs one coalesced run on wake for the
 firings it slept through: an unmatched firing whose next begin matched no firing of its
 own was late, not missed. Only what the records can vouch for is judged: from the install
@@ -19,12 +20,15 @@ from schedgen.machine.ownership import Record
 from schedgen.outcomes import events
 from schedgen.outcomes.firings import epochs
 from schedgen.outcomes.history import BEGINS
+from schedgen.render.tzgate import MAX_LATENESS
 from schedgen.schedule.expressions import Cron, Every, every_as_cron, parse_cron
 from schedgen.schedule.upcoming import local_zone
 from schedgen.schedule.when import human
 from schedgen.targets import registry
 
 GRACE = timedelta(minutes=5)
+# A zoned job's wrapper runs a start up to MAX_LATENESS late for its firing (tzgate.py).
+ZONED_GRACE = timedelta(minutes=MAX_LATENESS)
 EARLY = timedelta(seconds=30)  # clocks of cron and the wrapper may differ a little
 LOOKBACK = timedelta(days=7)  # status and check judge the last week
 _MAX = 20_000  # firings judged at most, newest kept (an every-minute job: two weeks)
@@ -89,9 +93,10 @@ def scheduled(job: Job, start: datetime, end: datetime) -> list[int]:
     return found[-_MAX:]
 
 
-def judge(firings: list[int], begins: list[int], launchd: bool, z: tzinfo) -> list[Firing]:
+def judge(firings: list[int], begins: list[int], launchd: bool, z: tzinfo,
+          within: timedelta = GRACE) -> list[Firing]:
     """Unmatched firings, oldest first; both lists are Unix seconds, sorted."""
-    early, grace = int(EARLY.total_seconds()), int(GRACE.total_seconds())
+    early, grace = int(EARLY.total_seconds()), int(within.total_seconds())
     used = [False] * len(begins)
     unmatched: list[int] = []
     n = len(begins)
@@ -115,7 +120,8 @@ def judge(firings: list[int], begins: list[int], launchd: bool, z: tzinfo) -> li
 
 
 def missed(job: Job, record: Record, now: datetime, since: datetime | None = None) -> Missed | None:
-    """Judge the firings from ``since`` (default: LOOKBACK) up to GRACE ago.
+    """Judge the firings from ``since`` (default: LOOKBACK) up to GRACE (a zoned job's:
+    ZONED_GRACE) ago.
     None when there is nothing to judge (not installed, disabled, no calendar)."""
     if not job.enabled or not expressions(job):
         return None
@@ -124,11 +130,12 @@ def missed(job: Job, record: Record, now: datetime, since: datetime | None = Non
         return None
     window = since if since is not None else now - LOOKBACK
     start = max(start, window)
-    end = now - GRACE
+    grace = ZONED_GRACE if job.timezone else GRACE
+    end = now - grace
     if start >= end:
         return Missed(start, ())
     begins: list[int] = []
-    cutoff = int((start - GRACE).timestamp())
+    cutoff = int((start - grace).timestamp())
     exhausted = True
     newer_pid = None
     for ts, _, pid in events.stamps_back(job.log_dir, BEGINS):
@@ -151,7 +158,7 @@ def missed(job: Job, record: Record, now: datetime, since: datetime | None = Non
         start = max(start, oldest)
     begins.sort()
     firings = scheduled(job, start, end)
-    return Missed(start, tuple(judge(firings, begins, _loads(job), zone(job))))
+    return Missed(start, tuple(judge(firings, begins, _loads(job), zone(job), grace)))
 
 
 def _loads(job: Job) -> bool:

@@ -1,9 +1,12 @@
 """What the wrappers leave behind, read back: run manifests, queue folders, locks.
 
 Layout (written by the wrapper, docs/design.md, "File layouts"):
-  <log_root>/<job>/runs/<run_id>/manifest.json   job, run_id, host, pid, started_at,
+  <log_root>/<job>/runs/<run_id>/schedgen-manifest.json
+                                                 job, run_id, host, pid, started_at,
                                                  finished_at, duration, exit_code,
-                                                 outcome, item, attempt
+                                                 outcome, item, attempt (manifest.json
+                                                 there is the command's, or a run's
+                                                 from before the manifest had its name)
   <log_root>/<job>/events.jsonl
   <lock_dir>/<lock name>.lock                    held with flock while a run is active
   queue: files matching `pattern` in inbox, claims in processing/<run_id>/, failed/
@@ -26,6 +29,9 @@ PID_LIMIT = 2**31  # pid_t is 32 bits; Linux's pid_max is at most 2**22, macOS's
 _TEXT = ("job", "run_id", "host", "started_at", "finished_at", "outcome", "item", "item_path")
 _NUMBER = ("format", "pid", "duration", "exit_code", "attempt")
 
+MANIFEST = "schedgen-manifest.json"  # the wrapper's, in the run directory ({artifact_dir})
+OLD_MANIFEST = "manifest.json"  # its name before: a command's own build artifact, often
+
 
 @dataclass(frozen=True)
 class QueueDepth:
@@ -42,9 +48,8 @@ def last_run(job: Job) -> dict[str, Any] | None:
     except OSError:
         return None
     for run_id in ids:
-        path = runs / run_id / "manifest.json"
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = _manifest(runs / run_id)
         except (FileNotFoundError, ValueError, RecursionError):
             # A run that is starting writes its manifest a moment later, in one write
             # that a reader can catch half-way: look at the run before it. (A manifest
@@ -60,6 +65,18 @@ def last_run(job: Job) -> dict[str, Any] | None:
                 data["outcome"] = "crashed"  # killed before it could record its end
             return data
     return None
+
+
+def _manifest(run_dir: Path) -> Any:
+    """The run's manifest: MANIFEST, or manifest.json as a wrapper wrote it before its
+    manifest had a name of its own (the command's file of that name is not taken for it)."""
+    try:
+        return json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        old = json.loads((run_dir / OLD_MANIFEST).read_text(encoding="utf-8"))
+        if isinstance(old, dict) and old.get("format") == 1 and old.get("run_id") == run_dir.name:
+            return old
+        raise
 
 
 def _checked(data: dict[str, Any]) -> dict[str, Any]:

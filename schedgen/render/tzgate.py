@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from functools import lru_cache
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
@@ -29,12 +29,20 @@ from schedgen.schedule.upcoming import local_zone
 
 KEY = "%Y%m%d%H%M"
 REPEAT_LIMIT = 180  # minutes the clock may go back and a fixed firing still counts as run
+# A start with no firing in its minute runs the latest firing before it when that is
+# less than this late (minutes; docs/timezones.md), and once: a later start is dropped.
+MAX_LATENESS = 60
+# How far past the bound a start still looks for a firing it came too late for (to say
+# so), when the state tells which firing was decided last.
+LOOK_PAST = 1440
+RUN, NOT_NOW, DROPPED = 0, 1, 3  # sg_tz_gate's statuses (2, an unknown zone: not here)
 
 
 class Gate(NamedTuple):
     zone: str
     crons: tuple[Cron, ...]
     gaps: frozenset[str]  # zone-local keys (KEY) of moved fixed-time firings
+    late: int = MAX_LATENESS
 
     @classmethod
     def of(cls, zone: str, crons: list[Cron], window: Window) -> Gate:
@@ -43,25 +51,70 @@ class Gate(NamedTuple):
         return cls(zone, tuple(crons), keys)
 
     def decide(self, at: datetime, state: list[int | None]) -> bool:
-        """Run at instant ``at``? ``state`` holds [the last fixed firing's local minute]."""
+        """Run at instant ``at``? ``state`` is [the last fixed firing's local minute, the
+        real minute (epoch / 60) of the last firing decided], updated as the gate does."""
+        return self.verdict(at, state) == RUN
+
+    def verdict(self, at: datetime, state: list[int | None]) -> int:
+        """The runtime gate's status at instant ``at``: RUN, NOT_NOW or DROPPED."""
         local = at.astimezone(ZoneInfo(self.zone))
-        wild = fixed = False
+        rmin, sec = int(at.timestamp()) // 60, local.second
+        now = local_minutes(local)
+        last, rlast = state
+        fixed, wild = self._kinds(local.replace(tzinfo=None, second=0, microsecond=0))
+        if fixed or wild:
+            nlast = last
+            if fixed:
+                if last is not None and 0 <= last - now < REPEAT_LIMIT:
+                    fixed = False
+                else:
+                    nlast = now
+            if rlast == rmin:
+                wild = False  # this very minute has run
+            if not (fixed or wild):
+                return NOT_NOW
+            state[:] = [nlast, rmin]
+            return RUN
+        # A late start: the latest firing before it, on the zone's wall clock.
+        cap = self.late + LOOK_PAST if rlast is not None else self.late - 1
+        wall = local.replace(tzinfo=None, second=0, microsecond=0)
+        k = 0
+        while True:
+            k += 1
+            if k > cap or (rlast is not None and rmin - k <= rlast):
+                return NOT_NOW
+            t = wall - timedelta(minutes=k)
+            if not self._hour_may(t):
+                k += t.minute  # to the hour's first minute; the loop steps past it
+                continue
+            fixed, wild = self._kinds(t)
+            if not (fixed or wild):
+                continue
+            lmin = now - k
+            if fixed and not wild and last is not None and 0 <= last - lmin < REPEAT_LIMIT:
+                return NOT_NOW
+            state[:] = [lmin if fixed else last, rmin - k]
+            return RUN if k * 60 + sec < self.late * 60 else DROPPED
+
+    def _kinds(self, wall: datetime) -> tuple[bool, bool]:
+        """(a fixed-time firing, a wildcard firing) at the zone-local wall time."""
+        fixed = wall.strftime(KEY) in self.gaps
+        wild = False
         for cron in self.crons:
-            if _match(cron, local):
+            if _match(cron, wall):
                 if is_fixed(cron):
                     fixed = True
                 else:
                     wild = True
-        if local.strftime(KEY) in self.gaps:
-            fixed = True
-        if fixed:
-            now = local_minutes(local)
-            last = state[0]
-            if last is not None and 0 <= last - now < REPEAT_LIMIT:
-                fixed = False
-            else:
-                state[0] = now
-        return wild or fixed
+        return fixed, wild
+
+    def _hour_may(self, wall: datetime) -> bool:
+        """Can any firing fall in this wall-clock hour (a walk back skips it if not)?"""
+        hour = wall.strftime("%Y%m%d%H")
+        if any(g.startswith(hour) for g in self.gaps):
+            return True
+        return any(wall.hour in c.hours and _match(c, wall.replace(minute=min(c.minutes)))
+                   for c in self.crons)
 
 
 def _match(cron: Cron, local: datetime) -> bool:
@@ -92,10 +145,12 @@ def _array(name: str, items: list[str]) -> str:
 
 def settings(gate: Gate, state_file: str) -> str:
     """The shell variables the runtime's gate reads, for the job file: three lines (the
-    zone and its state file; the expressions' value lists; the instants after gaps)."""
+    zone, its state file and the lateness bound; the expressions' value lists; the
+    instants after gaps)."""
     c = gate.crons
     lines = [
-        f"sg_tz_zone={shlex.quote(gate.zone)} sg_tz_state={shlex.quote(state_file)}",
+        f"sg_tz_zone={shlex.quote(gate.zone)} sg_tz_state={shlex.quote(state_file)} "
+        f"sg_tz_late={gate.late}",
         " ".join([
             f"sg_tz_n={len(c)}",
             _array("sg_tz_min", [_list(x.minutes, frozenset(range(60))) for x in c]),

@@ -20,6 +20,10 @@
 #   signal       signal                        the wrapper got INT/TERM/HUP and passed it on
 #   precondition what, message, exit_code      env file/working dir/command/log dir/lock: exit 78
 #   error        message                       the wrapper could not do its own work
+#   late         firing, late, zone, max_lateness, outcome (dropped)
+#                                              a zoned job's start came too late for
+#                                              its firing: not run, exit 0
+# A zoned job's start line and manifest also hold firing (zone-local) and late (seconds).
 # A done queue item's finish line is written once it is in processed/ (sg_flush), so a
 # finish line never names a move that did not happen.
 # sg_event NAME [FIELDS]: FIELDS is JSON text starting with a comma.
@@ -50,13 +54,15 @@ sg_fail() {
   exit 78
 }
 
-# sg_manifest: (re)write the run's manifest.json (one line, one write). A rewrite goes
+# sg_manifest: (re)write the run's schedgen-manifest.json (one line, one write; named so
+# that a command's own manifest.json in {artifact_dir}, the run directory, is left be).
+# A rewrite goes
 # over the old text in place (<>, no truncation: a truncated file gives its block back
 # and takes a new one, several times the cost of the write on ext4 and APFS), padded
 # with spaces (JSON whitespace) to the old length, when that is sure to cover it: the
 # file still holds exactly what we wrote, and both texts are plain ASCII (so characters
 # are bytes in any locale). Otherwise (a name with other characters, a command that
-# wrote its own manifest.json there) it is written afresh. Only the job, host, item and
+# wrote a file of that name there) it is written afresh. Only the job, host, item and
 # path can bring other characters in (the rest is ours: digits, times, words).
 sg_manifest() {
   local item=null path=null attempt=null fin=null dur=null code=null line cur='' n
@@ -72,22 +78,22 @@ sg_manifest() {
     dur=$((sg_epoch - sg_start_epoch))
     code=${sg_status:-null}
   fi
-  printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s}' \
+  printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s%s}' \
     "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
-    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j"
+    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" "${sg_tz_j-}"
   [ "$plain" = 1 ] || sg_mtext=''
   # The command may have put something else there (its directory is its own): a FIFO
   # would hang the run with its lock held, a symlink would be written through.
-  if [ -L "$sg_run_dir/manifest.json" ] ||
-    { [ -e "$sg_run_dir/manifest.json" ] && [ ! -f "$sg_run_dir/manifest.json" ]; }; then
-    rm -rf "$sg_run_dir/manifest.json" 2>/dev/null
+  if [ -L "$sg_run_dir/schedgen-manifest.json" ] ||
+    { [ -e "$sg_run_dir/schedgen-manifest.json" ] && [ ! -f "$sg_run_dir/schedgen-manifest.json" ]; }; then
+    rm -rf "$sg_run_dir/schedgen-manifest.json" 2>/dev/null
     sg_mtext=''
   fi
   if [ -n "$sg_mtext" ]; then
-    # At most one character more than ours: a command's huge manifest.json is not read in.
+    # At most one character more than ours: a command's huge file is not read in.
     # Only the end of the file ends the read as ours does: one that stops early met a NUL
     # (our text, then a NUL and more: written over, the rest would stay behind).
-    if IFS= read -r -n $((${#sg_mtext} + 2)) -d '' cur 2>/dev/null <"$sg_run_dir/manifest.json"; then
+    if IFS= read -r -n $((${#sg_mtext} + 2)) -d '' cur 2>/dev/null <"$sg_run_dir/schedgen-manifest.json"; then
       cur=''
     fi
     [ "$cur" = "$sg_mtext$sg_nl" ] || sg_mtext=''
@@ -99,9 +105,9 @@ sg_manifest() {
       line=$line${sg_pad:0:$n}
       n=$((${#sg_mtext} - ${#line}))
     done
-    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/manifest.json" || sg_lost
+    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/schedgen-manifest.json" || sg_lost
   else
-    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/manifest.json" || sg_lost
+    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/schedgen-manifest.json" || sg_lost
   fi
   sg_mtext=$line
   [ "$plain" = 1 ] || sg_mtext=''

@@ -62,10 +62,10 @@ sg_rotate() {
 # pid its name holds (<time>-<pid>[-n]).
 sg_alive() {
   local text='' pid host
-  if [ -f "$1/manifest.json" ] && [ ! -L "$1/manifest.json" ]; then
+  if [ -f "$1/schedgen-manifest.json" ] && [ ! -L "$1/schedgen-manifest.json" ]; then
     # The whole file in one read (quietly: another run may be removing it right now), up
     # to 64 KB: ours is a line of at most a few, a command's own could be any size.
-    IFS= read -r -n 65536 -d '' text 2>/dev/null <"$1/manifest.json"
+    IFS= read -r -n 65536 -d '' text 2>/dev/null <"$1/schedgen-manifest.json"
   fi
   case $text in
     *'"outcome": "running",'*'"smoke": '*'}'*)
@@ -114,7 +114,9 @@ sg_prune() {
   for d in "$@"; do
     [ -d "$d" ] || { n=$((n - 1)); continue; }
     sg_nruns=$((sg_nruns + 1))
-    if [ "$n" -gt 0 ] || [ ! -e "$d/manifest.json" ]; then
+    # Without a manifest: made ahead, or killed as it began (manifest.json: one from
+    # before the manifest had its own name, or the command's, kept like a manifest).
+    if [ "$n" -gt 0 ] || { [ ! -e "$d/schedgen-manifest.json" ] && [ ! -e "$d/manifest.json" ]; }; then
       sg_alive "$d" || { old[k]=$d; k=$((k + 1)); }
     fi
     n=$((n - 1))

@@ -26,6 +26,8 @@ sg_main() {
   elif [ ! -d "$sg_log_dir" ] && ! mkdir -p "$sg_log_dir" 2>/dev/null; then
     sg_fail log_dir "cannot create the log directory $sg_log_dir"
   fi
+  # A zoned job started too late for its firing: said in the events, not run.
+  [ -z "${sg_tz_drop-}" ] || sg_tz_dropped
 
   # Settings and secrets from the env file, read at run time (never copied into the job
   # file). Its own errors are not shown: they can quote its contents.

@@ -22,13 +22,23 @@
 # shellcheck shell=bash disable=SC2154
 
 # sg_tz_main: the gate's answer: a fire that is not a firing ends here (exit 0), before
-# anything is written; an unknown zone is exit 78.
+# anything is written; an unknown zone is exit 78; a start too late for its firing goes
+# on to sg_main, which records it (sg_tz_dropped) and exits 0.
 sg_tz_main() {
   sg_tz_gate
   case $? in
     1) exit 0 ;;
     2) exit 78 ;;
   esac
+}
+
+# sg_tz_dropped: the start came too late for its firing (sg_tz_gate returned 3): one
+# "late" event says which firing was dropped, and the run ends there (exit 0).
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
+sg_tz_dropped() {
+  sg_event late "${sg_tz_j},\"zone\":\"$sg_tz_zone\",\"max_lateness\":$((${sg_tz_late:-60} * 60)),\"outcome\":\"dropped\""
+  [ "$sg_fg" != 1 ] || printf 'schedgen: %s: start dropped: too late for its firing\n' "$sg_job" >&2
+  exit 0
 }
 
 # sg_tz_in VALUE LIST: is VALUE in the space-padded LIST (or is LIST "*")?
@@ -40,16 +50,18 @@ sg_tz_in() {
 }
 
 # sg_tz_now: the zone-local time as sg_tz_y sg_tz_mo sg_tz_d sg_tz_h sg_tz_mi (no leading
-# zeros) sg_tz_w, sg_tz_key (YYYYmmddHHMM) and sg_tz_lmin (minutes on the local clock
-# since 1970-01-01, for telling that the clock went back).
+# zeros) sg_tz_w, sg_tz_key (YYYYmmddHHMM), sg_tz_lmin (minutes on the local clock
+# since 1970-01-01, for telling that the clock went back), sg_tz_sec (seconds into the
+# minute) and sg_tz_rmin (real minutes since the epoch).
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_now() {
   local now era yoe doy y IFS=' '
-  now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w') || return 1
+  now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w %S %s') || return 1
   # shellcheck disable=SC2086 # split the fields on purpose
   set -- $now
   sg_tz_key=$1$2$3$4$5
   sg_tz_y=$1 sg_tz_mo=${2#0} sg_tz_d=${3#0} sg_tz_h=${4#0} sg_tz_mi=${5#0} sg_tz_w=$6
+  sg_tz_sec=${7#0} sg_tz_rmin=$(($8 / 60))
   # Days from the civil date (H. Hinnant's algorithm), without `date -d`.
   y=$((sg_tz_y - (sg_tz_mo <= 2)))
   era=$((y / 400))
@@ -64,6 +76,12 @@ sg_tz_now() {
 sg_tz_match() {
   sg_tz_in "$sg_tz_mi" "${sg_tz_min[$1]}" || return 1
   sg_tz_in "$sg_tz_h" "${sg_tz_hour[$1]}" || return 1
+  sg_tz_day "$1"
+}
+
+# sg_tz_day I: does the zone-local day match expression I?
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
+sg_tz_day() {
   sg_tz_in "$sg_tz_mo" "${sg_tz_mon[$1]}" || return 1
   if [ "${sg_tz_or[$1]}" = 1 ]; then
     sg_tz_in "$sg_tz_d" "${sg_tz_dom[$1]}" || sg_tz_in "$sg_tz_w" "${sg_tz_dow[$1]}"
@@ -72,10 +90,34 @@ sg_tz_match() {
   fi
 }
 
-# sg_tz_gate: 0 run, 1 not now, 2 cannot tell (see the top of this file).
+# sg_tz_kinds: sg_tz_fx / sg_tz_wd: 1 when a fixed-time / wildcard expression matches
+# the zone-local time in sg_tz_y.. (a moved gap firing is a fixed one).
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
+sg_tz_kinds() {
+  local i=0
+  sg_tz_fx=0 sg_tz_wd=0
+  while [ "$i" -lt "$sg_tz_n" ]; do
+    if sg_tz_match "$i"; then
+      if [ "${sg_tz_fixed[$i]}" = 1 ]; then sg_tz_fx=1; else sg_tz_wd=1; fi
+    fi
+    i=$((i + 1))
+  done
+  case $sg_tz_gaps in
+    "  ") ;;
+    *" $sg_tz_key "*) sg_tz_fx=1 ;;
+  esac
+}
+
+# sg_tz_gate: 0 run, 1 not now, 2 cannot tell, 3 a start too late for its firing (see
+# the top of this file). A start in a minute with no firing belongs to the latest firing
+# before it (found by walking the zone's clock back, skipping days and hours no
+# expression has): it runs that firing when it is less than sg_tz_late minutes late and
+# the firing has not run yet. The state file holds "LAST RLAST": the zone-local minute
+# of the last fixed-time firing run, and the real minute (since the epoch) of the last
+# firing run or dropped, so each firing runs once.
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_gate() {
-  local i=0 wild=0 fixed=0 last=''
+  local last='' rlast='' k=0 late=${sg_tz_late:-60} cap nlast y mo d h mi w i hk lmin dk=''
   [ "${SCHEDGEN_FOREGROUND-}" != 1 ] || return 0
   # date falls back to UTC, silently, for a zone it does not have.
   if [ ! -f "${TZDIR:-/usr/share/zoneinfo}/$sg_tz_zone" ]; then
@@ -83,30 +125,111 @@ sg_tz_gate() {
     return 2
   fi
   sg_tz_now || return 2
-  while [ "$i" -lt "$sg_tz_n" ]; do
-    if sg_tz_match "$i"; then
-      if [ "${sg_tz_fixed[$i]}" = 1 ]; then fixed=1; else wild=1; fi
-    fi
-    i=$((i + 1))
-  done
-  case $sg_tz_gaps in
-    *" $sg_tz_key "*) fixed=1 ;;
+  [ ! -f "$sg_tz_state" ] || read -r last rlast <"$sg_tz_state" 2>/dev/null || :
+  case $last in
+    '' | 0?* | *[!0-9]*) last='' ;;   # 0...: bash would take it for octal
   esac
-  if [ "$fixed" = 1 ]; then
+  case $rlast in
+    '' | 0?* | *[!0-9]*) rlast='' ;;
+  esac
+  sg_tz_kinds
+  lmin=$sg_tz_lmin nlast=$last
+  if [ "$sg_tz_fx" = 1 ] || [ "$sg_tz_wd" = 1 ]; then
     # A fixed-time firing runs once per local minute: when the clock went back less than
     # three hours (a repeated hour; Debian cron's rule) it has run already.
-    [ ! -f "$sg_tz_state" ] || read -r last <"$sg_tz_state" 2>/dev/null || last=''
-    case $last in
-      '' | 0?* | *[!0-9]*) last='' ;;   # 0...: bash would take it for octal
-    esac
-    if [ -n "$last" ] && [ $((last - sg_tz_lmin)) -ge 0 ] && [ $((last - sg_tz_lmin)) -lt 180 ]; then
-      fixed=0
-    else
-      [ -d "${sg_tz_state%/*}" ] || mkdir -p "${sg_tz_state%/*}" 2>/dev/null
-      [ -L "$sg_tz_state" ] || printf '%s\n' "$sg_tz_lmin" >"$sg_tz_state" 2>/dev/null
+    if [ "$sg_tz_fx" = 1 ]; then
+      if [ -n "$last" ] && [ $((last - lmin)) -ge 0 ] && [ $((last - lmin)) -lt 180 ]; then
+        sg_tz_fx=0
+      else
+        nlast=$lmin
+      fi
     fi
+    [ "$rlast" != "$sg_tz_rmin" ] || sg_tz_wd=0   # this very minute has run
+    [ "$sg_tz_fx" = 1 ] || [ "$sg_tz_wd" = 1 ] || return 1
+    sg_tz_ran "$nlast" "$sg_tz_rmin" "$sg_tz_key" "$sg_tz_sec"
+    return 0
   fi
-  [ "$wild" = 1 ] || [ "$fixed" = 1 ]
+  # No firing in this minute: a late start? Without a state the walk stays within the
+  # bound (a fresh job's first fire reports no firing from before it was set up); with
+  # one it goes back to the last firing decided, a day past the bound at most.
+  cap=$((late + 1440))
+  [ -n "$rlast" ] || cap=$((late - 1))
+  y=$sg_tz_y mo=$sg_tz_mo d=$sg_tz_d h=$sg_tz_h mi=$sg_tz_mi w=$sg_tz_w
+  while :; do
+    k=$((k + 1)) mi=$((mi - 1))
+    if [ "$mi" -lt 0 ]; then
+      mi=59 h=$((h - 1))
+      if [ "$h" -lt 0 ]; then
+        h=23 d=$((d - 1)) w=$(((w + 6) % 7)) dk=''
+        if [ "$d" -lt 1 ]; then
+          mo=$((mo - 1))
+          [ "$mo" -ge 1 ] || { mo=12 y=$((y - 1)); }
+          case $mo in
+            4 | 6 | 9 | 11) d=30 ;;
+            2) d=$((28 + (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))) ;;
+            *) d=31 ;;
+          esac
+        fi
+      fi
+    fi
+    [ "$k" -le "$cap" ] || return 1
+    [ -z "$rlast" ] || [ $((sg_tz_rmin - k)) -gt "$rlast" ] || return 1   # it has run
+    sg_tz_y=$y sg_tz_mo=$mo sg_tz_d=$d sg_tz_h=$h sg_tz_mi=$mi sg_tz_w=$w
+    # A day, then an hour, that no expression (nor a moved gap firing) has: skipped whole.
+    if [ -z "$dk" ]; then
+      printf -v dk '%04d%02d%02d' "$y" "$mo" "$d"
+      sg_tz_dayok=0
+      case $sg_tz_gaps in *" $dk"*) sg_tz_dayok=2 ;; esac   # a moved firing that day
+      i=0
+      while [ "$sg_tz_dayok" = 0 ] && [ "$i" -lt "$sg_tz_n" ]; do
+        ! sg_tz_day "$i" || sg_tz_dayok=1
+        i=$((i + 1))
+      done
+    fi
+    if [ "$sg_tz_dayok" = 0 ]; then
+      k=$((k + h * 60 + mi)) mi=0 h=0
+      continue
+    fi
+    if [ "$mi" = 59 ]; then
+      i=0 sg_tz_hourok=0
+      if [ "$sg_tz_dayok" = 2 ]; then
+        printf -v hk '%s%02d' "$dk" "$h"
+        case $sg_tz_gaps in *" $hk"*) sg_tz_hourok=1 ;; esac
+      fi
+      while [ "$sg_tz_hourok" = 0 ] && [ "$i" -lt "$sg_tz_n" ]; do
+        ! sg_tz_in "$h" "${sg_tz_hour[$i]}" || sg_tz_hourok=1
+        i=$((i + 1))
+      done
+      if [ "$sg_tz_hourok" = 0 ]; then
+        k=$((k + 59)) mi=0
+        continue
+      fi
+    fi
+    printf -v sg_tz_key '%s%02d%02d' "$dk" "$h" "$mi"
+    sg_tz_kinds
+    [ "$sg_tz_fx" = 1 ] || [ "$sg_tz_wd" = 1 ] || continue
+    lmin=$((sg_tz_lmin - k)) nlast=$last
+    if [ "$sg_tz_fx" = 1 ] && [ "$sg_tz_wd" = 0 ]; then
+      # A fixed-time firing of a repeated hour that has run (see above).
+      if [ -n "$last" ] && [ $((last - lmin)) -ge 0 ] && [ $((last - lmin)) -lt 180 ]; then
+        return 1
+      fi
+    fi
+    [ "$sg_tz_fx" = 0 ] || nlast=$lmin
+    sg_tz_ran "$nlast" $((sg_tz_rmin - k)) "$sg_tz_key" $((k * 60 + sg_tz_sec))
+    [ $((k * 60 + sg_tz_sec)) -lt $((late * 60)) ] && return 0
+    sg_tz_drop=1
+    return 3
+  done
+}
+
+# sg_tz_ran LAST RLAST KEY LATE: the firing KEY (zone-local YYYYmmddHHMM), LATE seconds
+# late, is decided: noted in the state file, and for the run's records as sg_tz_j.
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
+sg_tz_ran() {
+  [ -d "${sg_tz_state%/*}" ] || mkdir -p "${sg_tz_state%/*}" 2>/dev/null
+  [ -L "$sg_tz_state" ] || printf '%s %s\n' "$1" "$2" >"$sg_tz_state" 2>/dev/null
+  sg_tz_j=",\"firing\":\"${3:0:4}-${3:4:2}-${3:6:2}T${3:8:2}:${3:10:2}\",\"late\":$4"
 }
 
 # A zoned job's gate runs as the runtime is read, right after the cut (the job file set

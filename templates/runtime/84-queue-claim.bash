@@ -102,9 +102,11 @@ sg_open_claim() {
 # Chunks are at most sg_chunk_max items, and a quarter of the names left, so that
 # workers share a short queue; at most what is left of the batch. The inbox is listed
 # once; again only with batch = 0, while the last pass claimed something. Run inside a
-# critical section: a signal waits until the chunk is noted.
+# critical section: a signal waits until the chunk is noted. IFS is empty for the
+# inbox's glob only: bash 3.2 joins ${a[@]+"${a[@]}"} into one word where IFS is empty,
+# here and in all this calls.
 sg_claim_chunk() {
-  local LC_ALL=C IFS= f max i k lk kept
+  local LC_ALL=C IFS=$' \t\n' f max i k lk kept
   sg_chunk=() sg_chunk_att=() sg_chunk_mine=() sg_chunk_ino=() sg_ck=0 sg_chunk_n=0
   while :; do
     max=$(((sg_nc - sg_ci + 3) / 4))
@@ -186,8 +188,12 @@ sg_claim_chunk() {
       [ "$sg_pass_claimed" = 1 ] || return 1
       sg_pass_claimed=0
     fi
-    # shellcheck disable=SC2206  # the pattern is a glob, expanded here on purpose (IFS is empty)
+    # The pattern is a glob, expanded here on purpose, and not split (IFS empty for this
+    # line only).
+    IFS=
+    # shellcheck disable=SC2206
     sg_cands=( "$sg_inbox"/$sg_pattern )
+    IFS=$' \t\n'
     sg_ci=0
     sg_nc=${#sg_cands[@]}
   done
