@@ -44,6 +44,16 @@ sg_lost() {
   printf 'schedgen: %s: could not write the run records in %s (disk full?)\n' "$sg_job" "$sg_log_dir" >&2
 }
 
+# sg_mlost: a manifest write failed. A finished run's folder that is gone was pruned by
+# another run of the job (sg_alive takes a finished manifest for a run that is over, and a
+# queue item's manifest is written once more after its move): keep_runs, not a fault.
+sg_mlost() {
+  if [ "$sg_outcome" != running ] && [ ! -d "$sg_run_dir" ]; then
+    return 0
+  fi
+  sg_lost
+}
+
 # sg_fail WHAT MESSAGE: a precondition failed: say so, record it, exit 78.
 sg_fail() {
   printf 'schedgen: %s: %s\n' "$sg_job" "$2" >&2
@@ -105,9 +115,9 @@ sg_manifest() {
       line=$line${sg_pad:0:$n}
       n=$((${#sg_mtext} - ${#line}))
     done
-    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/schedgen-manifest.json" || sg_lost
+    printf '%s\n' "$line" 2>/dev/null 1<>"$sg_run_dir/schedgen-manifest.json" || sg_mlost
   else
-    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/schedgen-manifest.json" || sg_lost
+    printf '%s\n' "$line" 2>/dev/null >"$sg_run_dir/schedgen-manifest.json" || sg_mlost
   fi
   sg_mtext=$line
   [ "$plain" = 1 ] || sg_mtext=''
