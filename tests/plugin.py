@@ -215,6 +215,19 @@ def user_manager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserManag
     m.stop()
 
 
+@pytest.fixture
+def live_manager(user_manager: UserManager, fake_bin: Path,
+                 monkeypatch: pytest.MonkeyPatch) -> UserManager:
+    """The worker's manager, emptied, with this test's environment and a `systemctl` on
+    PATH that reaches it."""
+    user_manager.reset()
+    for k, v in user_manager.env().items():
+        if k != "PATH":
+            monkeypatch.setenv(k, v)
+    user_manager.install_shim(fake_bin)
+    return user_manager
+
+
 # Started first, so their waiting overlaps the rest of the run: the real cron daemon
 # reads a changed crontab only at the next minute.
 _LONG_FIRST = ("tests/test_e2e_cron.py::", "tests/test_e2e_adopt.py::", "tests/test_import_calendar.py::test_any_dicts",

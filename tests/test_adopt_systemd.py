@@ -1,12 +1,10 @@
 """Import adopts the user's own systemd timer: apply turns it off and moves it aside,
-uninstall puts it back byte for byte and enabled as it was. A real user manager."""
+uninstall puts it back byte for byte and enabled as it was. A real user live_manager."""
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-
-import pytest
 
 from tests.helpers import schedgen
 from tests.sdmanager import UserManager
@@ -17,25 +15,15 @@ SERVICE = b"[Unit]\nDescription=Back up the notes\n\n[Service]\nType=oneshot\n" 
           b"ExecStart=/usr/bin/true notes\n"
 
 
-@pytest.fixture
-def manager(user_manager: UserManager, fake_bin: Path,
-            monkeypatch: pytest.MonkeyPatch) -> UserManager:
-    user_manager.reset()
-    for k, v in user_manager.env().items():
-        if k != "PATH":
-            monkeypatch.setenv(k, v)
-    user_manager.install_shim(fake_bin)
-    return user_manager
 
-
-def test_the_users_timer_is_turned_off_and_put_back(manager: UserManager,
+def test_the_users_timer_is_turned_off_and_put_back(live_manager: UserManager,
                                                     tmp_path: Path) -> None:
-    units = manager.home / ".config/systemd/user"
+    units = live_manager.home / ".config/systemd/user"
     units.mkdir(parents=True)
     (units / "notes-backup.timer").write_bytes(TIMER)
     (units / "notes-backup.service").write_bytes(SERVICE)
-    manager.run("daemon-reload")
-    manager.run("enable", "--now", "notes-backup.timer")
+    live_manager.run("daemon-reload")
+    live_manager.run("enable", "--now", "notes-backup.timer")
 
     def run(*args: str):  # noqa: ANN202
         r = schedgen(*args, cwd=tmp_path)
@@ -54,11 +42,11 @@ def test_the_users_timer_is_turned_off_and_put_back(manager: UserManager,
 
     a = run("apply")
     assert a.returncode == 0, a.stdout + a.stderr
-    kept = manager.home / ".local/state/schedgen/adopted/systemd/default"
+    kept = live_manager.home / ".local/state/schedgen/adopted/systemd/default"
     assert (kept / "notes-backup.timer").read_bytes() == TIMER
     assert (kept / "notes-backup.service").read_bytes() == SERVICE
     assert not (units / "notes-backup.timer").exists()
-    timers = manager.run("list-timers", "--all", "--no-legend").stdout
+    timers = live_manager.run("list-timers", "--all", "--no-legend").stdout
     assert "local.schedgen.notes-backup.timer" in timers and " notes-backup.timer" not in timers
     assert run("status", "--check").returncode == 0
     assert run("diff").returncode == 0
@@ -67,7 +55,7 @@ def test_the_users_timer_is_turned_off_and_put_back(manager: UserManager,
     assert u.returncode == 0, u.stdout + u.stderr
     assert (units / "notes-backup.timer").read_bytes() == TIMER
     assert (units / "notes-backup.service").read_bytes() == SERVICE
-    assert manager.run("is-enabled", "notes-backup.timer", check=False).stdout.strip() == \
+    assert live_manager.run("is-enabled", "notes-backup.timer", check=False).stdout.strip() == \
         "enabled"
-    assert manager.run("is-active", "notes-backup.timer", check=False).stdout.strip() == "active"
+    assert live_manager.run("is-active", "notes-backup.timer", check=False).stdout.strip() == "active"
     assert not list(kept.iterdir())

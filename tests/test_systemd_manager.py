@@ -11,8 +11,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import schedgen, write_config
 from tests.pinghub import PingHub
 from tests.sdmanager import UserManager
@@ -32,24 +30,14 @@ ping_url = "{url}/hc"
 TIMER = "local.sdreal.tick.timer"
 
 
-@pytest.fixture
-def manager(user_manager: UserManager, fake_bin: Path,
-            monkeypatch: pytest.MonkeyPatch) -> UserManager:
-    user_manager.reset()
-    for k, v in user_manager.env().items():
-        if k != "PATH":
-            monkeypatch.setenv(k, v)
-    user_manager.install_shim(fake_bin)
-    return user_manager
 
-
-def test_a_timer_fires_the_job_and_uninstall_disarms_it(manager: UserManager, tmp_path: Path,
+def test_a_timer_fires_the_job_and_uninstall_disarms_it(live_manager: UserManager, tmp_path: Path,
                                                         pinghub: PingHub) -> None:
     out = tmp_path / "ticks"
     write_config(tmp_path / "jobs.toml", JOBS.format(out=out, url=pinghub.url))
     r = schedgen("apply", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    timers = manager.run("list-timers", "--all", "--no-legend").stdout
+    timers = live_manager.run("list-timers", "--all", "--no-legend").stdout
     assert TIMER in timers, timers
     deadline = time.monotonic() + 30
     while not (out.exists() and out.read_text().count("tick") >= 1) and time.monotonic() < deadline:
@@ -66,5 +54,5 @@ def test_a_timer_fires_the_job_and_uninstall_disarms_it(manager: UserManager, tm
     assert r.returncode == 0 and "in sync" in r.stdout, r.stdout + r.stderr
     r = schedgen("uninstall", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert TIMER not in manager.run("list-timers", "--all", "--no-legend").stdout
-    assert manager.run("is-active", TIMER, check=False).stdout.strip() == "inactive"
+    assert TIMER not in live_manager.run("list-timers", "--all", "--no-legend").stdout
+    assert live_manager.run("is-active", TIMER, check=False).stdout.strip() == "inactive"
