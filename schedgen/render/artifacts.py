@@ -17,6 +17,7 @@ from schedgen.config import metrics_names as metrics
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.render import shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
+from schedgen.targets import registry
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
 # (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
@@ -239,13 +240,19 @@ def _program(command: Command | None) -> str | None:
     return None if _PLACEHOLDER.search(command[0]) else command[0]
 
 
+def _gated(job: Job) -> bool:
+    """Does a target of the job fire it more often than its schedule (its gate drops
+    the rest)?"""
+    return any(registry.get(t).gates(job) for t in job.targets)
+
+
 def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
     """The job file; with standalone, the runtime inlined (a job that travels alone)."""
     prog, smoke_prog = _program(job.command), _program(job.smoke)
     notify = notify_settings(job)
     tz = ""
-    if job.timezone:
-        # The zone code only for zoned jobs (tests/test_layout.py: LAZY_EDGES).
+    if job.timezone or _gated(job):
+        # The zone code only for gated jobs (tests/test_layout.py: LAZY_EDGES).
         from schedgen.render import tzrender
 
         tz = tzrender.gate_settings(job).rstrip("\n")

@@ -36,6 +36,11 @@ MAX_LATENESS = 60
 # so), when the state tells which firing was decided last.
 LOOK_PAST = 1440
 RUN, NOT_NOW, DROPPED = 0, 1, 3  # sg_tz_gate's statuses (2, an unknown zone: not here)
+# The gate's zone for a job without one whose scheduler fires a superset of its schedule
+# (a launchd plist that cannot say it exactly): the host's own clock, read at each fire.
+HOST = "localtime"
+# What such a scheduler passes the job file; only its fires are gated (docs/launchd.md).
+GATE_ARG = "--gate"
 
 
 class Gate(NamedTuple):
@@ -46,7 +51,7 @@ class Gate(NamedTuple):
 
     @classmethod
     def of(cls, zone: str, crons: list[Cron], window: Window) -> Gate:
-        tz = ZoneInfo(zone)
+        tz = zone_of(zone)
         keys = frozenset(t.astimezone(tz).strftime(KEY) for t in gap_firings(crons, tz, window))
         return cls(zone, tuple(crons), keys)
 
@@ -57,7 +62,7 @@ class Gate(NamedTuple):
 
     def verdict(self, at: datetime, state: list[int | None]) -> int:
         """The runtime gate's status at instant ``at``: RUN, NOT_NOW or DROPPED."""
-        local = at.astimezone(ZoneInfo(self.zone))
+        local = at.astimezone(zone_of(self.zone))
         rmin, sec = int(at.timestamp()) // 60, local.second
         now = local_minutes(local)
         last, rlast = state
@@ -117,6 +122,11 @@ class Gate(NamedTuple):
                    for c in self.crons)
 
 
+def zone_of(zone: str) -> tzinfo:
+    """The gate's zone: an IANA name, or HOST (the host's zone as it is now)."""
+    return host_zone() if zone == HOST else ZoneInfo(zone)
+
+
 def _match(cron: Cron, local: datetime) -> bool:
     # The bash gate's test, written out separately from tzwiden.matches on purpose.
     weekday = int(local.strftime("%w"))
@@ -146,10 +156,12 @@ def _array(name: str, items: list[str]) -> str:
 def settings(gate: Gate, state_file: str) -> str:
     """The shell variables the runtime's gate reads, for the job file: three lines (the
     zone, its state file and the lateness bound; the expressions' value lists; the
-    instants after gaps)."""
+    instants after gaps). A HOST gate's zone is set on a fifth line, only when the job
+    file is called with GATE_ARG (the fires of a scheduler that fires a superset)."""
     c = gate.crons
+    zone = "''" if gate.zone == HOST else shlex.quote(gate.zone)
     lines = [
-        f"sg_tz_zone={shlex.quote(gate.zone)} sg_tz_state={shlex.quote(state_file)} "
+        f"sg_tz_zone={zone} sg_tz_state={shlex.quote(state_file)} "
         f"sg_tz_late={gate.late}",
         " ".join([
             f"sg_tz_n={len(c)}",
@@ -162,6 +174,9 @@ def settings(gate: Gate, state_file: str) -> str:
             _array("sg_tz_fixed", ["1" if is_fixed(x) else "0" for x in c])]),
         f"sg_tz_gaps={shlex.quote(' ' + ' '.join(sorted(gate.gaps)) + ' ')}",
     ]
+    if gate.zone == HOST:
+        lines += [f"# gated on the fires that pass {GATE_ARG} (a superset of the schedule)",
+                  f'[ "${{1-}}" != {GATE_ARG} ] || sg_tz_zone={HOST}']
     return "\n".join(lines) + "\n"
 
 

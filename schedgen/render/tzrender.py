@@ -9,7 +9,7 @@ from __future__ import annotations
 from zoneinfo import ZoneInfo
 
 from schedgen.config.model import Job
-from schedgen.render.tzgate import Gate, host_zone, render_window, settings
+from schedgen.render.tzgate import HOST, Gate, host_zone, render_window, settings
 from schedgen.schedule.expressions import Cron
 from schedgen.schedule.to_calendar import CalendarDict
 from schedgen.schedule.tzwiden import Window, calendar, cron_lines
@@ -36,6 +36,7 @@ def state_file(job: Job) -> str:
 
 
 def gate_settings(job: Job, window: Window | None = None) -> str:
-    """The gate's settings, for the job file (the gate is the runtime's: 81-tzgate.sh)."""
-    assert job.timezone
-    return settings(Gate.of(job.timezone, _crons(job), window or render_window()), state_file(job))
+    """The gate's settings, for the job file (the gate is the runtime's: 81-tzgate.sh).
+    A job without a zone is gated in the host's zone, on a superset scheduler's fires."""
+    zone = job.timezone or HOST
+    return settings(Gate.of(zone, _crons(job), window or render_window()), state_file(job))

@@ -7,7 +7,10 @@
 #
 # Settings (set by the job file, schedgen/render/tzgate.py; lists are space-padded
 # " 1 2 3 " or "*" for every value, one array element per cron expression):
-#   sg_tz_zone   IANA zone name               sg_tz_n     number of expressions
+#   sg_tz_zone   IANA zone name, or localtime: the host's own clock (a job without a
+#                zone whose scheduler fires a superset of its schedule and passes the
+#                job file --gate: docs/launchd.md)
+#                                             sg_tz_n     number of expressions
 #   sg_tz_min[]  minutes 0-59                 sg_tz_hour[] hours 0-23
 #   sg_tz_dom[]  days of month 1-31           sg_tz_mon[]  months 1-12
 #   sg_tz_dow[]  weekdays 0-6 (0 = Sunday)    sg_tz_or[]   1: cron's OR of the day fields
@@ -56,7 +59,11 @@ sg_tz_in() {
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_now() {
   local now era yoe doy y IFS=' '
-  now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w %S %s') || return 1
+  if [ "$sg_tz_zone" = localtime ]; then
+    now=$(date '+%Y %m %d %H %M %w %S %s') || return 1   # the host's clock, as launchd's
+  else
+    now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w %S %s') || return 1
+  fi
   # shellcheck disable=SC2086 # split the fields on purpose
   set -- $now
   sg_tz_key=$1$2$3$4$5
@@ -120,7 +127,7 @@ sg_tz_gate() {
   local last='' rlast='' k=0 late=${sg_tz_late:-60} cap nlast y mo d h mi w i hk lmin dk=''
   [ "${SCHEDGEN_FOREGROUND-}" != 1 ] || return 0
   # date falls back to UTC, silently, for a zone it does not have.
-  if [ ! -f "${TZDIR:-/usr/share/zoneinfo}/$sg_tz_zone" ]; then
+  if [ "$sg_tz_zone" != localtime ] && [ ! -f "${TZDIR:-/usr/share/zoneinfo}/$sg_tz_zone" ]; then
     printf 'schedgen: time zone %s is not in this host'\''s zone database\n' "$sg_tz_zone" >&2
     return 2
   fi

@@ -13,9 +13,9 @@ from schedgen.targets.interface import Refusal
 def refusals(job: Job, w: str) -> list[Refusal]:
     out = []
     try:
-        # a zoned job's gate drops the extra fires
-        union_dicts([e for e in job.schedule or () if isinstance(e, Cron)],
-                    widen=job.timezone is not None)
+        # widened where launchd cannot say the days exactly: the job's gate drops the
+        # extra fires (a zoned job's in its zone, another's in the host's)
+        union_dicts([e for e in job.schedule or () if isinstance(e, Cron)], widen=True)
     except NotExpressible as exc:
         out.append(Refusal(f"{w}.schedule", f"target launchd: {exc}"))
     every = next((e.seconds for e in job.schedule or () if isinstance(e, Every)), None)

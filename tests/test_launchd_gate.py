@@ -1,0 +1,189 @@
+"""A job without a zone whose days launchd cannot say exactly: a superset of dicts that
+means the same under both readings of a dict (tests/oracles.py), and the gate in the
+host's zone (templates/runtime/81-tzgate.sh) on launchd's fires only (`--gate`).
+
+Held against cronsim: the fires of the widened dicts under either launchd model, put
+through the gate's decision (tzgate.Gate, which tests/test_tzgate.py holds the bash gate
+to), are cronsim's firings; and the rendered job file under faketime drops a fire that
+is no firing and runs one that is.
+"""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import shutil
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from schedgen.render.artifacts import wrapper
+from schedgen.render.tzgate import GATE_ARG, HOST, Gate, host_zone
+from schedgen.schedule.expressions import MACROS, parse_cron
+from schedgen.schedule.to_calendar import calendar_dicts, needs_gate, union_dicts
+from schedgen.schedule.tzwiden import Window
+from schedgen.targets.launchd.render import gated, plist
+from tests.oracles import cronsim_minutes, launchd_minutes
+from tests.test_calendar import KNOWN_END, KNOWN_START, MODELS, _known_expressions
+from tests.wrapper_kit import Wrapped, make_job
+
+WINDOW = Window.years(2027, 2)
+
+
+def _gated_run(exprs: list[str], dicts: list[dict[str, int]], model: str, start: datetime,
+               end: datetime, zone: str = "UTC") -> set[datetime]:
+    """The host wall times the job runs at: launchd's fires (wall clock in ``zone``) by
+    ``model``, each put through the gate as the host's clock reads it."""
+    gate = Gate.of(HOST, [parse_cron(e) for e in exprs], WINDOW)
+    tz = ZoneInfo(zone)
+    state: list[int | None] = [None, None]
+    return {t for t in sorted(launchd_minutes(dicts, start, end, model))
+            if gate.decide(t.replace(tzinfo=tz), state)}
+
+
+@pytest.fixture(autouse=True)
+def _utc_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+
+
+def _no_split_dict(dicts: list[dict[str, int]]) -> bool:
+    return not any("Weekday" in d and ("Month" in d or "Day" in d) for d in dicts)
+
+
+@pytest.mark.parametrize(("expr", "dicts"), [
+    # Sundays in July: every day of July (31 fires) beats every Sunday (52)
+    ("30 8 * 7 0", [{"Month": 7, "Hour": 8, "Minute": 30}]),
+    # cron's OR in February only: every day of February
+    ("0 0 31 2 1", [{"Month": 2, "Hour": 0, "Minute": 0}]),
+    ("0 0 1,15 7 1", [{"Month": 7, "Hour": 0, "Minute": 0}]),
+    # odd days AND Mondays: every Monday (1 dict) beats sixteen odd days
+    ("0 0 */2 * 1", [{"Weekday": 1, "Hour": 0, "Minute": 0}]),
+    # weekdays of eleven months: five Weekday dicts beat eleven Month dicts
+    ("0 9 * 1-11 1-5", [{"Weekday": w, "Hour": 9, "Minute": 0} for w in range(1, 6)]),
+])
+def test_the_smaller_superset_is_written(expr: str, dicts: list[dict[str, int]]) -> None:
+    cron = parse_cron(expr)
+    assert needs_gate([cron])
+    assert calendar_dicts(cron, widen=True) == dicts
+
+
+def test_an_exact_schedule_needs_no_gate() -> None:
+    assert not needs_gate([parse_cron(e) for e in ("0 9 * * 1-5", "0 0 1,15 * 1", "30 8 1 7 *")])
+
+
+def test_every_known_expression_runs_at_cronsims_firings_under_both_readings() -> None:
+    """Every expression the tests know: exact dicts as they are (test_calendar.py), the
+    others widened and gated; no dict pairs Weekday with Month or Day."""
+    gated_n = 0
+    for expr in _known_expressions():
+        try:
+            cron = parse_cron(MACROS.get(expr.lower(), expr))
+        except ValueError:
+            continue
+        if not needs_gate([cron]):
+            continue
+        dicts = union_dicts([cron], widen=True)
+        assert _no_split_dict(dicts), expr
+        want = cronsim_minutes([cron.text], KNOWN_START, KNOWN_END)
+        for model in MODELS:
+            ran = _gated_run([cron.text], dicts, model, KNOWN_START, KNOWN_END)
+            assert ran == want, (expr, model, sorted(ran ^ want)[:4])
+        gated_n += 1
+    assert gated_n >= 8
+
+
+@pytest.mark.parametrize("exprs", [["30 8 * 7 0", "0 12 * * 3"], ["0 0 */2 * 1", "15 6 1 * *"],
+                                   ["*/20 9 * 2 1", "0 0 31 2 1"]])
+def test_a_list_of_expressions_over_a_year(exprs: list[str]) -> None:
+    crons = [parse_cron(e) for e in exprs]
+    dicts = union_dicts(crons, widen=True)
+    assert _no_split_dict(dicts)
+    start, end = datetime(2028, 1, 1), datetime(2029, 1, 1)
+    want = cronsim_minutes(exprs, start, end)
+    for model in MODELS:
+        assert _gated_run(exprs, dicts, model, start, end) == want, model
+
+
+def test_a_host_with_dst_runs_the_wall_clock_firings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a Berlin host, the gate reads the host's wall clock as launchd does: a
+    fixed-time firing is a firing by its wall time, whatever the offset that day."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    assert host_zone().utcoffset(datetime(2028, 7, 1)) == timedelta(hours=2)
+    exprs = ["30 8 * 3,10 0"]  # the Sundays of the two clock-change months
+    dicts = union_dicts([parse_cron(e) for e in exprs], widen=True)
+    start, end = datetime(2028, 3, 1), datetime(2028, 11, 1)
+    want = cronsim_minutes(exprs, start, end)
+    for model in MODELS:
+        assert _gated_run(exprs, dicts, model, start, end, "Europe/Berlin") == want
+
+
+# -- rendered ------------------------------------------------------------------------
+
+def _job(tmp_path: Path, schedule: str, targets: list[str], out: Path) -> Wrapped:
+    tmp_path.mkdir(exist_ok=True)
+    return make_job(tmp_path, "july", schedule=schedule, targets=targets,
+                    command=f'echo "$SCHEDGEN_RUN_ID" >>{out}')
+
+
+def test_the_plist_passes_the_gate_argument_only_when_gated(tmp_path: Path) -> None:
+    w = _job(tmp_path, "30 8 * 7 0", ["launchd", "cron"], tmp_path / "ran")
+    p = plistlib.loads(plist(w.job, w.config).encode())
+    assert p["ProgramArguments"] == [str(w.job.wrapper_path), GATE_ARG]
+    assert p["StartCalendarInterval"] == [{"Month": 7, "Hour": 8, "Minute": 30}]
+    assert gated(w.job) and f'!= {GATE_ARG} ] || sg_tz_zone={HOST}' in wrapper(w.job, w.config)
+    plain = _job(tmp_path / "p", "0 9 * * 1-5", ["launchd"], tmp_path / "ran")
+    assert plistlib.loads(plist(plain.job, plain.config).encode())["ProgramArguments"] == [
+        str(plain.job.wrapper_path)]
+    assert not gated(plain.job) and "sg_tz_" not in wrapper(plain.job, plain.config)
+    # cron fires it at its firings only: the same job without launchd has no gate
+    cron_only = _job(tmp_path / "c", "30 8 * 7 0", ["cron"], tmp_path / "ran")
+    assert "sg_tz_" not in wrapper(cron_only.job, cron_only.config)
+
+
+def test_validate_accepts_what_it_refused(tmp_path: Path) -> None:
+    from tests.helpers import schedgen, write_config
+
+    path = write_config(tmp_path / "jobs.toml", '[jobs.a]\ncommand = ["/bin/true"]\n'
+                        'schedule = ["0 0 31 2 1", "0 0 */2 * 1"]\ntargets = ["launchd"]\n')
+    r = schedgen("validate", "--config", str(path))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None and not os.environ.get("CI"),
+                                    reason="faketime not installed")
+
+
+def _at(w: Wrapped, t: datetime, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["faketime", f"@{int(t.timestamp())}", *w.argv(*args)],
+                          env=w.env({"TZ": "Europe/Berlin"}), capture_output=True, text=True,
+                          timeout=60)
+
+
+@needs_faketime
+@pytest.mark.macos
+def test_the_job_file_drops_a_fire_that_is_not_a_firing(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sundays in July at 08:30 on a Berlin host: launchd fires every day of July (and,
+    under either reading, never in August); the gate runs the Sunday only."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    out = tmp_path / "ran"
+    w = _job(tmp_path, "30 8 * 7 0", ["launchd"], out)
+    berlin = ZoneInfo("Europe/Berlin")
+    saturday = datetime(2027, 7, 3, 8, 30, tzinfo=berlin)
+    sunday = datetime(2027, 7, 4, 8, 30, tzinfo=berlin)
+    before = sorted(tmp_path.rglob("*"))
+    r = _at(w, saturday, GATE_ARG)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert sorted(tmp_path.rglob("*")) == before  # not a firing: nothing written
+    r = _at(w, sunday, GATE_ARG)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text().split() and out.read_text().startswith("20270704T0630")  # UTC id
+    # the next day's fire is no firing again; and a run not from launchd is not gated
+    r = _at(w, sunday + timedelta(days=1), GATE_ARG)
+    assert r.returncode == 0 and len(out.read_text().split()) == 1
+    r = _at(w, saturday + timedelta(days=7), "--cron")
+    assert r.returncode == 0 and len(out.read_text().split()) == 2
+    assert len([e for e in w.events() if e["event"] == "start"]) == 2
