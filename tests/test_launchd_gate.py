@@ -112,7 +112,8 @@ def test_a_host_with_dst_runs_the_wall_clock_firings(monkeypatch: pytest.MonkeyP
     fixed-time firing is a firing by its wall time, whatever the offset that day."""
     monkeypatch.setenv("TZ", "Europe/Berlin")
     assert host_zone().utcoffset(datetime(2028, 7, 1)) == timedelta(hours=2)
-    exprs = ["30 8 * 3,10 0"]  # the Sundays of the two clock-change months
+    # the Sundays of the two clock-change months; 02:30 is skipped on one, twice on the other
+    exprs = ["30 8 * 3,10 0", "30 2 * 3,10 0"]
     dicts = union_dicts([parse_cron(e) for e in exprs], widen=True)
     start, end = datetime(2028, 3, 1), datetime(2028, 11, 1)
     want = cronsim_minutes(exprs, start, end)
@@ -187,3 +188,17 @@ def test_the_job_file_drops_a_fire_that_is_not_a_firing(tmp_path: Path,
     r = _at(w, saturday + timedelta(days=7), "--cron")
     assert r.returncode == 0 and len(out.read_text().split()) == 2
     assert len([e for e in w.events() if e["event"] == "start"]) == 2
+
+
+def test_next_shows_the_firings_not_the_superset() -> None:
+    from schedgen.commands.next import next_times
+    from schedgen.config.load import loads
+
+    job = loads('[jobs.j]\ncommand = ["/bin/true"]\nschedule = "30 8 * 7 0"\n'
+                'targets = ["launchd"]\n', Path("/cfg/jobs.toml")).jobs[0]
+    assert gated(job)
+    up = next_times(job, 5, datetime(2027, 6, 1, tzinfo=UTC))
+    # the Sundays of July (the plist fires every day of July; the gate runs these)
+    assert [t.strftime("%Y-%m-%d %H:%M %a") for t in up.times] == [
+        "2027-07-04 08:30 Sun", "2027-07-11 08:30 Sun", "2027-07-18 08:30 Sun",
+        "2027-07-25 08:30 Sun", "2028-07-02 08:30 Sun"]
