@@ -49,8 +49,8 @@ def gated_job(tmp: Path, host: bool = False, firing: bool = False) -> tuple[Path
     from schedgen.config.load import loads
     from schedgen.render.artifacts import runtime_path, runtime_text, wrapper
 
-    now = datetime.now()
-    month = now.month % 12 + 1
+    now = datetime.now()  # the host's clock: what a host gate reads
+    month = (now if host else datetime.now(UTC)).month % 12 + 1
     if host:
         when = f"* * * {now.month} {now.isoweekday() % 7}" if firing else f"0 0 * {month} 1"
         text = (f'[jobs.gated]\ncommand = "true"\nschedule = "{when}"\n'
