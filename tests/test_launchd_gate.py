@@ -202,3 +202,21 @@ def test_next_shows_the_firings_not_the_superset() -> None:
     assert [t.strftime("%Y-%m-%d %H:%M %a") for t in up.times] == [
         "2027-07-04 08:30 Sun", "2027-07-11 08:30 Sun", "2027-07-18 08:30 Sun",
         "2027-07-25 08:30 Sun", "2028-07-02 08:30 Sun"]
+
+
+@pytest.mark.parametrize(("schedule", "extra", "says"), [
+    ('["30 8 * 7 0", "@reboot"]', "", "@reboot"),
+    ('"30 8 * 7 0"', "run_at_load = true\n", "run_at_load"),
+])
+def test_a_gated_plist_refuses_starts_the_gate_would_drop(schedule: str, extra: str, says: str,
+                                                           tmp_path: Path) -> None:
+    from tests.helpers import schedgen, write_config
+
+    path = write_config(tmp_path / "jobs.toml", f'[jobs.a]\ncommand = ["/bin/true"]\n'
+                        f'schedule = {schedule}\ntargets = ["launchd"]\n{extra}')
+    r = schedgen("validate", "--config", str(path))
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "jobs.a.schedule" in out and f"starts of {says}" in out, out
+    # exact dicts: no gate, nothing to refuse
+    path.write_text(path.read_text().replace("30 8 * 7 0", "30 8 * * 0"))
+    assert schedgen("validate", "--config", str(path)).returncode == 0
