@@ -220,3 +220,32 @@ def test_a_gated_plist_refuses_starts_the_gate_would_drop(schedule: str, extra: 
     # exact dicts: no gate, nothing to refuse
     path.write_text(path.read_text().replace("30 8 * 7 0", "30 8 * * 0"))
     assert schedgen("validate", "--config", str(path)).returncode == 0
+
+
+@needs_faketime
+def test_applied_plist_started_as_launchd_starts_it(fake_launchctl, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """apply (through the fake launchctl), then the installed plist's ProgramArguments at
+    one of its fires that is no firing (a Thursday of February) and at one that is (a
+    Monday): `0 0 31 2 1` is cron's OR, every Monday in February."""
+    from tests.helpers import schedgen, write_config
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    out = tmp_path / "ran"
+    cfg = write_config(tmp_path / "jobs.toml", f'[jobs.feb]\ncommand = "echo x >>{out}"\n'
+                       'schedule = "0 0 31 2 1"\ntargets = ["launchd"]\n'
+                       'label_prefix = "local.gate"\n')
+    r = schedgen("apply", "--config", str(cfg), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = plistlib.loads((Path(os.environ["HOME"]) / "Library" / "LaunchAgents" /
+                          "local.gate.feb.plist").read_bytes())
+    assert doc["StartCalendarInterval"] == [{"Month": 2, "Hour": 0, "Minute": 0}]
+    assert doc["ProgramArguments"][1:] == [GATE_ARG]
+    ny = ZoneInfo("America/New_York")
+    env = {**os.environ, **doc["EnvironmentVariables"]}
+    for day, runs in ((4, 0), (8, 1), (9, 1), (15, 2)):   # Thu, Mon, Tue, Mon
+        t = int(datetime(2027, 2, day, tzinfo=ny).timestamp())
+        p = subprocess.run(["faketime", f"@{t}", *doc["ProgramArguments"]], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        assert (out.read_text().count("x") if out.exists() else 0) == runs, day
