@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 from schedgen.config import hostile
 from schedgen.config import load as cfg
-from schedgen.config.select import load_here
 from schedgen.config.model import Config
+from schedgen.config.select import load_here
 from schedgen.errors import SchedgenError
 from schedgen.machine import ownership as state
 from schedgen.machine.ops import DryOps, Ops

@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 
 from schedgen.commands import status
 from schedgen.commands.status_types import JobStatus
-from schedgen.config.select import load_here
 from schedgen.config.model import Job
+from schedgen.config.select import load_here
 from schedgen.errors import EXIT_CHANGES, EXIT_OK, EXIT_UNKNOWN
 from schedgen.outcomes import events, history
 from schedgen.outcomes.missed import LOOKBACK, missed_text

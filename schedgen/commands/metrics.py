@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from schedgen.commands.next import next_times
-from schedgen.config.select import load_here
 from schedgen.config.model import Config, Job
+from schedgen.config.select import load_here
 from schedgen.errors import UsageError
 from schedgen.machine import ownership as state
 from schedgen.machine.fs import atomic_write

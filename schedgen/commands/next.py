@@ -7,8 +7,8 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from schedgen.config.select import load_here
 from schedgen.config.model import Config, Job
+from schedgen.config.select import load_here
 from schedgen.errors import UsageError
 from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from schedgen.commands.status import unknown as unknown_state
-from schedgen.config.select import load_here
 from schedgen.config.model import Job
+from schedgen.config.select import load_here
 from schedgen.errors import SystemOpError, UsageError
 from schedgen.machine import ownership as state
 from schedgen.machine.fs import atomic_write
