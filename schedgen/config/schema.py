@@ -95,7 +95,7 @@ JOB_TYPES: dict[str, Schema] = {
                                     "examples": ["cron: */5 * * * * ~/bin/backup.sh"]}),
     "hosts": _doc("Hosts the job is installed on: globs on the short host name (up to the "
                   "first dot, any case); '!name' excludes, and an exclusion always wins; only "
-                  "exclusions: every host but those (default: every host)", {
+                  "exclusions: every host but those", {
                       "type": "array", "minItems": 1, "uniqueItems": True,
                       "items": {"type": "string", "pattern": _anchored(f.HOST_PATTERN)},
                       "examples": [["mac-mini", "web-*"], ["!laptop"]]}),
