@@ -10,10 +10,8 @@ it stopped matching, and `diff` can say what it skips.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-import socket
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -32,7 +30,8 @@ def short(name: str) -> str:
 
 
 def this_host() -> str:
-    return short(os.environ.get(HOST_ENV) or socket.gethostname())
+    # uname's node name is gethostname(2), without importing socket at start-up
+    return short(os.environ.get(HOST_ENV) or os.uname().nodename)
 
 
 def matches(patterns: tuple[str, ...], host: str) -> bool:
@@ -85,6 +84,8 @@ def _literal(pattern: str) -> bool:
 def _typo_of(name: str, others: list[str]) -> str | None:
     """A host named elsewhere that `name` looks like a slip of (not a numbered sibling:
     web-1 beside web-2 is a fleet, not a typo)."""
+    import difflib  # only when a file's hosts look wrong
+
     digitless = re.sub(r"[0-9]+", "#", name)
     close = [o for o in difflib.get_close_matches(name, others, n=3, cutoff=0.75)
              if re.sub(r"[0-9]+", "#", o) != digitless]
