@@ -44,12 +44,25 @@ def matches(patterns: tuple[str, ...], host: str) -> bool:
     return not include or any(fnmatchcase(name, p) for p in include)
 
 
-def why_not(job: Job, host: str) -> Skipped | None:
-    """None if `job` is for `host`; else the key that leaves it out, and why."""
+def _by_hosts(job: Job, host: str) -> Skipped | None:
     if job.hosts is None or matches(job.hosts, host):
         return None
     listed = ", ".join(f'"{p}"' for p in job.hosts)
     return Skipped(job.name, "hosts", f"hosts = [{listed}] does not match host {short(host)}")
+
+
+# Each key that can leave a job out of a machine: (job, host) -> None, or why not. A new
+# one (a scope, say) is one more function here; every command then agrees on it.
+_FILTERS = (_by_hosts,)
+
+
+def why_not(job: Job, host: str) -> Skipped | None:
+    """None if `job` is for `host`; else the first key that leaves it out, and why."""
+    for keep in _FILTERS:
+        why = keep(job, host)
+        if why is not None:
+            return why
+    return None
 
 
 def here(config: Config, host: str | None = None) -> Config:
