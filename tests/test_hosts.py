@@ -159,3 +159,20 @@ def test_import_adds_no_hosts(tmp_path: Path) -> None:
     r = schedgen("import", "--from", "cron", "--file", str(tmp_path / "tab"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "[jobs." in r.stdout and "hosts =" not in r.stdout
+
+
+def test_check_and_status_here_ignore_the_jobs_of_other_hosts(
+        tmp_path: Path, fake_crontab: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCHEDGEN_HOST", "web-1")
+    write_config(tmp_path / "jobs.toml", '[defaults]\ntargets = ["cron"]\n' + FLEET)
+    r = schedgen("apply", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "backup" not in r.stdout
+    r = schedgen("check", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr  # backup is not "missing" here
+    r = schedgen("status", "--json", cwd=tmp_path)
+    doc = json.loads(r.stdout)
+    assert doc["drift"] is False and doc["host"] == "web-1" and doc["this_machine"] is True
+    assert [j["job"] for j in doc["jobs"]] == ["web", "all"]
+    assert all(j["installed"] for j in doc["jobs"])
+    assert [s["job"] for s in doc["skipped"]] == ["backup"]
