@@ -121,10 +121,15 @@ def unmatched(config: Config) -> list[tuple[str, str]]:
     for job in config.jobs:
         if job.hosts is None or all(p.startswith("!") for p in job.hosts):
             continue
+        include = [p.lower() for p in job.hosts if not p.startswith("!")]
+        # A name another job names too, and not excluded here: found in one look-up each
+        # (only globs, and the jobs that may warn, look at every named host).
+        if any(_literal(p) and named[p] - {job.name} and matches(job.hosts, p)
+               for p in include):
+            continue
         others = sorted(h for h, by in named.items() if by - {job.name})
         if not others or any(matches(job.hosts, h) for h in others):
             continue
-        include = [p.lower() for p in job.hosts if not p.startswith("!")]
         listed = ", ".join(f'"{p}"' for p in job.hosts)
         slips = [(p, t) for p in include if _literal(p) and (t := _typo_of(p, others))]
         if slips:
