@@ -432,8 +432,7 @@ def report_cmd(
     written = htmlreport.report(config_path(config), out, days, now,
                                 when(since, now, "--since"), when(until, now, "--until"))
     n = written.runs
-    words = htmlreport.window_words(written.start, written.end)
-    typer.echo(f"wrote {out} ({n} run{'s' if n != 1 else ''} {words})")
+    typer.echo(f"wrote {out} ({n} run{'s' if n != 1 else ''} {written.words})")
     for _, w in written.unknown:
         typer.echo(f"unknown: {w}")
     raise typer.Exit(EXIT_UNKNOWN if written.unknown else EXIT_OK)

@@ -362,6 +362,7 @@ def test_a_month_shows_every_failure_and_timeout_and_each_lane_s_durations(
     assert dom.lanes["burst"] == Counter(ok=26, failed=4, timeout=2, missed=3)
     # The six runs within 25 minutes are one mark, counted, failures and timeouts both seen.
     assert dom.counts["burst"] == ["6"] and dom.counts["nightly"] == []
+    assert "#f2-5" in dom.hrefs  # the group links to its first failure (09:00)
     hourly, nightly, burst = shot.tracks[:3]
     failed, timeout, missed = (htmlreport.COLOURS[k] for k in ("failed", "timeout", "missed"))
     for i in range(49, 719, 50):  # the copies' failures, one in 50, and the real one
@@ -416,3 +417,28 @@ def test_a_failure_s_log_is_shown_bounded_and_escaped(tmp_path: Path) -> None:
     elsewhere = report_fail.item("pub", tmp_path / "logs", report_fail.Failure("f0-0", run),
                                  tmp_path / "other")
     assert "href" not in elsewhere and "line 199999" in elsewhere
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--since", "2d"], "(0 runs in the last 2 days)"),
+    (["--days", "3"], "(0 runs in the last 3 days)"),
+    ([], "(0 runs in the last 1 day)"),  # no record at all: a day
+    (["--since", "2026-01-05", "--until", "2026-01-06T12:00"],
+     "(0 runs from 2026-01-05 00:00 to 2026-01-06 12:00)"),
+    (["--since", "90m"], "(0 runs since 2026-01-09 10:30)"),
+    (["--days", "2", "--since", "1d"], "--days and --since both"),
+    (["--since", "2026-01-06", "--until", "2026-01-05"], "--since must be before --until"),
+    (["--since", "last week"], "is neither a time ago"),
+])
+@needs_faketime
+def test_the_window_options(tmp_path: Path, fake_crontab: FakeCrontab, args: list[str],
+                            said: str) -> None:
+    write_config(tmp_path / "jobs.toml", f'[jobs.a]\ncommand = "true"\nschedule = "@daily"\n'
+                 f'log_root = "{tmp_path}/logs"\n')
+    r = subprocess.run(["faketime", "-f", NOW, sys.executable, "-m", "schedgen", "report", "-o",
+                        str(tmp_path / "r.html"), "-c", str(tmp_path / "jobs.toml"), *args],
+                       capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
+    if said.startswith("("):
+        assert r.returncode == 0 and r.stdout.endswith(said + "\n"), (r.stdout, r.stderr)
+    else:
+        assert r.returncode == 2 and said in r.stderr and not (tmp_path / "r.html").exists()

@@ -108,8 +108,11 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
     return config.namespace, lanes, start, end
 
 
-def window_words(start: datetime, end: datetime) -> str:
+def window_words(start: datetime, end: datetime, now: datetime | None = None) -> str:
+    """`in the last 7 days` for whole days up to now, else `since ...` or `from ... to ...`."""
     seconds = (end - start).total_seconds()
+    if now is not None and abs((end - now).total_seconds()) >= 1:
+        return f"from {local(start)} to {local(end)}"
     if seconds % 86400 == 0:
         days = int(seconds // 86400)
         return f"in the last {days} day{'s' if days != 1 else ''}"
@@ -236,14 +239,16 @@ def _lane(lane: Lane, frame: Frame, marks_at: list[tuple[float, str]],
 
 
 def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime,
-           unknown: tuple[tuple[str, str], ...] = (), out_dir: Path | None = None) -> str:
+           unknown: tuple[tuple[str, str], ...] = (), out_dir: Path | None = None,
+           words: str | None = None) -> str:
     """The page. Links to log files are made relative to ``out_dir`` (the page's folder),
-    for the logs under it; without it, only the tails are shown."""
+    for the logs under it; without it, only the tails are shown. ``words`` say what the
+    window is (default: as if it ended now)."""
     colour_css = "".join(f".{k} {{ fill: {v}; background: {v}; }}\n" for k, v in COLOURS.items())
     colour_css += f".mark.missed {{ fill: {COLOURS['missed']}; }}\n:root {{ --dur: {DURATION}; }}\n"
     total = sum(len(lane.runs) for lane in lanes)
     frame = Frame(start, end)
-    words = window_words(start, end)
+    words = words or window_words(start, end)
     parts = [
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
@@ -300,17 +305,18 @@ def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime,
 class Written(NamedTuple):
     runs: int
     unknown: tuple[tuple[str, str], ...]  # (target, why) a scheduler could not be read
-    start: datetime
-    end: datetime
+    words: str  # the window, as the page says it
 
 
 def report(config_path: Path, out: Path, days: int | None = None, now: datetime | None = None,
            since: datetime | None = None, until: datetime | None = None) -> Written:
+    now = now or datetime.now(UTC)
     namespace, lanes, start, end = collect(config_path, days, now, since, until)
     unknown = unknown_state(config_path)
-    text = render(namespace, lanes, start, end, unknown, out_dir=out.absolute().parent)
+    words = window_words(start, end, now)
+    text = render(namespace, lanes, start, end, unknown, out.absolute().parent, words)
     try:
         atomic_write(out, text, 0o644)
     except OSError as exc:
         raise SystemOpError(f"cannot write {out}: {exc.strerror}") from None
-    return Written(sum(len(lane.runs) for lane in lanes), unknown, start, end)
+    return Written(sum(len(lane.runs) for lane in lanes), unknown, words)

@@ -85,7 +85,8 @@ def groups(runs: Sequence[history.Run], frame: Frame) -> list[Group]:
     for r in reversed(runs):
         x = frame.x(r.started)
         if out and x - last < GAP and x - out[-1].x0 < SPAN:
-            out[-1] = Group(out[-1].x0, x, out[-1].runs + [r])
+            out[-1].runs.append(r)
+            out[-1] = out[-1]._replace(x1=x)
         else:
             out.append(Group(x, x, [r]))
         last = x
@@ -119,7 +120,9 @@ def marks(runs: Sequence[history.Run], missed: Sequence[datetime], frame: Frame,
         more = len(g.runs) - len(shown)
         title = escape(f"{len(g.runs)} runs: {words}\n" + "\n".join(shown)
                        + (f"\n… and {more} more" if more else ""))
-        into += _stack(counts, left, width, 4.0, float(H - 8), "mark", title)
+        stack = "".join(_stack(counts, left, width, 4.0, float(H - 8), "mark", title))
+        anchor = next((a for r in g.runs if (a := anchors.get(r.run_id))), None)
+        into.append(f'<a href="#{anchor}">{stack}</a>' if anchor else stack)
         if problem:
             n = sum(counts[k] for k in PROBLEMS)
             labels.append(f'<span class="count" style="left:{100 * (left + width / 2) / W:.2f}%" '
