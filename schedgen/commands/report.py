@@ -40,8 +40,8 @@ from schedgen.commands.report_draw import (
     ticks,
 )
 from schedgen.commands.status import unknown as unknown_state
-from schedgen.config import load as cfg
 from schedgen.config.model import Job
+from schedgen.config.select import load_here
 from schedgen.errors import SystemOpError, UsageError
 from schedgen.machine import ownership as state
 from schedgen.machine.fs import atomic_write
@@ -75,7 +75,7 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
         raise UsageError("--days must be at least 1")
     if days is not None and since is not None:
         raise UsageError("--days and --since both choose where the window starts: give one")
-    config = cfg.load(config_path)
+    config = load_here(config_path)
     now = now or datetime.now(UTC)
     end = until or now
     if since is not None and since >= end:
