@@ -19,12 +19,27 @@ from schedgen.targets.registry import all_targets
 
 def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
                 prune: bool = False, force: bool = False) -> Review:
+    from schedgen.commands import scopes
+    from schedgen.commands.apply import merged
+
     config = cfg.load(config_path)
-    record = state.load(config.namespace)
-    selected.check(config, record, targets)
-    plan = build(config, record, all_targets(), selected=targets, prune=prune, force=force,
-                 review=True)
-    return build_review(config, plan, rv.review(config, record, plan), record)
+    parts = []
+    for part in scopes.each(config):  # each scope has its own record and folders
+        record = state.load(part.namespace)
+        selected.check(part, record, targets)
+        plan = build(part, record, all_targets(), selected=targets, prune=prune, force=force,
+                     review=True)
+        parts.append(build_review(part, plan, rv.review(part, record, plan), record))
+    if len(parts) == 1:
+        return parts[0]
+    masks = [r.mask for r in parts]
+
+    def mask(text: str) -> str:
+        for m in masks:
+            text = m(text)
+        return text
+
+    return Review(merged([r.plan for r in parts]), tuple(j for r in parts for j in r.jobs), mask)
 
 
 class Review(NamedTuple):

@@ -87,6 +87,8 @@ class Job(NamedTuple):
     # What `import` found this job in, still installed outside schedgen: (target, its
     # identity there: the crontab line as written, a plist label, a unit name).
     adopts: tuple[str, str] | None = None
+    scope: str = "user"  # "system": installed for the machine, run as `user`
+    user: str | None = None  # the account a system-scope job runs as
 
     @property
     def label(self) -> str:
@@ -112,6 +114,16 @@ class Config(NamedTuple):
 
     def job(self, name: str) -> Job | None:
         return next((j for j in self.jobs if j.name == name), None)
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes its jobs are in, user first."""
+        found = {j.scope for j in self.jobs}
+        return tuple(s for s in ("user", "system") if s in found)
+
+    def scoped(self, scope: str) -> Config:
+        """Its jobs of one scope: each scope is installed, recorded and read on its own."""
+        return self._replace(jobs=tuple(j for j in self.jobs if j.scope == scope))
 
     def for_target(self, target: str) -> tuple[Job, ...]:
         return tuple(j for j in self.jobs if j.enabled and target in j.targets)

@@ -15,7 +15,7 @@ def manager() -> Check:
     name = "systemd user manager"
     if shutil.which("systemctl") is None:
         return skipped(name, "systemctl not found (no systemd here)")
-    r = run([*systemctl.SYSTEMCTL, "show", "--property=Version"])
+    r = run([*systemctl.systemctl(), "show", "--property=Version"])
     if not r.ok:
         return problem(name, f"no user manager answers ({r.message()})",
                        "run schedgen in your login session (XDG_RUNTIME_DIR set), or enable "
