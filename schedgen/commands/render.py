@@ -26,8 +26,16 @@ def render(config_path: Path, out: Path, targets: tuple[str, ...] | None,
                                 + "\n".join(f"  {w}" for w in why))
         for w in why:
             (say or print)(f"skipped: {w}")
+    from schedgen import paths
+    from schedgen.commands import scopes
+
+    artifacts = []
     with storing_compiled_templates():
-        artifacts = desired(config, targets, standalone)
+        for part in scopes.each(config, config.scopes):
+            # a system job's files under system/: its wrappers and units are other files
+            prefix = "system/" if paths.system() else ""
+            artifacts += [a._replace(rel=prefix + a.rel)
+                          for a in desired(part, targets, standalone)]
         for a in artifacts:
             a.content  # noqa: B018 -- rendered here, where compiled templates are kept
     if not artifacts:

@@ -16,11 +16,11 @@ from html import escape
 from pathlib import Path
 from typing import NamedTuple
 
+from schedgen.commands import scopes
 from schedgen.commands.status import unknown as unknown_state
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError, UsageError
-from schedgen.machine import ownership as state
 from schedgen.machine.fs import atomic_write
 from schedgen.outcomes import history, missed
 from schedgen.records import runs as run_records
@@ -55,11 +55,11 @@ def collect(config_path: Path, days: int, now: datetime | None = None) -> tuple[
     config = cfg.load(config_path)
     now = now or datetime.now(UTC)
     start = now - timedelta(days=days)
-    record = state.load(config.namespace)
+    records = scopes.Records(config.namespace)
     lanes = []
     for job in config.jobs:
         rs = tuple(history.runs(job, since=start))
-        m = missed.missed(job, record, now, since=start)
+        m = missed.missed(job, records.of(job), now, since=start)
         gone = tuple(f.at for f in m.missed) if m else ()
         lanes.append(Lane(job, rs, gone, run_records.queue_depth(job)))
     return config.namespace, lanes, start, now

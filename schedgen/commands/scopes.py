@@ -13,7 +13,7 @@ import pwd
 from collections.abc import Iterator
 
 from schedgen import paths
-from schedgen.config.model import Config
+from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
 from schedgen.machine import ownership
 
@@ -39,6 +39,21 @@ def each(config: Config, scopes: tuple[str, ...] | None = None) -> Iterator[Conf
     for scope in scopes or of(config):
         with paths.in_scope(scope):
             yield config.scoped(scope)
+
+
+class Records:
+    """Each scope's ownership record of a namespace, read when first asked for."""
+
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
+        self._read: dict[str, ownership.Record] = {}
+
+    def of(self, job: Job) -> ownership.Record:
+        """The record the job is installed in (its scope's)."""
+        if job.scope not in self._read:
+            with paths.in_scope(job.scope):
+                self._read[job.scope] = ownership.load(self.namespace)
+        return self._read[job.scope]
 
 
 def require_root(config: Config, scopes: tuple[str, ...], command: str) -> None:

@@ -14,7 +14,7 @@ from schedgen import paths
 from schedgen.commands.next import next_times
 from schedgen.commands.status_types import JobStatus, Status
 from schedgen.config import load as cfg
-from schedgen.config.model import Job
+from schedgen.config.model import Config, Job
 from schedgen.machine import ownership as state
 from schedgen.outcomes.missed import missed
 from schedgen.plan import changes as p
@@ -32,14 +32,27 @@ from schedgen.units import format_duration
 
 def status(config_path: Path, targets: tuple[str, ...] | None = None,
            now: datetime | None = None) -> Status:
+    from schedgen.commands import scopes
+
     config = cfg.load(config_path)
+    now = now or datetime.now(local_zone())
+    parts = [_status(part, targets, now) for part in scopes.each(config)]
+    if len(parts) == 1:
+        return parts[0]
+    return Status(config.namespace, tuple(j for s in parts for j in s.jobs),
+                  tuple(o for s in parts for o in s.other),
+                  tuple(w for s in parts for w in s.warnings),
+                  tuple(u for s in parts for u in s.unknown))
+
+
+def _status(config: Config, targets: tuple[str, ...] | None, now: datetime) -> Status:
+    """One scope's jobs (the config given holds them only)."""
     record = state.load(config.namespace)
     selected.check(config, record, targets)
     plan = build(config, record, all_targets(), selected=targets, review=True)
     # The schedules in words kept between runs: an in-sync plan renders nothing, so the
     # template environment that reads them is not made.
     wordcache.load(paths.cache_dir())
-    now = now or datetime.now(local_zone())
     by_job = _by_job(plan, config.jobs)  # one pass: a per-job scan made status quadratic
     jobs = tuple(replace(_job(job, by_job.get(job.name, []), now),
                          missed=missed(job, record, now)) for job in config.jobs)
@@ -55,8 +68,12 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
 
 def unknown(config_path: Path) -> tuple[tuple[str, str], ...]:
     """(target, why) for each scheduler of the config that cannot be read here."""
+    from schedgen.commands import scopes
+
     config = cfg.load(config_path)
-    return build(config, state.load(config.namespace), all_targets(), review=True).unknown
+    return tuple(u for part in scopes.each(config)
+                 for u in build(part, state.load(part.namespace), all_targets(),
+                                review=True).unknown)
 
 
 def _by_job(plan: p.Plan, jobs: tuple[Job, ...]) -> dict[str, list[p.Change]]:
