@@ -70,7 +70,8 @@ Texts and codes as macOS prints them (launchctl(1); public reports):
 - the `system` domain (LaunchDaemons): root only ("Bootstrap failed: 1: Operation not
   permitted" otherwise); a plist not owned by root or writable by group or others is
   refused with 5 (launchd logs "Path had bad ownership/permissions"); `list` run as root
-  lists the system domain's services, run as a user that user's gui domain's;
+  lists the system domain's services (and, the tests being root, its gui domain's), run
+  as a user that user's gui domain's;
   `print system/L` of a label not loaded: 'Could not find service "L" in domain for
   system', 113.
 A RunAtLoad job is spawned at bootstrap when the state says `spawn` (launchd always does;
@@ -210,9 +211,11 @@ elif verb == "disable":
     done()
 elif verb == "list":
     rows = ["PID\tStatus\tLabel", "-\t0\tcom.apple.foreign.agent", "321\t0\tcom.example.running"]
-    mine = "system" if uid == "0" else "gui"  # root's `list` is the system domain's
+    # root's `list` is the system domain's; the tests run as root and act as a logged-in
+    # user too, so root's lists its gui domain's as well (a label is in one domain only)
+    mine = ("gui", "system") if uid == "0" else ("gui",)
     for label, s in sorted(state["services"].items()):
-        if s.get("domain", "gui") == mine:
+        if s.get("domain", "gui") in mine:
             rows.append(f"{s['pid'] if s['pid'] else '-'}\t{s['status']}\t{label}")
     print("\n".join(rows))
     done()

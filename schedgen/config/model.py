@@ -111,6 +111,8 @@ class Config(NamedTuple):
     path: Path
     namespace: str
     jobs: tuple[Job, ...]
+    # scoped(): the config's jobs in its other scope (their files here go, not as orphans)
+    elsewhere: tuple[str, ...] = ()
 
     def job(self, name: str) -> Job | None:
         return next((j for j in self.jobs if j.name == name), None)
@@ -123,7 +125,8 @@ class Config(NamedTuple):
 
     def scoped(self, scope: str) -> Config:
         """Its jobs of one scope: each scope is installed, recorded and read on its own."""
-        return self._replace(jobs=tuple(j for j in self.jobs if j.scope == scope))
+        return self._replace(jobs=tuple(j for j in self.jobs if j.scope == scope),
+                             elsewhere=tuple(j.name for j in self.jobs if j.scope != scope))
 
     def for_target(self, target: str) -> tuple[Job, ...]:
         return tuple(j for j in self.jobs if j.enabled and target in j.targets)
