@@ -20,7 +20,7 @@ from schedgen.errors import SchedgenError
 from schedgen.machine import ownership as state
 from schedgen.machine.ops import DryOps, Ops
 from schedgen.plan import changes as p
-from schedgen.plan import review, selected
+from schedgen.plan import review, selected, system_dirs
 from schedgen.plan.build import build
 from schedgen.plan.context import ApplyContext
 from schedgen.plan.execute import execute
@@ -157,9 +157,7 @@ def _log_dirs(config: Config, plan: p.Plan, ctx: ApplyContext) -> None:
     in the cluster. A system job's folders are made now, whatever its target: its run,
     as its user, may not create them (system_dirs)."""
     if paths.system():
-        from schedgen.machine.system_dirs import prepare
-
-        prepare(config, plan, ctx)
+        system_dirs.prepare(config, plan, ctx)
     jobs = {c.job for c in plan.changes if c.after is not None and c.job and c.kind == "plist"}
     by_name = {j.name: j for j in config.jobs}
     for name in sorted(jobs):

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from schedgen.commands import scopes
+from schedgen.commands.apply import merged
 from schedgen.config import load as cfg
 from schedgen.config.model import Config
 from schedgen.machine import ownership as state
@@ -19,9 +21,6 @@ from schedgen.targets.registry import all_targets
 
 def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
                 prune: bool = False, force: bool = False) -> Review:
-    from schedgen.commands import scopes
-    from schedgen.commands.apply import merged
-
     config = cfg.load(config_path)
     parts = []
     for part in scopes.each(config):  # each scope has its own record and folders

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from schedgen import paths
+from schedgen.commands import scopes
 from schedgen.config import load as cfg
 from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.machine.fs import atomic_write
@@ -26,9 +28,6 @@ def render(config_path: Path, out: Path, targets: tuple[str, ...] | None,
                                 + "\n".join(f"  {w}" for w in why))
         for w in why:
             (say or print)(f"skipped: {w}")
-    from schedgen import paths
-    from schedgen.commands import scopes
-
     artifacts = []
     with storing_compiled_templates():
         for part in scopes.each(config, config.scopes):

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from schedgen import paths
+from schedgen.commands import scopes
 from schedgen.commands.next import next_times
 from schedgen.commands.status_types import JobStatus, Status
 from schedgen.config import load as cfg
@@ -32,8 +33,6 @@ from schedgen.units import format_duration
 
 def status(config_path: Path, targets: tuple[str, ...] | None = None,
            now: datetime | None = None) -> Status:
-    from schedgen.commands import scopes
-
     config = cfg.load(config_path)
     now = now or datetime.now(local_zone())
     parts = [_status(part, targets, now) for part in scopes.each(config)]
@@ -68,8 +67,6 @@ def _status(config: Config, targets: tuple[str, ...] | None, now: datetime) -> S
 
 def unknown(config_path: Path) -> tuple[tuple[str, str], ...]:
     """(target, why) for each scheduler of the config that cannot be read here."""
-    from schedgen.commands import scopes
-
     config = cfg.load(config_path)
     return tuple(u for part in scopes.each(config)
                  for u in build(part, state.load(part.namespace), all_targets(),

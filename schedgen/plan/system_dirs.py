@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 from schedgen.config.model import Config, Job
-from schedgen.errors import SystemOpError
+from schedgen.errors import SystemOpError, UsageError
 from schedgen.plan import changes as p
 from schedgen.plan.context import ApplyContext
 
@@ -28,7 +28,11 @@ def prepare(config: Config, plan: p.Plan, ctx: ApplyContext) -> None:
 
 
 def _job(job: Job, ctx: ApplyContext) -> None:
-    account = pwd.getpwnam(job.user or "")
+    try:
+        account = pwd.getpwnam(job.user or "")
+    except KeyError:  # a dry run asks no root and no account first
+        raise UsageError(f"no account named {job.user} on this host (`user` of job "
+                         f"{job.name})") from None
     _root_dir(job.wrapper_dir, ctx)
     _root_dir(job.log_root, ctx)
     _root_dir(job.lock_dir.parent, ctx)
