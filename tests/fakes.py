@@ -271,7 +271,10 @@ SYSTEMCTL = r'''#!__PYTHON__
 
 Like the real one: a changed unit file is used only after daemon-reload (start warns),
 daemon-reload re-arms active timers with their new definition, enable makes the
-timers.target.wants symlink, a unit without a file is not-found, no bus is exit 1."""
+timers.target.wants symlink, a unit without a file is not-found, no bus is exit 1.
+Without --user it is the system manager, whose unit folder ($FAKE_SYSTEMCTL_SYSTEM_DIR,
+/etc/systemd/system) a test names; as the real one without polkit, it answers a
+non-root caller's change with "Failed to enable unit: Access denied", exit 1."""
 import marshal, os, sys, time  # subprocess where needed: each call is a process (json would double it)
 path = os.environ["FAKE_SYSTEMCTL_STATE"]
 state = marshal.load(open(path, "rb")) if os.path.exists(path) else {}
@@ -291,7 +294,14 @@ def done(code=0, err="", out=""):
     sys.exit(code)
 
 if "--user" not in args:
-    done(64, "fake systemctl: only --user is supported in tests")
+    udir = os.environ.get("FAKE_SYSTEMCTL_SYSTEM_DIR", "")
+    if not udir:
+        done(64, "fake systemctl: the system manager needs FAKE_SYSTEMCTL_SYSTEM_DIR in tests")
+    denied = {"daemon-reload": "reload daemon", "enable": "enable unit", "disable": "disable unit",
+              "start": "start", "stop": "stop"}
+    verb0 = next((a for a in args if not a.startswith("-")), "")
+    if os.getuid() != 0 and verb0 in denied:
+        done(1, f"Failed to {denied[verb0]}: Access denied")
 opts = [a for a in args if a.startswith("-")]
 words = [a for a in args if not a.startswith("-")]
 props = next((a.split("=", 1)[1].split(",") for a in opts if a.startswith("--property=")), None)

@@ -25,7 +25,7 @@ import pytest
 
 from schedgen import paths
 from schedgen.machine import ownership
-from tests.fakes import FakeCrontab, FakeLaunchctl
+from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
 from tests.helpers import schedgen, write_config
 from tests.test_e2e_cron import cron_daemon  # noqa: F401 (a fixture)
 
@@ -415,3 +415,26 @@ def test_import_of_launch_daemons_gives_system_jobs(tmp_path: Path) -> None:
     jobs = {j.name: j for j in load(out).jobs}
     assert (jobs["backup"].scope, jobs["backup"].user) == ("system", "backup")
     assert (jobs["clean"].scope, jobs["clean"].user) == ("system", "root")
+
+
+# --- systemd: system units through `systemctl` without --user (fake manager) ---------------
+
+def test_system_units_are_enabled_through_the_system_manager(
+        tmp_path: Path, fake_systemctl: FakeSystemctl, monkeypatch: pytest.MonkeyPatch) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    units = root_of() / "etc/systemd/system"
+    monkeypatch.setenv("FAKE_SYSTEMCTL_SYSTEM_DIR", str(units))
+    cfg = config(tmp_path, "daemon", targets='["systemd"]')
+    r = schedgen("apply", "-c", str(cfg))
+    assert r.returncode == 0, r.stderr
+    assert "User=daemon\n" in (units / "local.schedgen.tick.service").read_text()
+    calls = fake_systemctl.calls()
+    assert calls and all("--user" not in c for c in calls), calls
+    assert ["enable", "--now", "local.schedgen.tick.timer"] in calls
+    assert "lingering" not in r.stdout + r.stderr  # the system manager needs no login
+    s = schedgen("status", "-c", str(cfg), "--json")
+    assert json.loads(s.stdout)["jobs"][0]["installed"] is True, s.stdout
+    u = schedgen("uninstall", "-c", str(cfg))
+    assert u.returncode == 0, u.stderr
+    assert not (units / "local.schedgen.tick.service").exists()

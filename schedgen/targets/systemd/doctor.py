@@ -6,6 +6,7 @@ from __future__ import annotations
 import getpass
 import shutil
 
+from schedgen import paths
 from schedgen.doctor import Check, ok, problem, skipped, warning
 from schedgen.machine.ops import run
 from schedgen.targets.systemd import systemctl
@@ -38,4 +39,6 @@ def linger() -> Check:
 
 
 def checks(jobs: tuple[object, ...]) -> list[Check]:
+    if jobs and paths.system():  # the system manager: no login session, no lingering
+        return [manager()]
     return [manager(), linger()] if jobs else []
