@@ -438,3 +438,14 @@ def test_system_units_are_enabled_through_the_system_manager(
     u = schedgen("uninstall", "-c", str(cfg))
     assert u.returncode == 0, u.stderr
     assert not (units / "local.schedgen.tick.service").exists()
+
+
+def test_run_of_a_system_job_by_root_runs_it_as_its_user(sys_user: str, open_root: Path) -> None:
+    cfg = config(open_root, sys_user)
+    cfg.chmod(0o644)
+    assert schedgen("apply", "-c", str(cfg)).returncode == 0
+    r = schedgen("run", "tick", "-c", str(cfg))
+    assert r.returncode == 0, r.stdout + r.stderr
+    manifest = next((open_root / "var/log/schedgen/tick/runs").glob("*/schedgen-manifest.json"))
+    assert manifest.stat().st_uid == pwd.getpwnam(sys_user).pw_uid
+    assert (manifest.parent / "stdout.log").read_text().splitlines()[0] == sys_user
