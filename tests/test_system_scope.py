@@ -449,3 +449,14 @@ def test_run_of_a_system_job_by_root_runs_it_as_its_user(sys_user: str, open_roo
     manifest = next((open_root / "var/log/schedgen/tick/runs").glob("*/schedgen-manifest.json"))
     assert manifest.stat().st_uid == pwd.getpwnam(sys_user).pw_uid
     assert (manifest.parent / "stdout.log").read_text().splitlines()[0] == sys_user
+
+
+def test_target_of_the_system_jobs_only_is_a_target_of_the_config(
+        tmp_path: Path, fake_launchctl: FakeLaunchctl) -> None:
+    cfg = config(tmp_path, "daemon", targets='["launchd"]',
+                 extra='\n[jobs.own]\ncommand = "true"\nschedule = "@hourly"\ntargets = ["cron"]\n')
+    r = schedgen("diff", "-c", str(cfg), "--target", "launchd")
+    assert r.returncode == 1, r.stderr  # changes pending, not "no job goes to launchd"
+    assert "local.schedgen.tick.plist" in r.stdout and "own" not in r.stdout
+    r = schedgen("diff", "-c", str(cfg), "--target", "systemd")
+    assert r.returncode == 2 and "--target systemd: no enabled job" in r.stderr

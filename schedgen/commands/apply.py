@@ -20,7 +20,7 @@ from schedgen.errors import SchedgenError
 from schedgen.machine import ownership as state
 from schedgen.machine.ops import DryOps, Ops
 from schedgen.plan import changes as p
-from schedgen.plan import review, selected, system_dirs
+from schedgen.plan import review, system_dirs
 from schedgen.plan.build import build
 from schedgen.plan.context import ApplyContext
 from schedgen.plan.execute import execute
@@ -60,6 +60,7 @@ def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run:
     found = scopes.of(config)
     if not dry_run:
         scopes.require_root(config, found, "apply")
+    scopes.check_selected(config, found, targets)
     outcomes = [_apply(part, targets, dry_run=dry_run, prune=prune, force=force, say=say)
                 for part in scopes.each(config, found)]
     return Outcome(merged([o.plan for o in outcomes]), tuple(d for o in outcomes for d in o.done),
@@ -71,7 +72,6 @@ def _apply(config: Config, targets: tuple[str, ...] | None = None, *, dry_run: b
     with _lock(dry_run, say), _storing(not dry_run):
         record = state.load(config.namespace)
         record.config = str(config.path)
-        selected.check(config, record, targets)
         plan = build(config, record, all_targets(), selected=targets, prune=prune, force=force)
         conflicts = [c for c in plan.changes if c.action == p.CONFLICT]
         if conflicts:

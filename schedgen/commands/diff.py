@@ -13,7 +13,6 @@ from schedgen.config.model import Config
 from schedgen.machine import ownership as state
 from schedgen.plan import changes as p
 from schedgen.plan import review as rv
-from schedgen.plan import selected
 from schedgen.plan.build import build
 from schedgen.plan.mask import masker
 from schedgen.targets.registry import all_targets
@@ -22,10 +21,11 @@ from schedgen.targets.registry import all_targets
 def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
                 prune: bool = False, force: bool = False) -> Review:
     config = cfg.load(config_path)
+    found = scopes.of(config)
+    scopes.check_selected(config, found, targets)
     parts = []
-    for part in scopes.each(config):  # each scope has its own record and folders
+    for part in scopes.each(config, found):  # each scope has its own record and folders
         record = state.load(part.namespace)
-        selected.check(part, record, targets)
         plan = build(part, record, all_targets(), selected=targets, prune=prune, force=force,
                      review=True)
         parts.append(build_review(part, plan, rv.review(part, record, plan), record))

@@ -16,6 +16,7 @@ from schedgen import paths
 from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
 from schedgen.machine import ownership
+from schedgen.plan import selected
 
 
 def recorded(namespace: str, scope: str) -> bool:
@@ -54,6 +55,19 @@ class Records:
             with paths.in_scope(job.scope):
                 self._read[job.scope] = ownership.load(self.namespace)
         return self._read[job.scope]
+
+
+def check_selected(config: Config, scopes: tuple[str, ...],
+                   targets: tuple[str, ...] | None) -> None:
+    """`--target T` names a target something of the config goes to, in either scope."""
+    if not targets:
+        return
+    entries: dict[str, ownership.Installed] = {}
+    for scope in scopes:
+        with paths.in_scope(scope):
+            record = ownership.load(config.namespace)
+        entries.update({f"{scope}:{k}": e for k, e in record.entries.items()})
+    selected.check(config, ownership.Record(config.namespace, entries), targets)
 
 
 def require_root(config: Config, scopes: tuple[str, ...], command: str) -> None:

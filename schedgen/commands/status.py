@@ -19,7 +19,6 @@ from schedgen.config.model import Config, Job
 from schedgen.machine import ownership as state
 from schedgen.outcomes.missed import missed
 from schedgen.plan import changes as p
-from schedgen.plan import selected
 from schedgen.plan.build import build
 from schedgen.records import runs
 from schedgen.render import wordcache
@@ -35,7 +34,9 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
            now: datetime | None = None) -> Status:
     config = cfg.load(config_path)
     now = now or datetime.now(local_zone())
-    parts = [_status(part, targets, now) for part in scopes.each(config)]
+    found = scopes.of(config)
+    scopes.check_selected(config, found, targets)
+    parts = [_status(part, targets, now) for part in scopes.each(config, found)]
     if len(parts) == 1:
         return parts[0]
     return Status(config.namespace, tuple(j for s in parts for j in s.jobs),
@@ -47,7 +48,6 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
 def _status(config: Config, targets: tuple[str, ...] | None, now: datetime) -> Status:
     """One scope's jobs (the config given holds them only)."""
     record = state.load(config.namespace)
-    selected.check(config, record, targets)
     plan = build(config, record, all_targets(), selected=targets, review=True)
     # The schedules in words kept between runs: an in-sync plan renders nothing, so the
     # template environment that reads them is not made.
