@@ -355,7 +355,9 @@ def test_launch_daemon_with_username_is_loaded_in_the_system_domain(
     assert (root_of() / "var/log/schedgen/tick").stat().st_uid == pwd.getpwnam("daemon").pw_uid
     s = schedgen("status", "-c", str(cfg), "--json")
     assert s.returncode == 0, s.stdout + s.stderr
-    assert json.loads(s.stdout)["jobs"][0]["installed"] is True
+    job = json.loads(s.stdout)["jobs"][0]
+    assert (job["installed"], job["scope"], job["user"]) == (True, "system", "daemon")
+    assert "scope      system, runs as daemon" in schedgen("status", "-c", str(cfg)).stdout
     u = schedgen("uninstall", "-c", str(cfg))
     assert u.returncode == 0, u.stderr
     assert ["bootout", "system/local.schedgen.tick"] in fake_launchctl.calls()

@@ -116,7 +116,7 @@ def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
         installed=installed if job.enabled else False, drift=tuple(drift),
         last_run=runs.last_run(job),
         next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
-        timezone=job.timezone,
+        timezone=job.timezone, user=job.user,
     )
 
 
