@@ -8,8 +8,8 @@ from typing import NamedTuple
 
 from schedgen.commands import scopes
 from schedgen.commands.apply import merged
-from schedgen.config import load as cfg
-from schedgen.config.model import Config
+from schedgen.config.model import Config, Skipped
+from schedgen.config.select import is_elsewhere, load_here
 from schedgen.machine import ownership as state
 from schedgen.plan import changes as p
 from schedgen.plan import review as rv
@@ -19,12 +19,15 @@ from schedgen.targets.registry import all_targets
 
 
 def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
-                prune: bool = False, force: bool = False) -> Review:
-    config = cfg.load(config_path)
+                prune: bool = False, force: bool = False, host: str | None = None) -> Review:
+    """`host`: plan for that host's jobs (default: this machine's), against what is
+    installed here (on a machine with nothing installed: exactly that host's files).
+    Each scope is planned against its own record; the review is of both."""
+    config = load_here(config_path, host)
     found = scopes.of(config)
     scopes.check_selected(config, found, targets)
     parts = []
-    for part in scopes.each(config, found):  # each scope has its own record and folders
+    for part in scopes.each(config, found):
         record = state.load(part.namespace)
         plan = build(part, record, all_targets(), selected=targets, prune=prune, force=force,
                      review=True)
@@ -38,13 +41,21 @@ def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
             text = m(text)
         return text
 
-    return Review(merged([r.plan for r in parts]), tuple(j for r in parts for j in r.jobs), mask)
+    return parts[0]._replace(plan=merged([r.plan for r in parts]),
+                             jobs=tuple(j for r in parts for j in r.jobs), mask=mask,
+                             selected=tuple(j.name for j in config.jobs),
+                             by_host=any(r.by_host for r in parts))
 
 
 class Review(NamedTuple):
     plan: p.Plan
     jobs: tuple[rv.JobReview, ...]
     mask: Callable[[str], str]
+    host: str | None = None  # the host the jobs were chosen for
+    skipped: tuple[Skipped, ...] = ()  # jobs of the file not for that host, and why
+    elsewhere: bool = False  # that host is not this machine (--host)
+    selected: tuple[str, ...] = ()  # the jobs for that host
+    by_host: bool = False  # some job of the file has `hosts`
 
 
 def build_review(config: Config, plan: p.Plan, jobs: list[rv.JobReview],
@@ -57,4 +68,6 @@ def build_review(config: Config, plan: p.Plan, jobs: list[rv.JobReview],
     public = [t for j in config.jobs for t in (j.name, j.description or "")]
     secrets = {j.notify.ping_url for j in config.jobs if j.notify and j.notify.ping_url}
     secrets |= {u for s in installed for u in rv.secrets(s)}
-    return Review(plan, tuple(jobs), masker(keys, values, public, secrets))
+    return Review(plan, tuple(jobs), masker(keys, values, public, secrets), config.host,
+                  config.skipped, is_elsewhere(config.host), tuple(j.name for j in config.jobs),
+                  bool(config.skipped) or any(j.hosts is not None for j in config.jobs))

@@ -166,6 +166,7 @@ class _Checker:
             adopts=v.optional("adopts", f.adopts),
             scope=scope,
             user=user,
+            hosts=v.optional("hosts", f.hosts, True),
         )
         # What each of its targets refuses of it (render --target asks the same).
         for t in targets or ():
