@@ -304,6 +304,7 @@ def test_a_system_folder_others_may_write_is_refused(tmp_path: Path,
     r = schedgen("apply", "-c", str(config(tmp_path, "daemon")))
     assert r.returncode == 3 and "is writable by others than root" in r.stderr
     assert not (root_of() / "etc").exists()
+    assert paths.scope() == paths.USER  # a failure in the system pass leaves no scope set
 
 
 # --- systemd: the real systemd-analyze verify ----------------------------------------------

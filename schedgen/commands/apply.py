@@ -41,9 +41,9 @@ def diff(config_path: Path, targets: tuple[str, ...] | None = None, *, prune: bo
          force: bool = False) -> p.Plan:
     """The plan `apply` with the same options would carry out; changes nothing."""
     config = load_here(config_path)
-    return merged([build(part, state.load(part.namespace), all_targets(), selected=targets,
-                         prune=prune, force=force, review=True)
-                   for part in scopes.each(config)])
+    return merged(scopes.each(config, None, lambda part: build(
+        part, state.load(part.namespace), all_targets(), selected=targets, prune=prune,
+        force=force, review=True)))
 
 
 def merged(plans: list[p.Plan]) -> p.Plan:
@@ -64,8 +64,8 @@ def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run:
     if not dry_run:
         scopes.require_root(config, found, "apply")
     scopes.check_selected(config, found, targets)
-    outcomes = [_apply(part, targets, dry_run=dry_run, prune=prune, force=force, say=say)
-                for part in scopes.each(config, found)]
+    outcomes = scopes.each(config, found, lambda part: _apply(
+        part, targets, dry_run=dry_run, prune=prune, force=force, say=say))
     return Outcome(merged([o.plan for o in outcomes]), tuple(d for o in outcomes for d in o.done),
                    dry_run)
 

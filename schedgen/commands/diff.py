@@ -26,12 +26,14 @@ def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
     config = load_here(config_path, host)
     found = scopes.of(config)
     scopes.check_selected(config, found, targets)
-    parts = []
-    for part in scopes.each(config, found):
+
+    def one(part: Config) -> Review:
         record = state.load(part.namespace)
         plan = build(part, record, all_targets(), selected=targets, prune=prune, force=force,
                      review=True)
-        parts.append(build_review(part, plan, rv.review(part, record, plan), record))
+        return build_review(part, plan, rv.review(part, record, plan), record)
+
+    parts = scopes.each(config, found, one)
     if len(parts) == 1:
         return parts[0]
     masks = [r.mask for r in parts]

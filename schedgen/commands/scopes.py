@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 import pwd
-from collections.abc import Iterator
+from collections.abc import Callable
+from typing import TypeVar
 
 from schedgen import paths
 from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
 from schedgen.machine import ownership
 from schedgen.plan import selected
+
+T = TypeVar("T")
 
 
 def recorded(namespace: str, scope: str) -> bool:
@@ -35,11 +38,16 @@ def of(config: Config) -> tuple[str, ...]:
     return tuple(s for s in paths.SCOPES if s in found)
 
 
-def each(config: Config, scopes: tuple[str, ...] | None = None) -> Iterator[Config]:
-    """The config's jobs of each scope in turn, with that scope's folders in force."""
+def each(config: Config, scopes: tuple[str, ...] | None,
+         work: Callable[[Config], T]) -> list[T]:
+    """`work` on the config's jobs of each scope in turn, with that scope's folders in
+    force while it runs (a callback, not a generator: a generator left on an exception
+    would keep the scope set for whatever runs next)."""
+    out = []
     for scope in scopes or of(config):
         with paths.in_scope(scope):
-            yield config.scoped(scope)
+            out.append(work(config.scoped(scope)))
+    return out
 
 
 class Records:

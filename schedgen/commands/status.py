@@ -40,7 +40,7 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
         return _elsewhere(config, targets, now, tuple((s.job, s.why) for s in config.skipped))
     found = scopes.of(config)
     scopes.check_selected(config, found, targets)
-    parts = [_status(part, targets, now) for part in scopes.each(config, found)]
+    parts = scopes.each(config, found, lambda part: _status(part, targets, now))
     if len(parts) == 1:
         return parts[0]
     return replace(parts[0], jobs=tuple(j for s in parts for j in s.jobs),
@@ -94,9 +94,8 @@ def _elsewhere(config: Config, targets: tuple[str, ...] | None, now: datetime,
 def unknown(config_path: Path) -> tuple[tuple[str, str], ...]:
     """(target, why) for each scheduler of the config that cannot be read here."""
     config = load_here(config_path)
-    return tuple(u for part in scopes.each(config)
-                 for u in build(part, state.load(part.namespace), all_targets(),
-                                review=True).unknown)
+    return tuple(u for unknown in scopes.each(config, None, lambda part: build(
+        part, state.load(part.namespace), all_targets(), review=True).unknown) for u in unknown)
 
 
 def _by_job(plan: p.Plan, jobs: tuple[Job, ...]) -> dict[str, list[p.Change]]:
