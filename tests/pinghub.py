@@ -12,7 +12,6 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-
 _RID = re.compile(r"([?&])rid=[^&]*(&?)")
 
 

@@ -163,6 +163,15 @@ def log_dir(job: Job) -> Check:
 def notify_mail(job: Job) -> Check:
     """A notify command that sends mail needs its program on the job's PATH and an MTA."""
     name = "mail for notify"
+    if job.notify is not None and job.notify.mail:
+        from schedgen.commands.channels import sendmail_program
+        prog_ = sendmail_program(job)
+        if prog_ is None:
+            return problem(name, "notify.mail is set, but no sendmail program is on the job's "
+                                 "PATH or in /usr/sbin, /usr/lib: no mail goes out",
+                           "install an MTA that provides sendmail (msmtp-mta, postfix), or "
+                           "set notify.sendmail to its path")
+        return ok(name, f"notify.mail goes through {prog_} -t -i")
     cmd = job.notify.command if job.notify is not None else None
     if cmd is None:
         return ok(name, "no notify command")
