@@ -153,7 +153,7 @@ sg_notify_ping() {
 sg_notify_tail() {
   [ -r "$1" ] || return 0
   if [ -n "${3-}" ]; then tail -n "$3" "$1"; else tail -c "$2" "$1"; fi | tail -c "$2" |
-    cut -b 1-900 | LC_ALL=C tr -d '\000-\010\013-\037\177' |
+    cut -b 1-900 | LC_ALL=C tr -d '\000-\010\013-\037\177' | LC_ALL=C tr '\011' ' ' |
     if command -v iconv >/dev/null 2>&1; then iconv -c -f UTF-8 -t UTF-8 2>/dev/null; else cat; fi
 }
 
