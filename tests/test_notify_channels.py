@@ -319,3 +319,102 @@ def test_the_webhook_url_is_masked_in_diff_like_the_ping_url(tmp_path: Path,
         assert "XXSECRET" not in text and "hooks.example.com" not in text, (args, text)
     r = cli(config, "diff", "--full")
     assert b"sg_webhook=<masked>" in r.stdout, r.stdout
+
+
+# --- heartbeats: rid and output ----------------------------------------------------------
+
+@needs_curl
+@pytest.mark.macos
+def test_the_finish_ping_carries_the_output_and_the_run_id_of_its_start(
+        tmp_path: Path, pinghub: PingHub) -> None:
+    w = job(tmp_path, "echo to stdout; echo to stderr >&2; exit 3",
+            {"ping_url": f"{pinghub.url}/hc-uuid?create=1"})
+    assert w.run().returncode == 3
+    pinghub.wait_for(2)
+    (m1, start, b1), (m2, end, b2) = pinghub.raw()
+    assert start.startswith("/hc-uuid/start?create=1&rid=") and b1 == b""
+    assert end.startswith("/hc-uuid/3?create=1&rid=") and m2 == "POST"
+    rid = start.rsplit("rid=", 1)[1]
+    assert end.rsplit("rid=", 1)[1] == rid
+    assert len(rid) == 36 and rid[14] == "4"  # a UUID, as healthchecks.io wants it
+    assert b2 == b"to stdout\nto stderr\n"
+    wait_for(lambda: not (w.run_dirs()[-1] / ".ping-body").exists(), what="the body removed")
+
+    assert w.run().returncode == 3  # the next run: a run ID of its own
+    pinghub.wait_for(4)
+    assert pinghub.raw()[2][1].rsplit("rid=", 1)[1] != rid
+
+
+@needs_curl
+def test_the_ping_body_is_the_last_10_kb(tmp_path: Path, pinghub: PingHub) -> None:
+    w = job(tmp_path, "seq 1 20000; echo last line >&2", {"ping_url": f"{pinghub.url}/hc"})
+    assert w.run().returncode == 0
+    pinghub.wait_for(2)
+    body = pinghub.raw()[1][2]
+    assert len(body) == 10_000 and body.endswith(b"20000\nlast line\n")
+
+
+# --- bounded: a server that hangs holds neither the run nor the alert ---------------------
+
+class Hanging:
+    """A TCP server that accepts and then never answers."""
+
+    def __init__(self) -> None:
+        import socket
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+
+
+@needs_curl
+def test_a_hanging_webhook_neither_holds_the_run_nor_outlives_its_bound(tmp_path: Path) -> None:
+    import subprocess
+    import time
+
+    from tests.test_notify_sh import NOTIFY_SH
+    hang = Hanging()
+    run_dir = tmp_path / "logs" / "runs" / "r1"
+    run_dir.mkdir(parents=True)
+    (run_dir / "stderr.log").write_text("boom\n")
+    script = tmp_path / "run.sh"
+    script.write_text(f"set -u\n. {NOTIFY_SH}\nsg_job=j sg_log_dir={tmp_path}/logs\n"
+                      f"sg_notify_on=failure sg_webhook=http://127.0.0.1:{hang.port}/h\n"
+                      "sg_notify_timeout=2 sg_webhook_time=60\n"
+                      f'sg_notify_finish 1 failed {tmp_path}/logs {run_dir}\nexit 1\n')
+    t0 = time.monotonic()
+    r = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30)
+    returned = time.monotonic() - t0
+    assert r.returncode == 1 and r.stderr == ""
+    log = run_dir / "notify.log"
+    wait_for(lambda: log.exists() and "killed after 2s" in log.read_text(),
+             what="the webhook's bound")
+    assert returned < 60  # it returned long before curl's own 60 s limit could end it
+    assert log.read_text() == "webhook failure: killed after 2s\n"
+    hang.sock.close()
+
+
+def test_a_sendmail_that_hangs_is_killed_with_its_children(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.test_notify_sh import NOTIFY_SH, _alive
+    pids = tmp_path / "pids"
+    slow = tmp_path / "slowmail"
+    slow.write_text(f"#!/bin/sh\nsleep 300 &\necho $! >{pids}\ncat >/dev/null\nwait\n")
+    slow.chmod(0o755)
+    run_dir = tmp_path / "logs" / "runs" / "r1"
+    run_dir.mkdir(parents=True)
+    script = tmp_path / "run.sh"
+    script.write_text(f"set -u\n. {NOTIFY_SH}\nsg_job=j sg_log_dir={tmp_path}/logs\n"
+                      f"sg_notify_on=failure sg_mail=ops@example.com sg_sendmail={slow}\n"
+                      "sg_notify_timeout=1\n"
+                      f'sg_notify_finish 1 failed {tmp_path}/logs {run_dir}\nexit 1\n')
+    r = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1
+    log = run_dir / "notify.log"
+    wait_for(lambda: log.exists() and "killed after 1s" in log.read_text(), what="the bound")
+    wait_for(pids.exists, what="the pid")
+    pid = int(pids.read_text())
+    wait_for(lambda: not _alive(pid), what="sendmail's child to be killed")
+    mail = (run_dir / "notify.mail").read_text()
+    assert mail.startswith("To: ops@example.com\nSubject: [schedgen] j failed (exit 1) on ")
