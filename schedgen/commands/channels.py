@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import tempfile
 from datetime import UTC, datetime
 from typing import Any
@@ -31,7 +30,7 @@ def payload(job: Job, event: str, kind: str, text: str,
     check knows the job and the problem, not a run."""
     now = now or datetime.now(UTC)
     return {"schema": SCHEMA, "event": event, "job": job.name,
-            "host": socket.gethostname() or "localhost", "run_id": None, "outcome": None,
+            "host": os.uname().nodename or "localhost", "run_id": None, "outcome": None,
             "exit_code": None, "attempt": 1, "max_attempts": 1, "will_retry": False,
             "item": None, "duration": None, "timed_out_after": None, "failures_in_a_row": 0,
             "run_dir": None, "log_dir": str(job.log_dir), "stderr_tail": "",
