@@ -212,7 +212,7 @@ sg_notify_run() {
 
 # sg_notify_cmd_now EVENT: the notify command, the tail of stderr on its stdin.
 sg_notify_cmd_now() {
-  printf '%s\n' "$sg_p_tail" | sed '/^$/d' | sg_notify_cmd
+  if [ -n "$sg_p_tail" ]; then printf '%s\n' "$sg_p_tail"; fi | sg_notify_cmd
   printf 'notify %s: command exit %s\n' "$1" "$?"
 }
 
@@ -370,6 +370,8 @@ sg_notify_payload() {
     esac
     [ "$sg_p_fails" -le 1 ] || sg_p_msg="$sg_p_msg ($sg_p_fails failed runs in a row)"
   fi
+  # One line: it is a mail's Subject too (an item's name may hold a newline).
+  sg_p_msg=${sg_p_msg//[[:cntrl:]]/?}
   sg_p_json=$dir/notify.json
   sg_notify_json "$ev"
 }
