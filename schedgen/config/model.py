@@ -98,6 +98,8 @@ class Job(NamedTuple):
     # What `import` found this job in, still installed outside schedgen: (target, its
     # identity there: the crontab line as written, a plist label, a unit name).
     adopts: tuple[str, str] | None = None
+    scope: str = "user"  # "system": installed for the machine, run as `user`
+    user: str | None = None  # the account a system-scope job runs as
     # Host name patterns (config/select.py): "web-*", "!name" excludes; None: every host.
     hosts: tuple[str, ...] | None = None
 
@@ -130,6 +132,8 @@ class Config(NamedTuple):
     path: Path
     namespace: str
     jobs: tuple[Job, ...]
+    # scoped(): the config's jobs in its other scope (their files here go, not as orphans)
+    elsewhere: tuple[str, ...] = ()
     # Set by config/select.py: the machine the jobs were chosen for, and the jobs of the
     # file left out for it (a plain load keeps every job: host None, nothing skipped).
     host: str | None = None
@@ -137,6 +141,17 @@ class Config(NamedTuple):
 
     def job(self, name: str) -> Job | None:
         return next((j for j in self.jobs if j.name == name), None)
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes its jobs are in, user first."""
+        found = {j.scope for j in self.jobs}
+        return tuple(s for s in ("user", "system") if s in found)
+
+    def scoped(self, scope: str) -> Config:
+        """Its jobs of one scope: each scope is installed, recorded and read on its own."""
+        return self._replace(jobs=tuple(j for j in self.jobs if j.scope == scope),
+                             elsewhere=tuple(j.name for j in self.jobs if j.scope != scope))
 
     def for_target(self, target: str) -> tuple[Job, ...]:
         return tuple(j for j in self.jobs if j.enabled and target in j.targets)

@@ -117,6 +117,11 @@ SHARED_TYPES: dict[str, Schema] = {
     "log_root": _doc("Logs and run directories go under <log_root>/<job>/", _PATH),
     "lock_dir": _doc("Where lock files live", _PATH),
     "wrapper_dir": _doc("Where the generated wrappers are installed", _PATH),
+    "scope": _doc("user: installed for the user running schedgen; system: for the machine "
+                  "(/etc/cron.d, LaunchDaemons, system units), run as `user`, applied as root",
+                  {"enum": ["user", "system"]}),
+    "user": _doc("The account a system-scope job runs as (required there, only there)",
+                 {"type": "string", "pattern": _anchored(f.USER_NAME)}),
     "metrics_dir": _doc("Each run ends by writing schedgen_<namespace>_<job>.prom here "
                         "(Prometheus text format, for node_exporter's textfile collector)",
                         _PATH),

@@ -238,10 +238,6 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
             skip(f"a system crontab line is: time fields, user, command; this one has only "
                  f"{rest!r} after the times")
             return None
-        if split.user != me:
-            skip(f"runs as user {split.user!r} (the user field of a system crontab); schedgen "
-                 f"installs jobs into your own crontab ({me})")
-            return None
         command = split.command
         remark = f"user {split.user}"
     else:
@@ -270,16 +266,17 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
     if unescape_command(rest, bsd=True) != unescape_command(rest, bsd=False):
         notes.append(Note(at, "'\\\\' in the command: Debian's cron and cronie make it '\\', "
                               "BSD and macOS cron keep both; read as this host's cron does"))
-    if remark:
-        notes.append(Note(at, f"runs as {me} (the user field of a system crontab), who you "
-                              "are: imported into your own crontab"))
     cmd = as_command(command, state.shell, home_from_env=state.home is not None)
     keys: dict[str, Any] = {}
     if description:
         keys["description"] = description
     keys["command"] = cmd
     keys["schedule"] = entry.text
-    keys["working_dir"] = state.home or "~"
+    if system:  # the machine's job, run as the line's user (apply as root installs it)
+        keys["scope"] = "system"
+        keys["user"] = remark.removeprefix("user ")
+    if state.home or not system:  # cron starts a system line in its user's home
+        keys["working_dir"] = state.home or "~"
     if state.env:
         keys["env"] = dict(state.env)
     keys["path"] = list(state.path)
