@@ -162,6 +162,10 @@ class _Checker:
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,
             adopts=v.optional("adopts", f.adopts),
+            catch_up=v.get("catch_up", _catch_up, True),
+            max_lateness=v.get("max_lateness", _positive_duration, True),
+            random_delay=v.get("random_delay", f.duration, True),
+            random_delay_stable=v.get("random_delay_stable", f.boolean, True),
         )
         # What each of its targets refuses of it (render --target asks the same).
         for t in targets or ():
@@ -181,6 +185,15 @@ _JOB_TABLE = {**d.SHARED, **d.JOB}
 
 def _positive_duration(value: Any) -> int:
     return f.duration(value, positive=True)
+
+
+CATCH_UP = ("none", "once")
+
+
+def _catch_up(value: Any) -> str:
+    if value not in CATCH_UP:
+        raise ValueError(f"expected one of {', '.join(map(repr, CATCH_UP))}, got {value!r}")
+    return str(value)
 
 
 def _natural(value: Any) -> int:

@@ -30,7 +30,8 @@ from schedgen.schedule.upcoming import local_zone
 KEY = "%Y%m%d%H%M"
 REPEAT_LIMIT = 180  # minutes the clock may go back and a fixed firing still counts as run
 # A start with no firing in its minute runs the latest firing before it when that is
-# less than this late (minutes; docs/timezones.md), and once: a later start is dropped.
+# less than this late (minutes; the job's max_lateness, docs/policies.md), and once: a
+# later start is dropped.
 MAX_LATENESS = 60
 # How far past the bound a start still looks for a firing it came too late for (to say
 # so), when the state tells which firing was decided last.
@@ -42,13 +43,13 @@ class Gate(NamedTuple):
     zone: str
     crons: tuple[Cron, ...]
     gaps: frozenset[str]  # zone-local keys (KEY) of moved fixed-time firings
-    late: int = MAX_LATENESS
+    late: int = MAX_LATENESS * 60  # seconds: the job's max_lateness
 
     @classmethod
-    def of(cls, zone: str, crons: list[Cron], window: Window) -> Gate:
+    def of(cls, zone: str, crons: list[Cron], window: Window, late: int = MAX_LATENESS * 60) -> Gate:
         tz = ZoneInfo(zone)
         keys = frozenset(t.astimezone(tz).strftime(KEY) for t in gap_firings(crons, tz, window))
-        return cls(zone, tuple(crons), keys)
+        return cls(zone, tuple(crons), keys, late)
 
     def decide(self, at: datetime, state: list[int | None]) -> bool:
         """Run at instant ``at``? ``state`` is [the last fixed firing's local minute, the
@@ -76,7 +77,7 @@ class Gate(NamedTuple):
             state[:] = [nlast, rmin]
             return RUN
         # A late start: the latest firing before it, on the zone's wall clock.
-        cap = self.late + LOOK_PAST if rlast is not None else self.late - 1
+        cap = self.late // 60 + LOOK_PAST if rlast is not None else (self.late - 1) // 60
         wall = local.replace(tzinfo=None, second=0, microsecond=0)
         k = 0
         while True:
@@ -94,7 +95,7 @@ class Gate(NamedTuple):
             if fixed and not wild and last is not None and 0 <= last - lmin < REPEAT_LIMIT:
                 return NOT_NOW
             state[:] = [lmin if fixed else last, rmin - k]
-            return RUN if k * 60 + sec < self.late * 60 else DROPPED
+            return RUN if k * 60 + sec < self.late else DROPPED
 
     def _kinds(self, wall: datetime) -> tuple[bool, bool]:
         """(a fixed-time firing, a wildcard firing) at the zone-local wall time."""

@@ -38,4 +38,5 @@ def state_file(job: Job) -> str:
 def gate_settings(job: Job, window: Window | None = None) -> str:
     """The gate's settings, for the job file (the gate is the runtime's: 81-tzgate.sh)."""
     assert job.timezone
-    return settings(Gate.of(job.timezone, _crons(job), window or render_window()), state_file(job))
+    gate = Gate.of(job.timezone, _crons(job), window or render_window(), job.max_lateness)
+    return settings(gate, state_file(job))

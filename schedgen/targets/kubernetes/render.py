@@ -66,7 +66,7 @@ def command(job: Job) -> list[str]:
 
 
 def cronjob(job: Job, namespace: str, zone: str | None = None,
-            install: str | None = None) -> dict[str, Any]:
+            install: str | None = None, paused: bool = False) -> dict[str, Any]:
     """The manifest as a dict, keys in the order they are written."""
     k = job.kubernetes
     assert k is not None, job.name  # validate requires [kubernetes] for this target
@@ -102,7 +102,9 @@ def cronjob(job: Job, namespace: str, zone: str | None = None,
         spec["timeZone"] = zone
     spec.update({
         "concurrencyPolicy": "Forbid" if job.lock is not None else "Allow",
-        "suspend": not job.enabled,
+        # A start more than max_lateness after its firing is not made (docs/policies.md).
+        "startingDeadlineSeconds": job.max_lateness,
+        "suspend": not job.enabled or paused,
         "successfulJobsHistoryLimit": job.logs.keep_runs,
         "failedJobsHistoryLimit": job.logs.keep_runs,
         "jobTemplate": {"metadata": {"labels": own}, "spec": job_spec},
