@@ -21,6 +21,7 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError, UsageError
 from schedgen.machine import ownership as state
+from schedgen.machine import pause
 from schedgen.machine.fs import atomic_write
 from schedgen.outcomes import history, missed
 from schedgen.records import runs as run_records
@@ -31,10 +32,10 @@ MAX_MARKS = 400
 BINS = 240
 W, H = 1000, 28  # a lane's SVG user space (stretched to the lane's width)
 COLOURS = {"ok": "#2f9e5b", "empty": "#9fd5b3", "failed": "#d62839", "timeout": "#f28c28",
-           "busy": "#8a94a6", "missed": "#6a3d9a", "running": "#3a86ff"}
+           "busy": "#8a94a6", "missed": "#6a3d9a", "running": "#3a86ff", "skipped": "#c9cfd8"}
 # Outcomes shown as "failed" (they all mean the work was not done).
 AS_FAILED = {"interrupted", "crashed", "precondition"}
-ORDER = ("ok", "empty", "running", "busy", "timeout", "failed", "missed")
+ORDER = ("ok", "empty", "running", "busy", "skipped", "timeout", "failed", "missed")
 
 
 class Lane(NamedTuple):
@@ -42,6 +43,7 @@ class Lane(NamedTuple):
     runs: tuple[history.Run, ...]
     missed: tuple[datetime, ...]
     queue: run_records.QueueDepth | None
+    paused: str = ""  # "paused until ..." while `schedgen pause` holds it
 
 
 def outcome_class(outcome: str) -> str:
@@ -61,7 +63,8 @@ def collect(config_path: Path, days: int, now: datetime | None = None) -> tuple[
         rs = tuple(history.runs(job, since=start))
         m = missed.missed(job, record, now, since=start)
         gone = tuple(f.at for f in m.missed) if m else ()
-        lanes.append(Lane(job, rs, gone, run_records.queue_depth(job)))
+        p = pause.paused(config.namespace, job.name, now)
+        lanes.append(Lane(job, rs, gone, run_records.queue_depth(job), p.text() if p else ""))
     return config.namespace, lanes, start, now
 
 
@@ -170,7 +173,7 @@ def _grid(ticks: list[tuple[float, str]]) -> str:
 
 
 def _summary_row(lane: Lane) -> str:
-    done = [r for r in lane.runs if r.outcome not in ("busy", "empty", "running")]
+    done = [r for r in lane.runs if r.outcome not in ("busy", "empty", "running", "skipped")]
     ok = sum(1 for r in done if r.outcome == "ok")
     rate = f"{100 * ok / len(done):.1f}%" if done else "–"
     durs = [r.duration for r in done if r.duration is not None]
@@ -262,7 +265,8 @@ def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime,
                 f'<section class="lane" data-job="{escape(lane.job.name)}" data-mode="{mode}">'
                 f'<div class="name" title="{escape(lane.job.description or lane.job.name)}">'
                 f'{escape(lane.job.name)}<small>{escape(" | ".join(lane.job.schedule_text))}'
-                f'</small></div><div class="track">{none}'
+                + (f' · <span class="paused">{escape(lane.paused)}</span>' if lane.paused else "")
+                + f'</small></div><div class="track">{none}'
                 f'<svg viewBox="0 0 {W} {H}" preserveAspectRatio="none" role="img" '
                 f'aria-label="runs of {escape(lane.job.name)}">{_grid(ticks)}{"".join(drawn)}</svg></div>'
                 "</section>")

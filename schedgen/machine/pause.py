@@ -21,9 +21,12 @@ class Pause(NamedTuple):
     job: str
     until: datetime | None  # None: until resumed
 
+    def until_text(self) -> str:
+        return (f"until {self.until.astimezone().strftime('%Y-%m-%d %H:%M')}" if self.until
+                else "until resumed")
+
     def text(self) -> str:
-        return "paused" + (f" until {self.until.astimezone().strftime('%Y-%m-%d %H:%M')}"
-                           if self.until else "")
+        return f"paused {self.until_text()}"
 
 
 def pause_file(namespace: str, job: str) -> Path:
