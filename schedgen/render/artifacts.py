@@ -245,11 +245,12 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
     prog, smoke_prog = _program(job.command), _program(job.smoke)
     notify = notify_settings(job)
     tz = ""
-    if job.timezone:
-        # The zone code only for zoned jobs (tests/test_layout.py: LAZY_EDGES).
+    if job.timezone or job.catch_up == "once":
+        # The zone code only for zoned jobs and those that catch up (tests/test_layout.py:
+        # LAZY_EDGES).
         from schedgen.render import tzrender
 
-        tz = tzrender.gate_settings(job).rstrip("\n")
+        tz = tzrender.gate_settings(job).rstrip("\n") if tzrender.gated(job) else ""
     return _env().get_template("job.sh.j2").render(
         job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
         smoke_prog=smoke_prog if smoke_prog and smoke_prog != prog else "",

@@ -44,6 +44,7 @@ class Gate(NamedTuple):
     crons: tuple[Cron, ...]
     gaps: frozenset[str]  # zone-local keys (KEY) of moved fixed-time firings
     late: int = MAX_LATENESS * 60  # seconds: the job's max_lateness
+    catch: int | None = None  # a job that catches up: no late start before its first firing
 
     @classmethod
     def of(cls, zone: str, crons: list[Cron], window: Window, late: int = MAX_LATENESS * 60) -> Gate:
@@ -77,6 +78,8 @@ class Gate(NamedTuple):
             state[:] = [nlast, rmin]
             return RUN
         # A late start: the latest firing before it, on the zone's wall clock.
+        if rlast is None and self.catch is not None:
+            return NOT_NOW
         cap = self.late // 60 + LOOK_PAST if rlast is not None else (self.late - 1) // 60
         wall = local.replace(tzinfo=None, second=0, microsecond=0)
         k = 0
@@ -144,14 +147,24 @@ def _array(name: str, items: list[str]) -> str:
     return f"{name}=({' '.join(shlex.quote(i) for i in items)})"
 
 
-def settings(gate: Gate, state_file: str) -> str:
+# The gate's zone for a job read in the host's local time (catch_up = "once"): the wrapper
+# reads the clock without TZ, and knows no gap instants (cron and launchd move those).
+HOST_LOCAL = "localtime"
+
+
+def settings(gate: Gate, state_file: str, catch_up: int | None = None) -> str:
     """The shell variables the runtime's gate reads, for the job file: three lines (the
     zone, its state file and the lateness bound; the expressions' value lists; the
-    instants after gaps)."""
+    instants after gaps). ``catch_up``: the job catches up (catch_up = "once"): a late
+    start later than this many seconds is recorded as a catch-up, and none is made
+    before the job has run a firing (a fresh install loads with nothing to catch up)."""
     c = gate.crons
+    extra = f" sg_tz_catch={catch_up}" if catch_up is not None else ""
+    if gate.zone == HOST_LOCAL:
+        extra += " sg_tz_host=1"
     lines = [
         f"sg_tz_zone={shlex.quote(gate.zone)} sg_tz_state={shlex.quote(state_file)} "
-        f"sg_tz_late={gate.late}",
+        f"sg_tz_late={gate.late}{extra}",
         " ".join([
             f"sg_tz_n={len(c)}",
             _array("sg_tz_min", [_list(x.minutes, frozenset(range(60))) for x in c]),

@@ -15,6 +15,11 @@
 #   sg_tz_gaps   " YYYYmmddHHMM ... ": zone-local instants right after a spring-forward
 #                gap that a fixed-time firing inside the gap moves to
 #   sg_tz_state  file holding the zone-local minute of the last fixed-time firing run
+#   sg_tz_late   max_lateness, in seconds
+#   sg_tz_host   1: the host's local time (a job with catch_up = "once" and no timezone;
+#                sg_tz_zone is then "localtime")
+#   sg_tz_catch  set for catch_up = "once": a late start more than this many seconds
+#                late is recorded as a catch-up; none is made before a first firing ran
 #
 # sg_tz_gate returns 0: run now; 1: not a firing now (exit 0 at once, write nothing);
 # 2: the zone is unknown on this host (a precondition failure). A run in the foreground
@@ -56,7 +61,11 @@ sg_tz_in() {
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_now() {
   local now era yoe doy y IFS=' '
-  now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w %S %s') || return 1
+  if [ -n "${sg_tz_host-}" ]; then
+    now=$(date '+%Y %m %d %H %M %w %S %s') || return 1   # the host's own time
+  else
+    now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w %S %s') || return 1
+  fi
   # shellcheck disable=SC2086 # split the fields on purpose
   set -- $now
   sg_tz_key=$1$2$3$4$5
@@ -120,7 +129,7 @@ sg_tz_gate() {
   local last='' rlast='' k=0 late=${sg_tz_late:-3600} cap nlast y mo d h mi w i hk lmin dk=''
   [ "${SCHEDGEN_FOREGROUND-}" != 1 ] || return 0
   # date falls back to UTC, silently, for a zone it does not have.
-  if [ ! -f "${TZDIR:-/usr/share/zoneinfo}/$sg_tz_zone" ]; then
+  if [ -z "${sg_tz_host-}" ] && [ ! -f "${TZDIR:-/usr/share/zoneinfo}/$sg_tz_zone" ]; then
     printf 'schedgen: time zone %s is not in this host'\''s zone database\n' "$sg_tz_zone" >&2
     return 2
   fi
@@ -154,6 +163,9 @@ sg_tz_gate() {
   # one it goes back to the last firing decided, a day past the bound at most.
   cap=$((late / 60 + 1440))
   [ -n "$rlast" ] || cap=$(((late - 1) / 60))
+  # A job that catches up does so only once it has run a firing: a load at install time
+  # has nothing to catch up.
+  [ -n "$rlast" ] || [ -z "${sg_tz_catch-}" ] || return 1
   y=$sg_tz_y mo=$sg_tz_mo d=$sg_tz_d h=$sg_tz_h mi=$sg_tz_mi w=$sg_tz_w
   while :; do
     k=$((k + 1)) mi=$((mi - 1))
@@ -217,6 +229,10 @@ sg_tz_gate() {
     fi
     [ "$sg_tz_fx" = 0 ] || nlast=$lmin
     sg_tz_ran "$nlast" $((sg_tz_rmin - k)) "$sg_tz_key" $((k * 60 + sg_tz_sec))
+    # Later than on time (and its start delay): a catch-up, said in its records.
+    [ -z "${sg_tz_catch-}" ] || [ $((k * 60 + sg_tz_sec)) -le "$sg_tz_catch" ] ||
+      sg_tz_j=$sg_tz_j',"catch_up":true'
+
     [ $((k * 60 + sg_tz_sec)) -lt "$late" ] && return 0
     sg_tz_drop=1
     return 3
