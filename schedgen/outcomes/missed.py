@@ -127,7 +127,11 @@ def missed(job: Job, record: Record, now: datetime, since: datetime | None = Non
         return None
     window = since if since is not None else now - LOOKBACK
     start = max(start, window)
-    grace = timedelta(seconds=job.max_lateness) if job.timezone else GRACE
+    # A start delay makes every start late by up to it; a gated job (zoned, or catching
+    # up) runs a start up to max_lateness late for its firing.
+    grace = GRACE + timedelta(seconds=job.random_delay)
+    if job.timezone or job.catch_up == "once":
+        grace = max(grace, timedelta(seconds=job.max_lateness))
     end = now - grace
     if start >= end:
         return Missed(start, ())
