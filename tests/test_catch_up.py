@@ -20,6 +20,8 @@ from schedgen.config.load import loads
 from schedgen.render.desired import desired
 from schedgen.render.tzgate import HOST_LOCAL, NOT_NOW, RUN, Gate
 from schedgen.schedule.expressions import parse_cron
+from tests.fakes import FakeCrontab
+from tests.helpers import schedgen, write_config
 from tests.wrapper_kit import Wrapped, make_job
 
 if shutil.which("faketime") is None:
@@ -148,3 +150,22 @@ def test_validate_refuses_what_catch_up_cannot_mean(tmp_path: Path) -> None:
         loads(text, tmp_path / "jobs.toml")
     where = [p.where for p in e.value.problems]
     assert where.count("jobs.a.catch_up") == 2 and "jobs.a.random_delay" in where
+
+
+def test_diff_says_the_policy_change_in_jobs_toml_terms(tmp_path: Path, fake_crontab: FakeCrontab) -> None:
+    text = f"""
+[jobs.daily]
+command = "true"
+schedule = "0 6 * * *"
+targets = ["cron"]
+log_root = "{tmp_path}/logs"
+wrapper_dir = "{tmp_path}/wrappers"
+"""
+    config = write_config(tmp_path / "jobs.toml", text)
+    assert schedgen("apply", "-c", str(config), cwd=tmp_path).returncode == 0
+    write_config(config, text + 'catch_up = "once"\nmax_lateness = "6h"\nrandom_delay = "10m"\n')
+    r = schedgen("diff", "-c", str(config), cwd=tmp_path)
+    assert r.returncode == 1
+    assert "catch_up: none -> once" in r.stdout
+    assert "max_lateness: 1h -> 6h" in r.stdout and "random_delay: 0s -> 10m" in r.stdout
+    assert "+@reboot " in r.stdout   # the crontab's boot line, in the file diff
