@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from schedgen.commands import apply
 from schedgen.config import load as cfg
 from schedgen.config.model import Config
 from schedgen.errors import UsageError
@@ -43,8 +44,6 @@ def _jobs(config: Config, names: Sequence[str]) -> list[str]:
 def _kubernetes(config_path: Path, config: Config, names: list[str], say: Say) -> None:
     """Suspend or resume the jobs' CronJobs: the kubernetes target applied again."""
     if any("kubernetes" in j.targets for j in config.jobs if j.name in names):
-        from schedgen.commands import apply
-
         apply.apply(config_path, ("kubernetes",), say=say)
 
 
