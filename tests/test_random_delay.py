@@ -15,6 +15,8 @@ import tomli_w
 from schedgen.config.load import loads
 from schedgen.render.artifacts import wrapper
 from schedgen.render.policies import stable_offset
+from tests.helpers import schedgen, write_config
+from tests.sdmanager import UserManager
 from tests.wrapper_kit import SYSTEM_PATH, make_job
 
 _DELAY = re.compile(r"^sg_policy=1 sg_delay=(\d+) sg_delay_max=(\d+)$", re.M)
@@ -96,3 +98,36 @@ def test_foreground_and_systemd_started_runs_are_not_delayed(tmp_path: Path) -> 
     assert w.run("--cron", env={"SCHEDGEN_DELAYED": "1"}).returncode == 0   # the unit sets it
     assert not log.exists()
     assert all("delay" not in e for e in w.events("start"))
+
+
+def test_a_real_systemd_manager_loads_the_timers_policy_keys(live_manager: UserManager,
+                                                              tmp_path: Path) -> None:
+    write_config(tmp_path / "jobs.toml", """
+[defaults]
+targets = ["systemd"]
+[jobs.daily]
+command = ["true"]
+schedule = "0 6 * * *"
+catch_up = "once"
+max_lateness = "6h"
+random_delay = "15m"
+[jobs.fresh]
+command = ["true"]
+schedule = "30 7 * * *"
+random_delay = "90s"
+random_delay_stable = false
+""")
+    r = schedgen("apply", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    def show(unit: str, *props: str) -> dict[str, str]:
+        out = live_manager.run("show", unit, *(f"-p{p}" for p in props)).stdout
+        return dict(line.split("=", 1) for line in out.splitlines())
+
+    props = ("Persistent", "RandomizedDelayUSec", "FixedRandomDelay")
+    assert show("local.schedgen.daily.timer", *props) == {
+        "Persistent": "yes", "RandomizedDelayUSec": "15min", "FixedRandomDelay": "yes"}
+    assert show("local.schedgen.fresh.timer", *props) == {
+        "Persistent": "no", "RandomizedDelayUSec": "1min 30s", "FixedRandomDelay": "no"}
+    env = show("local.schedgen.daily.service", "Environment")["Environment"]
+    assert "SCHEDGEN_DELAYED=1" in env
