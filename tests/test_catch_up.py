@@ -169,3 +169,21 @@ wrapper_dir = "{tmp_path}/wrappers"
     assert "catch_up: none -> once" in r.stdout
     assert "max_lateness: 1h -> 6h" in r.stdout and "random_delay: 0s -> 10m" in r.stdout
     assert "+@reboot " in r.stdout   # the crontab's boot line, in the file diff
+
+
+def test_kubernetes_gets_max_lateness_as_its_starting_deadline(tmp_path: Path) -> None:
+    import kubernetes_validate
+    import yaml
+
+    text = ('[jobs.a]\ncommand = ["true"]\nschedule = "0 6 * * *"\ntargets = ["kubernetes"]\n'
+            'catch_up = "once"\nmax_lateness = "6h"\nkubernetes = { image = "busybox:1" }\n')
+    config = loads(text, tmp_path / "jobs.toml")
+    [manifest] = [a.content for a in desired(config) if a.rel.startswith("kubernetes/")]
+    doc = yaml.safe_load(manifest)
+    assert doc["spec"]["startingDeadlineSeconds"] == 21600
+    assert kubernetes_validate.validate(doc, "1.32.0", strict=True) == "1.32"
+    from schedgen.errors import ConfigError
+
+    with pytest.raises(ConfigError) as e:  # the controller looks every 10 s
+        loads(text.replace('"6h"', "5"), tmp_path / "jobs.toml")
+    assert [p.where for p in e.value.problems] == ["jobs.a.max_lateness"]
