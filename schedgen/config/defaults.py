@@ -76,6 +76,7 @@ JOB: dict[str, Default] = {
     "max_lateness": Default("1h", '"1h": a start later than that after its firing is dropped'),
     "random_delay": Default(0, "0: every run starts on its firing"),
     "random_delay_stable": Default(True, "true: the same offset in every run"),
+    "hosts": Default(None, "none: every host"),
 }
 # Keys that describe where and how jobs are installed: also given per job or in [defaults].
 SHARED: dict[str, Default] = {

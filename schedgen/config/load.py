@@ -169,6 +169,7 @@ class _Checker:
             max_lateness=v.get("max_lateness", _positive_duration, True),
             random_delay=v.get("random_delay", f.duration, True),
             random_delay_stable=v.get("random_delay_stable", f.boolean, True),
+            hosts=v.optional("hosts", f.hosts, True),
         )
         if job.random_delay and job.random_delay >= job.max_lateness:
             self.problems.add(f"{w}.random_delay", "must be shorter than max_lateness "

@@ -95,6 +95,8 @@ class Job(NamedTuple):
     max_lateness: int = 3600
     random_delay: int = 0
     random_delay_stable: bool = True
+    # Host name patterns (config/select.py): "web-*", "!name" excludes; None: every host.
+    hosts: tuple[str, ...] | None = None
 
     @property
     def label(self) -> str:
@@ -113,10 +115,22 @@ class Job(NamedTuple):
         return tuple(e.text for e in self.schedule)
 
 
+class Skipped(NamedTuple):
+    """A job of the file that is not for the machine a command acts for, and why."""
+
+    job: str
+    field: str  # the key that leaves it out ("hosts")
+    why: str
+
+
 class Config(NamedTuple):
     path: Path
     namespace: str
     jobs: tuple[Job, ...]
+    # Set by config/select.py: the machine the jobs were chosen for, and the jobs of the
+    # file left out for it (a plain load keeps every job: host None, nothing skipped).
+    host: str | None = None
+    skipped: tuple[Skipped, ...] = ()
 
     def job(self, name: str) -> Job | None:
         return next((j for j in self.jobs if j.name == name), None)

@@ -100,6 +100,12 @@ JOB_TYPES: dict[str, Schema] = {
     "random_delay": _doc("Start each run up to this long after its firing", _DURATION),
     "random_delay_stable": _doc("true: one offset per job and host, the same every run; "
                                 "false: a fresh one each run", {"type": "boolean"}),
+    "hosts": _doc("Hosts the job is installed on: globs on the short host name (up to the "
+                  "first dot, any case); '!name' excludes, and an exclusion always wins; only "
+                  "exclusions: every host but those", {
+                      "type": "array", "minItems": 1, "uniqueItems": True,
+                      "items": {"type": "string", "pattern": _anchored(f.HOST_PATTERN)},
+                      "examples": [["mac-mini", "web-*"], ["!laptop"]]}),
 }
 SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label and systemd unit name = <label_prefix>.<job>",

@@ -8,14 +8,15 @@ $RANDOM in the wrapper (bash 3.2's is a weak generator). A fresh one is the wrap
 from __future__ import annotations
 
 import hashlib
-import socket
 from datetime import timedelta
 
 from schedgen.config.model import Job
+from schedgen.config.select import this_host
 
 
 def host() -> str:
-    return socket.gethostname()
+    """The machine's name as `hosts` sees it (SCHEDGEN_HOST, else the short host name)."""
+    return this_host()
 
 
 def stable_offset(namespace: str, job: str, bound: int, on: str | None = None) -> int:
