@@ -130,8 +130,12 @@ class _Checker:
         if merged.get("timezone") is not None and schedule:
             for message in conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
                 self.problems.add(f"{w}.timezone", message)
+        no_catch_up = False
         if merged.get("catch_up") == "once" and schedule:
-            for message in catch_up_conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
+            found = catch_up_conflicts(schedule, merged.get("run_at_load") is True, targets or ())
+            # "once" from [defaults] is for the jobs it can mean something for.
+            no_catch_up = bool(found) and "catch_up" not in own
+            for message in [] if no_catch_up else found:
                 self.problems.add(f"{w}.catch_up", message)
         to_kube = d.KUBERNETES in (targets or ())
         job = Job(
@@ -165,7 +169,7 @@ class _Checker:
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,
             adopts=v.optional("adopts", f.adopts),
-            catch_up=v.get("catch_up", _catch_up, True),
+            catch_up="none" if no_catch_up else v.get("catch_up", _catch_up, True),
             max_lateness=v.get("max_lateness", _positive_duration, True),
             random_delay=v.get("random_delay", f.duration, True),
             random_delay_stable=v.get("random_delay_stable", f.boolean, True),
