@@ -1,8 +1,8 @@
 """`pause` and `resume`: a job stays installed, with its state, and its firings are skipped.
 
 The pause is a file in schedgen's state folder (schedgen/machine/pause.py) that the
-wrapper checks at each firing; a Kubernetes CronJob is suspended instead, through the
-target's apply (its manifest says `suspend: true` while the job is paused).
+wrapper checks at each firing; a target that runs no wrapper here is applied again, and
+its object says so (a CronJob is suspended while the job is paused).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Config
 from schedgen.errors import UsageError
 from schedgen.machine import pause as pause_state
+from schedgen.targets import registry
 
 Say = Callable[[str], None]
 
@@ -41,10 +42,13 @@ def _jobs(config: Config, names: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _kubernetes(config_path: Path, config: Config, names: list[str], say: Say) -> None:
-    """Suspend or resume the jobs' CronJobs: the kubernetes target applied again."""
-    if any("kubernetes" in j.targets for j in config.jobs if j.name in names):
-        apply.apply(config_path, ("kubernetes",), say=say)
+def _remote(config_path: Path, config: Config, names: list[str], say: Say) -> None:
+    """Targets whose jobs run from no job file here (a CronJob) learn of a pause from
+    their object (suspended): those targets are applied again."""
+    remote = tuple(dict.fromkeys(t for j in config.jobs if j.name in names for t in j.targets
+                                 if not registry.get(t).local))
+    if remote:
+        apply.apply(config_path, remote, say=say)
 
 
 def pause(config_path: Path, names: Sequence[str], until: str | None, say: Say = print) -> int:
@@ -54,7 +58,7 @@ def pause(config_path: Path, names: Sequence[str], until: str | None, say: Say =
     for name in jobs:
         p = pause_state.pause(config.namespace, name, end)
         say(f"{name}: {p.text()}; its firings are skipped (schedgen resume {name})")
-    _kubernetes(config_path, config, jobs, say)
+    _remote(config_path, config, jobs, say)
     return 0
 
 
@@ -64,5 +68,5 @@ def resume(config_path: Path, names: Sequence[str], say: Say = print) -> int:
     for name in jobs:
         was = pause_state.resume(config.namespace, name)
         say(f"{name}: resumed" if was else f"{name}: was not paused")
-    _kubernetes(config_path, config, jobs, say)
+    _remote(config_path, config, jobs, say)
     return 0

@@ -37,11 +37,11 @@ def settings(job: Job, namespace: str) -> str:
 
 
 def window(job: Job, namespace: str) -> tuple[timedelta, timedelta] | None:
-    """When a run starts after its firing: (earliest, latest); None without a delay.
-    On systemd the offset is systemd's own (FixedRandomDelay), so a window is all it shows."""
+    """When a run starts after its firing: (earliest, latest); None without a delay. (A
+    scheduler with a delay of its own picks its own stable offset: docs/policies.md.)"""
     if not job.random_delay:
         return None
-    if job.random_delay_stable and job.targets != ("systemd",):
+    if job.random_delay_stable:
         at = timedelta(seconds=stable_offset(namespace, job.name, job.random_delay))
         return at, at
     return timedelta(0), timedelta(seconds=job.random_delay)
