@@ -150,3 +150,22 @@ def test_pause_suspends_the_cronjob_and_resume_lifts_it(tmp_path: Path, fake_kub
     assert schedgen("diff", "-c", str(config), cwd=tmp_path).returncode == 0
     assert schedgen("resume", "publish", "-c", str(config), cwd=tmp_path).returncode == 0
     assert fake_kubectl.cronjobs("default")["publish"]["spec"]["suspend"] is False
+
+
+@pytest.mark.macos
+def test_the_wrapper_skips_while_paused_and_runs_once_the_pause_has_ended(tmp_path: Path) -> None:
+    out = tmp_path / "ran"
+    w = make_job(tmp_path, "job", command=f"echo ran >>{out}")
+    ns = w.config.namespace
+    pause.pause(ns, "job", None)
+    r = w.run("--cron")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "") and not out.exists()
+    # Its end in the past (the wrapper compares, as schedgen does): the run goes ahead.
+    pause.pause_file(ns, "job").write_text("1000000000\n")
+    assert w.run("--cron").returncode == 0 and out.read_text() == "ran\n"
+    pause.pause(ns, "job", datetime(2030, 1, 1, tzinfo=UTC))
+    fg = w.run(env={"SCHEDGEN_FOREGROUND": "1"})   # `schedgen run` says why
+    assert fg.returncode == 0 and "paused; this firing is skipped" in fg.stderr
+    assert [(e["until"], e["reason"]) for e in w.events("skipped")] == \
+        [(0, "paused"), (1893456000, "paused")]
+    assert not w.run_dirs()[1:]   # a skipped firing makes no run directory
