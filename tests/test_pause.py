@@ -94,7 +94,7 @@ wrapper_dir = "{tmp_path}/wrappers"
     assert "paused until resumed" in schedgen("next", "-c", str(config), cwd=tmp_path).stdout
     page = tmp_path / "r.html"
     assert schedgen("report", "--out", str(page), "-c", str(config), cwd=tmp_path).returncode == 0
-    assert 'class="paused">paused until resumed' in page.read_text()
+    assert 'class="paused">paused until resumed<' in page.read_text()
     r = schedgen("resume", "daily", "-c", str(config), cwd=tmp_path)
     assert r.stdout.strip() == "daily: resumed"
     assert "paused" not in schedgen("status", "-c", str(config), cwd=tmp_path).stdout
