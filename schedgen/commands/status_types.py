@@ -29,6 +29,7 @@ class JobStatus:
     missed: Missed | None = None  # firings with no run (schedgen.outcomes.missed)
     timezone: str | None = None  # the job's own zone: its times are shown in it
     paused: Pause | None = None  # schedgen pause: its firings are skipped
+    user: str | None = None  # a system-scope job's account (None: a user-scope job)
 
 
 @dataclass(frozen=True)
