@@ -249,3 +249,57 @@ def test_applied_plist_started_as_launchd_starts_it(fake_launchctl, tmp_path: Pa
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
         assert (out.read_text().count("x") if out.exists() else 0) == runs, day
+
+
+# -- with catch_up = "once" ------------------------------------------------------------
+
+def test_validate_accepts_a_gated_plist_that_catches_up(tmp_path: Path) -> None:
+    """catch_up = "once" adds RunAtLoad, whose start the gate decides by the catch-up rule
+    (run the latest firing before it once, if less than max_lateness late), so it is not
+    refused beside a gated schedule as an explicit run_at_load is."""
+    from tests.helpers import schedgen, write_config
+
+    path = write_config(tmp_path / "jobs.toml", '[jobs.a]\ncommand = ["/bin/true"]\n'
+                        'schedule = "30 8 * 7 0"\ntargets = ["launchd"]\ncatch_up = "once"\n')
+    r = schedgen("validate", "--config", str(path))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@needs_faketime
+@pytest.mark.macos
+def test_a_gated_plist_that_catches_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sundays in July at 08:30, catch_up = "once", max_lateness 1h, on a Berlin host: the
+    plist fires every day of July and at load, all with --gate; the job file's gate is on at
+    every start (not only --gate's), drops the weekdays, runs the Sundays, and a load after
+    a missed Sunday runs it once, marked as a catch-up; a load at install runs nothing."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    out = tmp_path / "ran"
+    w = make_job(tmp_path, "july", schedule="30 8 * 7 0", targets=["launchd"],
+                 catch_up="once", max_lateness="1h", command=f'echo "$SCHEDGEN_RUN_ID" >>{out}')
+    p = plistlib.loads(plist(w.job, w.config).encode())
+    assert p["RunAtLoad"] is True and p["ProgramArguments"] == [str(w.job.wrapper_path), GATE_ARG]
+    text = wrapper(w.job, w.config)
+    assert f"sg_tz_zone={HOST} " in text and "sg_tz_catch=300" in text and "sg_tz_late=3600" in text
+    assert f"!= {GATE_ARG} ]" not in text   # gated at every start: the catch-up needs it
+    berlin = ZoneInfo("Europe/Berlin")
+
+    def runs() -> int:
+        return len(out.read_text().split()) if out.exists() else 0
+
+    steps = [
+        (datetime(2027, 7, 2, 10, 0), 0),    # load at install: nothing to catch up
+        (datetime(2027, 7, 3, 8, 30), 0),    # Saturday: launchd's superset fire, dropped
+        (datetime(2027, 7, 4, 8, 30), 1),    # Sunday: a firing
+        (datetime(2027, 7, 5, 8, 30), 1),    # Monday: dropped, and no second run of Sunday
+        (datetime(2027, 7, 11, 9, 10), 2),   # load 40 min after a missed Sunday: caught up
+        (datetime(2027, 7, 11, 9, 20), 2),   # another load: once only
+        (datetime(2027, 7, 18, 9, 40), 2),   # load 70 min after: too late (max_lateness)
+    ]
+    for when, want in steps:
+        r = _at(w, when.replace(tzinfo=berlin), GATE_ARG)
+        assert r.returncode == 0, r.stderr
+        assert runs() == want, when
+    starts = [e for e in w.events() if e["event"] == "start"]
+    assert [bool(e.get("catch_up")) for e in starts] == [False, True]
+    late = [e for e in w.events() if e["event"] == "late"]
+    assert [e["outcome"] for e in late] == ["dropped"] and late[0]["max_lateness"] == 3600

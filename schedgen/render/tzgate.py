@@ -30,14 +30,17 @@ from schedgen.schedule.upcoming import local_zone
 KEY = "%Y%m%d%H%M"
 REPEAT_LIMIT = 180  # minutes the clock may go back and a fixed firing still counts as run
 # A start with no firing in its minute runs the latest firing before it when that is
-# less than this late (minutes; docs/timezones.md), and once: a later start is dropped.
+# less than this late (minutes; the job's max_lateness, docs/policies.md), and once: a
+# later start is dropped.
 MAX_LATENESS = 60
 # How far past the bound a start still looks for a firing it came too late for (to say
 # so), when the state tells which firing was decided last.
 LOOK_PAST = 1440
 RUN, NOT_NOW, DROPPED = 0, 1, 3  # sg_tz_gate's statuses (2, an unknown zone: not here)
-# The gate's zone for a job without one whose scheduler fires a superset of its schedule
-# (a launchd plist that cannot say it exactly): the host's own clock, read at each fire.
+# The gate's zone for a job without one: the host's own clock, read at each fire (the
+# wrapper reads it without TZ). Such a job is gated when it catches up (catch_up = "once",
+# every start) or when a scheduler fires a superset of its schedule (a launchd plist that
+# cannot say it exactly; only the fires that pass GATE_ARG).
 HOST = "localtime"
 # What such a scheduler passes the job file; only its fires are gated (docs/launchd.md).
 GATE_ARG = "--gate"
@@ -47,13 +50,15 @@ class Gate(NamedTuple):
     zone: str
     crons: tuple[Cron, ...]
     gaps: frozenset[str]  # zone-local keys (KEY) of moved fixed-time firings
-    late: int = MAX_LATENESS
+    late: int = MAX_LATENESS * 60  # seconds: the job's max_lateness
+    catch: int | None = None  # a job that catches up: no late start before its first firing
 
     @classmethod
-    def of(cls, zone: str, crons: list[Cron], window: Window) -> Gate:
+    def of(cls, zone: str, crons: list[Cron], window: Window, late: int = MAX_LATENESS * 60,
+           catch: int | None = None) -> Gate:
         tz = zone_of(zone)
         keys = frozenset(t.astimezone(tz).strftime(KEY) for t in gap_firings(crons, tz, window))
-        return cls(zone, tuple(crons), keys)
+        return cls(zone, tuple(crons), keys, late, catch)
 
     def decide(self, at: datetime, state: list[int | None]) -> bool:
         """Run at instant ``at``? ``state`` is [the last fixed firing's local minute, the
@@ -81,7 +86,9 @@ class Gate(NamedTuple):
             state[:] = [nlast, rmin]
             return RUN
         # A late start: the latest firing before it, on the zone's wall clock.
-        cap = self.late + LOOK_PAST if rlast is not None else self.late - 1
+        if rlast is None and self.catch is not None:
+            return NOT_NOW
+        cap = self.late // 60 + LOOK_PAST if rlast is not None else (self.late - 1) // 60
         wall = local.replace(tzinfo=None, second=0, microsecond=0)
         k = 0
         while True:
@@ -99,7 +106,7 @@ class Gate(NamedTuple):
             if fixed and not wild and last is not None and 0 <= last - lmin < REPEAT_LIMIT:
                 return NOT_NOW
             state[:] = [lmin if fixed else last, rmin - k]
-            return RUN if k * 60 + sec < self.late * 60 else DROPPED
+            return RUN if k * 60 + sec < self.late else DROPPED
 
     def _kinds(self, wall: datetime) -> tuple[bool, bool]:
         """(a fixed-time firing, a wildcard firing) at the zone-local wall time."""
@@ -153,16 +160,19 @@ def _array(name: str, items: list[str]) -> str:
     return f"{name}=({' '.join(shlex.quote(i) for i in items)})"
 
 
-def settings(gate: Gate, state_file: str) -> str:
+def settings(gate: Gate, state_file: str, on_arg: bool = False) -> str:
     """The shell variables the runtime's gate reads, for the job file: three lines (the
-    zone, its state file and the lateness bound; the expressions' value lists; the
-    instants after gaps). A HOST gate's zone is set on a fifth line, only when the job
-    file is called with GATE_ARG (the fires of a scheduler that fires a superset)."""
+    zone, its state file, the lateness bound in seconds and, for a job that catches up,
+    sg_tz_catch: gate.catch; the expressions' value lists; the instants after gaps).
+    ``on_arg``: a HOST gate that only a superset scheduler's fires pass (a launchd plist
+    without exact dicts, for a job that neither has a zone nor catches up): its zone is
+    set on a fifth line, only when the job file is called with GATE_ARG."""
     c = gate.crons
-    zone = "''" if gate.zone == HOST else shlex.quote(gate.zone)
+    zone = "''" if on_arg else shlex.quote(gate.zone)
+    catch = f" sg_tz_catch={gate.catch}" if gate.catch is not None else ""
     lines = [
         f"sg_tz_zone={zone} sg_tz_state={shlex.quote(state_file)} "
-        f"sg_tz_late={gate.late}",
+        f"sg_tz_late={gate.late}{catch}",
         " ".join([
             f"sg_tz_n={len(c)}",
             _array("sg_tz_min", [_list(x.minutes, frozenset(range(60))) for x in c]),
@@ -174,7 +184,8 @@ def settings(gate: Gate, state_file: str) -> str:
             _array("sg_tz_fixed", ["1" if is_fixed(x) else "0" for x in c])]),
         f"sg_tz_gaps={shlex.quote(' ' + ' '.join(sorted(gate.gaps)) + ' ')}",
     ]
-    if gate.zone == HOST:
+    if on_arg:
+        assert gate.zone == HOST
         lines += [f"# gated on the fires that pass {GATE_ARG} (a superset of the schedule)",
                   f'[ "${{1-}}" != {GATE_ARG} ] || sg_tz_zone={HOST}']
     return "\n".join(lines) + "\n"

@@ -35,8 +35,22 @@ def state_file(job: Job) -> str:
     return str(job.log_dir / ".tzgate")
 
 
+# A start within this of its firing (plus the job's start delay) is on time, as `check`
+# counts it (outcomes/missed.py GRACE); a later one a catch-up.
+ON_TIME = 300
+
+
+def gated(job: Job) -> bool:
+    """Does the job's wrapper run the gate: a zoned job, or one that catches up (the gate
+    decides which firing a start at boot, load or wake is for, and runs it once)."""
+    return bool(job.timezone) or (job.catch_up == "once" and bool(_crons(job)))
+
+
 def gate_settings(job: Job, window: Window | None = None) -> str:
     """The gate's settings, for the job file (the gate is the runtime's: 81-tzgate.sh).
-    A job without a zone is gated in the host's zone, on a superset scheduler's fires."""
-    zone = job.timezone or HOST
-    return settings(Gate.of(zone, _crons(job), window or render_window()), state_file(job))
+    A job without a zone is gated on the host's clock: at every start when it catches up,
+    else (a superset scheduler's job) only on the fires that pass GATE_ARG."""
+    catch = job.random_delay + ON_TIME if job.catch_up == "once" else None
+    gate = Gate.of(job.timezone or HOST, _crons(job), window or render_window(),
+                   job.max_lateness, catch)
+    return settings(gate, state_file(job), on_arg=not job.timezone and catch is None)

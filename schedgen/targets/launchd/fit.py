@@ -57,4 +57,5 @@ def _ungatable(job: Job, w: str, crons: list[Cron]) -> list[Refusal]:
                     f"target launchd: {gated!r} has no exact launchd dicts, so its plist "
                     "fires more often and the job file runs only the schedule's firings "
                     f"(docs/launchd.md); that would drop the starts of {', '.join(what)} "
-                    "too: give them a job of their own")]
+                    "too: give them a job of their own (catch_up = \"once\" runs a "
+                    "missed firing at load, through the gate)")]
