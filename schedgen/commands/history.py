@@ -57,13 +57,14 @@ def job_history(config_path: Path, names: list[str] | None, n: int | None, since
     limit = n if n is not None else (None if start is not None else 20)
     record = state.load(config.namespace)
     out = []
+    installs = missed.Installs(record)
     for job in jobs:
         skipped = events.Skipped()
         runs = tuple(history.runs(job, limit=limit, since=start, skipped=skipped))
         # Missed firings over the span the runs cover (or --since), shown among them.
         truncated = limit is not None and len(runs) >= limit
         span = start if start is not None else (runs[-1].started if truncated else None)
-        m = missed.missed(job, record, now, since=span) if span else missed.missed(job, record, now)
+        m = missed.missed(job, record, now, since=span or None, installs=installs)
         out.append(JobHistory(job, runs, m, truncated, skipped.n))
     return out
 

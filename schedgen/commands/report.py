@@ -57,9 +57,10 @@ def collect(config_path: Path, days: int, now: datetime | None = None) -> tuple[
     start = now - timedelta(days=days)
     record = state.load(config.namespace)
     lanes = []
+    installs = missed.Installs(record)
     for job in config.jobs:
         rs = tuple(history.runs(job, since=start))
-        m = missed.missed(job, record, now, since=start)
+        m = missed.missed(job, record, now, since=start, installs=installs)
         gone = tuple(f.at for f in m.missed) if m else ()
         lanes.append(Lane(job, rs, gone, run_records.queue_depth(job)))
     return config.namespace, lanes, start, now

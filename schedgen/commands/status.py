@@ -16,7 +16,7 @@ from schedgen.commands.status_types import JobStatus, Status
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.machine import ownership as state
-from schedgen.outcomes.missed import missed
+from schedgen.outcomes.missed import Installs, missed
 from schedgen.plan import changes as p
 from schedgen.plan import selected
 from schedgen.plan.build import build
@@ -41,8 +41,10 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
     wordcache.load(paths.cache_dir())
     now = now or datetime.now(local_zone())
     by_job = _by_job(plan, config.jobs)  # one pass: a per-job scan made status quadratic
+    installs = Installs(record)  # the same for the record's entries
     jobs = tuple(replace(_job(job, by_job.get(job.name, []), now),
-                         missed=missed(job, record, now)) for job in config.jobs)
+                         missed=missed(job, record, now, installs=installs))
+                 for job in config.jobs)
     for name in registry.names():  # each target adds the facts of its own it knows
         mine = [c for c in plan.changes if c.target == name]
         if mine and registry.get(name).facts:
