@@ -173,8 +173,8 @@ def adopts(value: Any) -> tuple[str, str]:
     if not sep or not what or "\n" in text or "\r" in text:
         raise ValueError("expected \"<target>: <its line or name there>\" on one line, e.g. "
                          "\"cron: */5 * * * * ~/bin/backup.sh\"")
-    able = [n for n in registry.names() if registry.get(n).adopts]
-    if target not in able:
+    if target not in registry.names() or not registry.get(target).adopts:
+        able = [n for n in registry.names() if registry.get(n).adopts]
         raise ValueError(f"{target!r} cannot hand a job over; targets that can: "
                          f"{', '.join(able)}")
     return target, what
