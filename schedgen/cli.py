@@ -6,19 +6,17 @@ import copy
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from schedgen import __version__, completion, error_handler
+from schedgen import __version__, completion, error_handler, quick
 from schedgen.config.discover import config_path
 from schedgen.errors import (
-    EXIT_CHANGES,
     EXIT_OK,
     EXIT_UNKNOWN,
     ConfigError,
     SchedgenError,
-    UsageError,
 )
 from schedgen.targets import registry
 
@@ -51,13 +49,9 @@ def _root(
     pass
 
 
-def _targets(values: list[str] | None) -> tuple[str, ...] | None:
-    if not values:
-        return None
-    for v in values:
-        if v not in registry.names():
-            raise UsageError(f"--target {v!r}: expected one of {', '.join(registry.names())}")
-    return tuple(dict.fromkeys(values))
+_targets = quick.targets
+_quiet = quick.quiet
+_outcome_json = quick.outcome_json
 
 
 @app.command()
@@ -113,16 +107,7 @@ def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt
     """Per job what changed in jobs.toml terms, then the files: a new one in one line
     (what it is, where, its size; --full shows its text), a changed one as hunks, env
     values masked. Exit 0 in sync, 1 pending."""
-    from schedgen.commands.diff import review_diff
-    from schedgen.output import plan as report
-    from schedgen.output import review
-
-    r = review_diff(config_path(config), _targets(target), prune=prune, force=force)
-    if as_json:
-        typer.echo(json.dumps(review.as_json(r, stat), indent=2))
-    else:
-        typer.echo(review.text(r, report.use_color(sys.stdout), stat, full), nl=False)
-    raise typer.Exit(EXIT_OK if r.plan.in_sync else EXIT_CHANGES)
+    raise typer.Exit(quick.diff(typer.echo, config, target, prune, force, as_json, stat, full))
 
 
 @app.command("apply")
@@ -133,34 +118,7 @@ def apply_cmd(
     prune: PruneOpt = False, force: ForceOpt = False, as_json: JsonOpt = False,
 ) -> None:
     """Make the machine match the config: wrappers, plists, the crontab block, reloads."""
-    from schedgen.commands import apply
-
-    out = apply.apply(config_path(config), _targets(target), dry_run=dry_run, prune=prune,
-                      force=force, say=_quiet if as_json else typer.echo)
-    if as_json:
-        typer.echo(json.dumps(_outcome_json(out), indent=2))
-    elif dry_run:
-        typer.echo(f"dry run, nothing changed: namespace {out.plan.namespace}: "
-                   f"{out.plan.summary()}")
-    else:
-        typer.echo(f"done: namespace {out.plan.namespace}: {out.plan.summary(done=True)}")
-
-
-def _quiet(_line: str) -> None:
-    """--json: the steps go into the JSON, not onto the screen one by one."""
-
-
-def _outcome_json(out: Any) -> dict[str, Any]:
-    """apply/uninstall --json: what was (or would be) done, and the plan behind it."""
-    from schedgen.output.plan import change_json
-    from schedgen.plan import changes as p
-
-    plan = out.plan
-    return {"namespace": plan.namespace, "dry_run": out.dry_run, "done": list(out.done),
-            "summary": {a: plan.count(a) for a in p.ACTIONS if a != p.FORGET},
-            "changes": [change_json(c, with_diff=False) for c in plan.changes
-                        if c.action != p.FORGET],
-            "warnings": list(plan.warnings)}
+    raise typer.Exit(quick.apply(typer.echo, config, target, dry_run, prune, force, as_json))
 
 
 @app.command("status")
@@ -171,13 +129,7 @@ def status_cmd(
     """Per job: installed, drifted, loaded/running, last run, next run, queue, lock.
     Exit 0; with --check 1 on drift; 4 when a scheduler could not be read (no crontab
     on PATH, no cluster): its jobs' state is unknown and no drift is claimed for them."""
-    from schedgen.commands.status import status
-    from schedgen.output import status as out
-
-    st = status(config_path(config), _targets(target))
-    typer.echo(json.dumps(out.as_json(st), indent=2) if as_json else out.as_text(st))
-    raise typer.Exit(EXIT_CHANGES if check and st.drifted
-                     else EXIT_UNKNOWN if st.unknown else EXIT_OK)
+    raise typer.Exit(quick.status(typer.echo, config, target, as_json, check))
 
 
 app.command("reconcile", help="Same as status: what is installed against jobs.toml.")(status_cmd)
