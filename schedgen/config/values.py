@@ -132,7 +132,7 @@ def command(value: Any, queue: bool) -> Command:
         raise ValueError(f"the program {args[0]!r} starts with '-': give its full path")
     if not queue and any("{item}" in a for a in args):
         raise ValueError("uses {item} but the job has no [queue]")
-    return tuple(_expand_home(a) for a in args)
+    return tuple(_expand_home(a) if a[:1] == "~" else a for a in args)
 
 
 def _expand_home(arg: str) -> str:
