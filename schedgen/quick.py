@@ -36,8 +36,8 @@ OPTIONS: dict[str, dict[str, tuple[str, bool, bool]]] = {
               "--prune": ("prune", False, False), "--force": ("force", False, False)},
     "diff": {**_COMMON, "--prune": ("prune", False, False), "--force": ("force", False, False),
              "--stat": ("stat", False, False), "--full": ("full", False, False),
-             "-v": ("full", False, False)},
-    "status": {**_COMMON, "--check": ("check", False, False)},
+             "-v": ("full", False, False), "--host": ("host", True, False)},
+    "status": {**_COMMON, "--check": ("check", False, False), "--host": ("host", True, False)},
 }
 OPTIONS["reconcile"] = OPTIONS["status"]
 
@@ -148,12 +148,12 @@ def targets(values: list[str] | None) -> tuple[str, ...] | None:
 
 def diff(echo: Echo, config: str | None = None, target: list[str] | None = None,
          prune: bool = False, force: bool = False, as_json: bool = False, stat: bool = False,
-         full: bool = False) -> int:
+         full: bool = False, host: str | None = None) -> int:
     from schedgen.commands.diff import review_diff
     from schedgen.output import plan as report
     from schedgen.output import review
 
-    r = review_diff(config_path(config), targets(target), prune=prune, force=force)
+    r = review_diff(config_path(config), targets(target), prune=prune, force=force, host=host)
     if as_json:
         echo(json.dumps(review.as_json(r, stat), indent=2))
     else:
@@ -179,11 +179,15 @@ def apply(echo: Echo, config: str | None = None, target: list[str] | None = None
 
 
 def status(echo: Echo, config: str | None = None, target: list[str] | None = None,
-           as_json: bool = False, check: bool = False) -> int:
+           as_json: bool = False, check: bool = False, host: str | None = None) -> int:
     from schedgen.commands.status import status
+    from schedgen.config.select import is_elsewhere
     from schedgen.output import status as out
 
-    st = status(config_path(config), targets(target))
+    if check and is_elsewhere(host):
+        raise UsageError(f"--check with --host {host}: drift is read on the machine itself; "
+                         f"run `schedgen status --check` on {host}")
+    st = status(config_path(config), targets(target), host=host)
     echo(json.dumps(out.as_json(st), indent=2) if as_json else out.as_text(st))
     return EXIT_CHANGES if check and st.drifted else EXIT_UNKNOWN if st.unknown else EXIT_OK
 

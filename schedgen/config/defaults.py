@@ -71,6 +71,7 @@ JOB: dict[str, Default] = {
     KUBERNETES: Default(None, "none (required for target kubernetes: at least `image`)"),
     "notify": Default(None, "none: nobody is told"),
     "adopts": Default(None, "none: the job replaces nothing installed by hand"),
+    "hosts": Default(None, "none: every host"),
 }
 # Keys that describe where and how jobs are installed: also given per job or in [defaults].
 SHARED: dict[str, Default] = {

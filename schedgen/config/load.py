@@ -165,6 +165,7 @@ class _Checker:
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,
             adopts=v.optional("adopts", f.adopts),
+            hosts=v.optional("hosts", f.hosts, True),
         )
         # What each of its targets refuses of it (render --target asks the same).
         for t in targets or ():

@@ -87,6 +87,8 @@ class Job(NamedTuple):
     # What `import` found this job in, still installed outside schedgen: (target, its
     # identity there: the crontab line as written, a plist label, a unit name).
     adopts: tuple[str, str] | None = None
+    # Host name patterns (config/select.py): "web-*", "!name" excludes; None: every host.
+    hosts: tuple[str, ...] | None = None
 
     @property
     def label(self) -> str:
@@ -105,10 +107,22 @@ class Job(NamedTuple):
         return tuple(e.text for e in self.schedule)
 
 
+class Skipped(NamedTuple):
+    """A job of the file that is not for the machine a command acts for, and why."""
+
+    job: str
+    field: str  # the key that leaves it out ("hosts")
+    why: str
+
+
 class Config(NamedTuple):
     path: Path
     namespace: str
     jobs: tuple[Job, ...]
+    # Set by config/select.py: the machine the jobs were chosen for, and the jobs of the
+    # file left out for it (a plain load keeps every job: host None, nothing skipped).
+    host: str | None = None
+    skipped: tuple[Skipped, ...] = ()
 
     def job(self, name: str) -> Job | None:
         return next((j for j in self.jobs if j.name == name), None)

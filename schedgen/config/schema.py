@@ -93,6 +93,12 @@ JOB_TYPES: dict[str, Schema] = {
                    "'<target>: <its line or name there>'; apply turns it off, uninstall "
                    "puts it back", {"type": "string", "pattern": "^[a-z0-9_-]+: .*$",
                                     "examples": ["cron: */5 * * * * ~/bin/backup.sh"]}),
+    "hosts": _doc("Hosts the job is installed on: globs on the short host name (up to the "
+                  "first dot, any case); '!name' excludes, and an exclusion always wins; only "
+                  "exclusions: every host but those", {
+                      "type": "array", "minItems": 1, "uniqueItems": True,
+                      "items": {"type": "string", "pattern": _anchored(f.HOST_PATTERN)},
+                      "examples": [["mac-mini", "web-*"], ["!laptop"]]}),
 }
 SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label and systemd unit name = <label_prefix>.<job>",
