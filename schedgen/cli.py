@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from schedgen import __version__, completion, error_handler, quick
+from schedgen import __version__, completion, error_handler, verbs
 from schedgen.config.discover import config_path
 from schedgen.errors import (
     EXIT_OK,
@@ -54,9 +54,9 @@ def _root(
     pass
 
 
-_targets = quick.targets
-_quiet = quick.quiet
-_outcome_json = quick.outcome_json
+_targets = verbs.targets
+_quiet = verbs.quiet
+_outcome_json = verbs.outcome_json
 
 
 @app.command()
@@ -118,7 +118,7 @@ def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt
     values masked. Names the jobs whose `hosts` skip this host, and why.
     --host NAME: the plan as if this machine were NAME, against what is installed here.
     Exit 0 in sync, 1 pending."""
-    raise typer.Exit(quick.diff(typer.echo, config, target, prune, force, as_json, stat, full,
+    raise typer.Exit(verbs.diff(typer.echo, config, target, prune, force, as_json, stat, full,
                                 host))
 
 
@@ -132,7 +132,7 @@ def apply_cmd(
     """Make the machine match the config: wrappers, plists, the crontab block, reloads.
     Installs the jobs whose `hosts` match this host and removes what it installed for
     jobs that no longer match."""
-    raise typer.Exit(quick.apply(typer.echo, config, target, dry_run, prune, force, as_json))
+    raise typer.Exit(verbs.apply(typer.echo, config, target, dry_run, prune, force, as_json))
 
 
 @app.command("status")
@@ -146,7 +146,7 @@ def status_cmd(
     on PATH, no cluster): its jobs' state is unknown and no drift is claimed for them.
     --host NAME of another machine: its jobs, schedules and next runs only (what is
     installed there cannot be read from here); not with --check."""
-    raise typer.Exit(quick.status(typer.echo, config, target, as_json, check, host))
+    raise typer.Exit(verbs.status(typer.echo, config, target, as_json, check, host))
 
 
 app.command("reconcile", help="Same as status: what is installed against jobs.toml.")(status_cmd)
