@@ -79,8 +79,10 @@ def metrics_cmd(config_path: Path, name: str | None, out: Path | None,
     jobs = [j for j in config.jobs if name is None or j.name == name]
     texts = []
     records = scopes.Records(config.namespace)
+    made: missed.Made = {}  # one index of the record per record
     for job in jobs:
-        whole, sched = job_text(config, job, now, records.of(job), records.installs(job))
+        record = records.of(job)
+        whole, sched = job_text(config, job, now, record, missed.installs_of(made, record))
         texts.append(whole)
         if out is not None:
             atomic_write(out / SCHEDULE_FILE.format(namespace=config.namespace, job=job.name),

@@ -17,7 +17,6 @@ from schedgen import paths
 from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
 from schedgen.machine import ownership
-from schedgen.outcomes.missed import Installs
 from schedgen.plan import selected
 
 T = TypeVar("T")
@@ -57,7 +56,6 @@ class Records:
     def __init__(self, namespace: str) -> None:
         self.namespace = namespace
         self._read: dict[str, ownership.Record] = {}
-        self._installs: dict[str, Installs] = {}
 
     def of(self, job: Job) -> ownership.Record:
         """The record the job is installed in (its scope's)."""
@@ -65,13 +63,6 @@ class Records:
             with paths.in_scope(job.scope):
                 self._read[job.scope] = ownership.load(self.namespace)
         return self._read[job.scope]
-
-    def installs(self, job: Job) -> Installs:
-        """That record's entries by job, indexed once per scope (a scan of the whole
-        record per job made `history`, `metrics` and `report` quadratic)."""
-        if job.scope not in self._installs:
-            self._installs[job.scope] = Installs(self.of(job))
-        return self._installs[job.scope]
 
 
 def check_selected(config: Config, scopes: tuple[str, ...],

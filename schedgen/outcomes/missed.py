@@ -83,6 +83,18 @@ class Installs:
         return max(times) if times else None
 
 
+Made = dict[int, tuple[Record, Installs]]  # Installs by record (installs_of)
+
+
+def installs_of(made: Made, record: Record) -> Installs:
+    """The record's Installs, made once per record (a config's jobs can sit in two
+    scopes' records) and kept in ``made``."""
+    hit = made.get(id(record))
+    if hit is None or hit[0] is not record:
+        hit = made[id(record)] = (record, Installs(record))
+    return hit[1]
+
+
 def installed_at(job: Job, record: Record) -> datetime | None:
     """When the job's schedule was last installed: its crontab block or plist, else wrapper."""
     return Installs(record).at(job)
