@@ -53,7 +53,7 @@ LAZY_ALLOWED = {"schedgen.cli", "schedgen.completion", "schedgen.quick", "schedg
 # rank checks (they are edges like every other import).
 LAZY_EDGES = {
     ("schedgen.config.load", "schedgen.config.kubernetes"): "configs with kubernetes jobs only",
-    ("schedgen.render.artifacts", "schedgen.render.tzrender"): "zoned jobs only",
+    ("schedgen.render.artifacts", "schedgen.render.tzrender"): "zoned jobs and catch-ups only",
 }
 REGISTRY = {"schedgen.targets.registry", "schedgen.targets.interface"}
 CLI_ONLY = ("typer", "click")
