@@ -17,7 +17,7 @@ sg_main() {
   fi
   # Start time and run ID (UTC); the ID is final once the run takes it (sg_new_id).
   sg_now
-  sg_run_id=$sg_stamp-$$
+  sg_run_id=$sg_stamp-$sg_idpid
   sg_start_epoch=$sg_epoch
 
   # Smoke runs write nothing until their checks pass; other runs make the log dir now.
