@@ -151,7 +151,7 @@ def test_sigkill_mid_chunk_recovery_follows_the_journal(
     assert attempts == {**{n: 1 for n in NAMES}, "b.json": 2}
     # Run dirs the killed worker made ahead stay empty until prune finds its pid gone.
     for d in w.run_dirs():
-        assert (d / "schedgen-manifest.json").exists() or f"-{worker.pid}-" in d.name
+        assert (d / "schedgen-manifest.json").exists() or f"-{worker.pid:07d}-" in d.name
 
 
 def test_a_failure_mid_chunk_returns_the_items_not_started_uncounted(tmp_path: Path) -> None:
