@@ -93,6 +93,13 @@ JOB_TYPES: dict[str, Schema] = {
                    "'<target>: <its line or name there>'; apply turns it off, uninstall "
                    "puts it back", {"type": "string", "pattern": "^[a-z0-9_-]+: .*$",
                                     "examples": ["cron: */5 * * * * ~/bin/backup.sh"]}),
+    "retries": _doc("A failed or timed-out run is run again this many times, in the same "
+                    "run and lock, each attempt a record of its own (docs/policies.md)",
+                    {"type": "integer", "minimum": 0, "maximum": 100}),
+    "retry_delay": _doc("Wait before the first retry", _DURATION),
+    "backoff": _doc(f"Each retry's delay is the one before times this (at most "
+                    f"{cfg.RETRY_DELAY_CAP // 60} minutes)",
+                    {"type": "number", "minimum": 1, "maximum": 10}),
 }
 SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label and systemd unit name = <label_prefix>.<job>",
@@ -118,6 +125,9 @@ LOCK_TYPES: dict[str, Schema] = {
     "wait": _doc("How long to wait for the lock; 0 = give up at once", _DURATION),
     "busy_exit": _doc("Exit status when the lock is busy",
                       {"type": "integer", "minimum": 0, "maximum": 255}),
+    "on_busy": _doc("When the previous run still holds the lock: skip this run (exit "
+                    "busy_exit), wait for it (lock.wait), or replace it (stop it, then run)",
+                    {"enum": list(cfg.ON_BUSY)}),
 }
 QUEUE_TYPES: dict[str, Schema] = {
     "inbox": _doc("Folder items are claimed from", _PATH),
@@ -131,6 +141,9 @@ QUEUE_TYPES: dict[str, Schema] = {
                         _POSITIVE_DURATION),
     "max_attempts": _doc("Failed attempts before an item goes to failed/",
                          {"type": "integer", "minimum": 1}),
+    "stop_on_failure": _doc("A run stops at its first failing item (else it goes on with "
+                            "the next; the failing one waits for its next turn)",
+                            {"type": "boolean"}),
 }
 _QUANTITIES: Schema = {
     "type": "object",
