@@ -77,6 +77,7 @@ sg_fail() {
 sg_manifest() {
   local item=null path=null attempt=null fin=null dur=null code=null line cur='' n
   local plain=$sg_plain
+  [ -z "${sg_try_m-}" ] || attempt=$sg_try   # a plain job's attempt, with retries
   if [ -n "$sg_item_name" ]; then
     sg_js "$sg_item_name"; item=$sg_j
     sg_js "$sg_item_path"; path=$sg_j
@@ -90,7 +91,7 @@ sg_manifest() {
   fi
   printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s%s}' \
     "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
-    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" "${sg_tz_j-}"
+    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" "${sg_tz_j-}${sg_try_m-}"
   [ "$plain" = 1 ] || sg_mtext=''
   # The command may have put something else there (its directory is its own): a FIFO
   # would hang the run with its lock held, a symlink would be written through.
@@ -142,8 +143,9 @@ sg_finish() {
       sg_js "$sg_item_name"
       fields=",\"item\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\""
     fi
-    sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields"
-    [ -n "$sg_inbox" ] || sg_hook finish
+    sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields${sg_try_j-}"
+    # With retries, a failed attempt that another follows is not notified (89-retry.bash).
+    [ -n "$sg_inbox" ] || { [ "${sg_retries:-0}" != 0 ] && sg_retry_due; } || sg_hook finish
   else
     sg_manifest
     sg_d_mtext[sg_nd - 1]=$sg_mtext   # for sg_flush's rewrite
@@ -179,6 +181,7 @@ sg_on_exit() {
   sg_crit=2
   [ -z "$sg_wd_pid" ] || sg_wd_stop
   sg_reap TERM
+  [ "${sg_retries:-0}" = 0 ] || sg_retry_exit
   if [ -n "$sg_run_dir" ]; then
     [ -n "$sg_status" ] || sg_status=$st
     [ -n "$sg_signal" ] || [ "$sg_status" -eq 0 ] || sg_outcome=failed

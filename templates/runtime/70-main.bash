@@ -76,7 +76,11 @@ sg_main() {
   # Queue: claim files from the inbox by rename(2), so exactly one run gets each.
   [ -z "$sg_inbox" ] || [ "$sg_smoke" = 1 ] || sg_queue_main
 
-  sg_crit=1
-  sg_run 1
+  if [ "${sg_retries:-0}" = 0 ]; then
+    sg_crit=1
+    sg_run 1
+  else
+    sg_retry_runs
+  fi
   exit "$sg_status"
 }
