@@ -25,6 +25,8 @@ CUT_CONDITIONS = {
     "smoke": '[ "${SCHEDGEN_SMOKE:-}" = 1 ]',
     "foreground": '[ "${SCHEDGEN_FOREGROUND:-}" = 1 ]',
     "zone": '[ -n "${sg_tz_zone:-}" ]',
+    "retries": '[ "${sg_retries:-0}" != 0 ]',
+    "replace": '[ "${sg_on_busy:-}" = replace ]',
 }
 
 # (caller before the cut, callee after it): the cut condition its guard implies.
@@ -46,6 +48,9 @@ ALLOWED = {
     ("sg_on_exit", "sg_close_claim"): "inbox",
     ("sg_metrics_write", "sg_metrics_queue"): "inbox",  # [ -z "$sg_inbox" ] ||
     ("sg_main", "sg_tz_dropped"): "zone",          # sg_tz_drop: set by the gate only
+    ("sg_main", "sg_retry_runs"): "retries",       # if [ "${sg_retries:-0}" = 0 ] ... else
+    ("sg_finish", "sg_retry_due"): "retries",      # [ "${sg_retries:-0}" != 0 ] &&
+    ("sg_on_exit", "sg_retry_exit"): "retries",    # [ "${sg_retries:-0}" = 0 ] ||
 }
 
 # Defined by the job file (templates/job.sh.j2).
