@@ -51,6 +51,9 @@ ALLOWED = {
     ("sg_main", "sg_retry_runs"): "retries",       # if [ "${sg_retries:-0}" = 0 ] ... else
     ("sg_finish", "sg_retry_due"): "retries",      # [ "${sg_retries:-0}" != 0 ] &&
     ("sg_on_exit", "sg_retry_exit"): "retries",    # [ "${sg_retries:-0}" = 0 ] ||
+    ("sg_lock_busy_or", "sg_replace"): "replace",  # [ "${sg_on_busy:-}" != replace ] ||
+    ("sg_run", "sg_replace_note"): "replace",
+    ("sg_on_exit", "sg_replace_clear"): "replace",
 }
 
 # Defined by the job file (templates/job.sh.j2).
@@ -143,7 +146,7 @@ def test_term_then_kill_is_written_once() -> None:
     assert list(owners) == ["sg_term_kill"]
     callers = {name for name, _, body in _functions(runtime_text())
                if re.search(r"(^|\s)sg_term_kill\s", body, re.M)}
-    assert callers == {"sg_reap", "sg_watchdog"}
+    assert callers == {"sg_reap", "sg_watchdog", "sg_replace"}
 
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "wrapper.md"

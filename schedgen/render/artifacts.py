@@ -27,7 +27,7 @@ RUNTIME_PARTS = (
     "00-head.bash", "10-clock.bash", "20-lock.bash", "30-run-id.bash", "40-command.bash",
     "50-records.bash", "60-rotation.bash", "65-metrics.bash", "70-main.bash", "80-cut.bash", "81-tzgate.sh",
     "82-timeout.bash", "83-smoke.bash", "84-queue-claim.bash", "85-queue-items.bash",
-    "86-queue-journal.bash", "87-queue-recovery.bash", "88-queue-metrics.bash", "89-retry.bash", "90-fscheck.sh", "99-end.bash",
+    "86-queue-journal.bash", "87-queue-recovery.bash", "88-queue-metrics.bash", "89-replace.bash", "89-retry.bash", "90-fscheck.sh", "99-end.bash",
 )
 NOTIFY = "notify.sh"  # installed beside the runtime; sourced by jobs with notify settings
 NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is check's)

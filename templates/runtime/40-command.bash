@@ -38,6 +38,7 @@ sg_run() {
     sg_wd_pid=$!
   fi
   set +m
+  [ "${sg_on_busy:-}" != replace ] || sg_replace_note
   sg_crit_end
   sg_reap
   sg_crit=1

@@ -182,6 +182,7 @@ sg_on_exit() {
   [ -z "$sg_wd_pid" ] || sg_wd_stop
   sg_reap TERM
   [ "${sg_retries:-0}" = 0 ] || sg_retry_exit
+  [ "${sg_on_busy:-}" != replace ] || sg_replace_clear
   if [ -n "$sg_run_dir" ]; then
     [ -n "$sg_status" ] || sg_status=$st
     [ -n "$sg_signal" ] || [ "$sg_status" -eq 0 ] || sg_outcome=failed
