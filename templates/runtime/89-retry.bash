@@ -46,7 +46,7 @@ sg_retry_due() {
 # sleep holds none of the run's descriptors: a killed wrapper's lock is not kept by it.
 sg_retry_sleep() {
   [ "$1" -gt 0 ] || return 0
-  sleep "$1" </dev/null >/dev/null 2>&1 6>&- 7>&- 8>&- 9>&- &
+  sleep "$1" >/dev/null 2>&1 6>&- 7>&- 8>&- 9>&- &
   sg_sl_pid=$!
   wait "$sg_sl_pid" 2>/dev/null
   sg_sl_pid=''
