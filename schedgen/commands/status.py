@@ -17,6 +17,7 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Job
 from schedgen.machine import ownership as state
 from schedgen.outcomes.missed import missed
+from schedgen.output import policies
 from schedgen.plan import changes as p
 from schedgen.plan import selected
 from schedgen.plan.build import build
@@ -102,7 +103,7 @@ def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
         installed=installed if job.enabled else False, drift=tuple(drift),
         last_run=runs.last_run(job),
         next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
-        timezone=job.timezone,
+        timezone=job.timezone, policies=policies.as_json(job), policy_words=policies.words(job),
     )
 
 

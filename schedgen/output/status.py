@@ -23,7 +23,7 @@ def as_json(s: Status) -> dict[str, Any]:
             "last_run": j.last_run,
             "next_run": j.next_run, "next_notes": list(j.next_notes),
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
-            "missed": missed_json(j.missed),
+            "missed": missed_json(j.missed), "policies": j.policies,
         } for j in s.jobs],
         "warnings": list(s.warnings),
         # a scheduler that could not be read: its jobs' "installed" is null
@@ -68,6 +68,8 @@ def as_text(s: Status) -> str:
                          f"{q.failed} failed")
         if j.lock_held is not None:
             lines.append(f"  lock       {'held (a run is active)' if j.lock_held else 'free'}")
+        if j.policy_words:
+            lines.append(f"  policies   {'; '.join(j.policy_words)}")
         if j.missed and j.missed.firings:
             lines.append(f"  firings    {missed_text(j.missed)}")
         for d in j.drift:
