@@ -23,6 +23,11 @@
 #   late         firing, late, zone, max_lateness, outcome (dropped)
 #                                              a zoned job's start came too late for
 #                                              its firing: not run, exit 0
+#   retry        attempt, attempts, delay      a failed attempt: the next one, after delay s
+#   no_retry     attempt, attempts, reason, delay, window
+#                                              no retry: it would start past the window
+#   replace      lock, replaced_pid            on_busy = replace: the run holding the lock stopped
+# With retries, start and finish have attempt and attempts (89-retry.bash).
 # A zoned job's start line and manifest also hold firing (zone-local) and late (seconds).
 # A done queue item's finish line is written once it is in processed/ (sg_flush), so a
 # finish line never names a move that did not happen.
