@@ -35,6 +35,11 @@ ConfigOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007 (typer needs O
 TargetOpt = Annotated[Optional[list[str]], typer.Option(  # noqa: UP007
     "--target", "-t", metavar="NAME", autocompletion=completion.targets, help=f"{', '.join(registry.names())}; repeatable (default: every target the config names)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable output")]
+HostOpt = Annotated[Optional[str], typer.Option(  # noqa: UP007
+    "--host", metavar="NAME",
+    help="the jobs whose `hosts` match NAME (another machine's short host name) instead "
+         "of this machine's ($SCHEDGEN_HOST, else the host name up to the first dot); "
+         "targets stay this machine's defaults")]
 
 
 def _version(value: bool) -> None:
@@ -84,14 +89,17 @@ def render(
     config: ConfigOpt = None, target: TargetOpt = None,
     standalone: Annotated[bool, typer.Option(
         "--standalone", help="job files with the shared runtime inlined (each runs alone)")] = False,
+    host: HostOpt = None,
 ) -> None:
     """Write the desired state as files: wrappers/ (job files and the shared runtime),
     launchd/, cron/crontab, systemd/, kubernetes/.
-    --target T renders T for every job (plists of a Mac's config, on any host)."""
+    --target T renders T for every job (plists of a Mac's config, on any host);
+    --host NAME the jobs another machine gets (those its `hosts` leave out are named)."""
     from schedgen.commands import render as commands
 
     for p in commands.render(config_path(config), out, _targets(target),
-                             say=lambda line: typer.echo(line, err=True), standalone=standalone):
+                             say=lambda line: typer.echo(line, err=True), standalone=standalone,
+                             host=host):
         typer.echo(f"wrote {p}")
 
 
@@ -109,15 +117,18 @@ def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt
              stat: Annotated[bool, typer.Option(
                  "--stat", help="per job what changed, then file names only")] = False,
              full: Annotated[bool, typer.Option(
-                 "--full", "-v", help="new files in whole, not one line each")] = False) -> None:
+                 "--full", "-v", help="new files in whole, not one line each")] = False,
+             host: HostOpt = None) -> None:
     """Per job what changed in jobs.toml terms, then the files: a new one in one line
     (what it is, where, its size; --full shows its text), a changed one as hunks, env
-    values masked. Exit 0 in sync, 1 pending."""
+    values masked. Names the jobs whose `hosts` skip this host, and why.
+    --host NAME: the plan as if this machine were NAME, against what is installed here.
+    Exit 0 in sync, 1 pending."""
     from schedgen.commands.diff import review_diff
     from schedgen.output import plan as report
     from schedgen.output import review
 
-    r = review_diff(config_path(config), _targets(target), prune=prune, force=force)
+    r = review_diff(config_path(config), _targets(target), prune=prune, force=force, host=host)
     if as_json:
         typer.echo(json.dumps(review.as_json(r, stat), indent=2))
     else:
@@ -132,7 +143,9 @@ def apply_cmd(
                                           "change nothing")] = False,
     prune: PruneOpt = False, force: ForceOpt = False, as_json: JsonOpt = False,
 ) -> None:
-    """Make the machine match the config: wrappers, plists, the crontab block, reloads."""
+    """Make the machine match the config: wrappers, plists, the crontab block, reloads.
+    Installs the jobs whose `hosts` match this host and removes what it installed for
+    jobs that no longer match."""
     from schedgen.commands import apply
 
     out = apply.apply(config_path(config), _targets(target), dry_run=dry_run, prune=prune,
@@ -167,14 +180,21 @@ def _outcome_json(out: Any) -> dict[str, Any]:
 def status_cmd(
     config: ConfigOpt = None, target: TargetOpt = None, as_json: JsonOpt = False,
     check: Annotated[bool, typer.Option("--check", help="exit 1 if anything drifted")] = False,
+    host: HostOpt = None,
 ) -> None:
     """Per job: installed, drifted, loaded/running, last run, next run, queue, lock.
     Exit 0; with --check 1 on drift; 4 when a scheduler could not be read (no crontab
-    on PATH, no cluster): its jobs' state is unknown and no drift is claimed for them."""
+    on PATH, no cluster): its jobs' state is unknown and no drift is claimed for them.
+    --host NAME of another machine: its jobs, schedules and next runs only (what is
+    installed there cannot be read from here); not with --check."""
     from schedgen.commands.status import status
+    from schedgen.config.select import is_elsewhere
     from schedgen.output import status as out
 
-    st = status(config_path(config), _targets(target))
+    if check and is_elsewhere(host):
+        raise UsageError(f"--check with --host {host}: drift is read on the machine itself; "
+                         f"run `schedgen status --check` on {host}")
+    st = status(config_path(config), _targets(target), host=host)
     typer.echo(json.dumps(out.as_json(st), indent=2) if as_json else out.as_text(st))
     raise typer.Exit(EXIT_CHANGES if check and st.drifted
                      else EXIT_UNKNOWN if st.unknown else EXIT_OK)
@@ -252,13 +272,14 @@ def next_cmd(
         metavar="[JOB]...", autocompletion=completion.jobs,
         help="jobs to show (default: all)")] = None,
     count: Annotated[int, typer.Option("-n", min=1, help="how many times per job")] = 5,
-    config: ConfigOpt = None, as_json: JsonOpt = False,
+    config: ConfigOpt = None, as_json: JsonOpt = False, host: HostOpt = None,
 ) -> None:
-    """The next firing times of each job in local time, with the schedule in words."""
+    """The next firing times of each job in local time, with the schedule in words.
+    Only the jobs for this host (`hosts`); --host NAME: another machine's."""
     from schedgen.commands.next import next_cmd
     from schedgen.output import next as out
 
-    results = next_cmd(config_path(config), jobs, count)
+    results = next_cmd(config_path(config), jobs, count, host)
     typer.echo(json.dumps(out.as_json(results), indent=2) if as_json else out.as_text(results))
 
 

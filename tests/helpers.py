@@ -32,7 +32,7 @@ def build_file_tree(root: Path, tree: dict[str, str | bytes | dict]) -> None:
 
 # Cleared for every test: a real one would point schedgen at the user's own files.
 CLEARED_VARS = ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "SCHEDGEN_CONFIG",
-                "SCHEDGEN_SMOKE", "NO_COLOR")
+                "SCHEDGEN_SMOKE", "NO_COLOR", "SCHEDGEN_HOST")
 
 
 def isolate_home(mp: pytest.MonkeyPatch, root: Path) -> Path:

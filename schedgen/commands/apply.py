@@ -14,6 +14,7 @@ from typing import NamedTuple
 from schedgen.config import hostile
 from schedgen.config import load as cfg
 from schedgen.config.model import Config
+from schedgen.config.select import load_here
 from schedgen.errors import SchedgenError
 from schedgen.machine import ownership as state
 from schedgen.machine.ops import DryOps, Ops
@@ -37,14 +38,16 @@ class Outcome(NamedTuple):
 def diff(config_path: Path, targets: tuple[str, ...] | None = None, *, prune: bool = False,
          force: bool = False) -> p.Plan:
     """The plan `apply` with the same options would carry out; changes nothing."""
-    config = cfg.load(config_path)
+    config = load_here(config_path)
     return build(config, state.load(config.namespace), all_targets(), selected=targets,
                  prune=prune, force=force, review=True)
 
 
 def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run: bool = False,
           prune: bool = False, force: bool = False, say: Say = print) -> Outcome:
-    config = cfg.load(config_path)  # a bad config stops here: nothing touched
+    # A bad config stops here: nothing touched. The jobs whose `hosts` leave this machine
+    # out are wanted nowhere here: what they left installed is removed.
+    config = load_here(config_path)
     with _lock(dry_run, say), _storing(not dry_run):
         record = state.load(config.namespace)
         record.config = str(config.path)

@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 
 from schedgen.commands import status
 from schedgen.commands.status_types import JobStatus
-from schedgen.config import load as cfg
 from schedgen.config.model import Job
+from schedgen.config.select import load_here
 from schedgen.errors import EXIT_CHANGES, EXIT_OK, EXIT_UNKNOWN
 from schedgen.outcomes import events, history
 from schedgen.outcomes.missed import LOOKBACK, missed_text
@@ -57,7 +57,7 @@ class Health(NamedTuple):
 def check(config_path: Path, targets: tuple[str, ...] | None = None,
           now: datetime | None = None) -> Health:
 
-    config = cfg.load(config_path)
+    config = load_here(config_path)
     now = now or datetime.now(UTC)
     st = status.status(config_path, targets, now=now.astimezone(local_zone()))
     problems: list[Problem] = [Problem(None, "drift", f"drift:{o}", f"drift: {o}")

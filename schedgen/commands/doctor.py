@@ -6,16 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from schedgen.config import load as cfg
+from schedgen.config.select import load_here
 from schedgen.doctor import PROBLEM, WARNING, Check, shared
 from schedgen.errors import UsageError
 from schedgen.targets import registry
 
 
 def doctor(config_path: Path, names: list[str] | None = None) -> list[Check]:
-    config = cfg.load(config_path)
+    config = load_here(config_path)
     known = {j.name for j in config.jobs}
+    away = {s.job: s.why for s in config.skipped}
     for n in names or ():
+        if n in away:
+            raise UsageError(f"job {n} is not for this host: {away[n]}")
         if n not in known:
             raise UsageError(f"no job {n!r} in {config.path}")
     jobs = tuple(j for j in config.jobs if j.enabled and (not names or j.name in names))

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from schedgen.commands.next import next_times
-from schedgen.config import load as cfg
 from schedgen.config.model import Config, Job
+from schedgen.config.select import load_here
 from schedgen.errors import UsageError
 from schedgen.machine import ownership as state
 from schedgen.machine.fs import atomic_write
@@ -69,7 +69,7 @@ def job_text(config: Config, job: Job, now: datetime, record: state.Record) -> t
 
 def metrics_cmd(config_path: Path, name: str | None, out: Path | None,
                 now: datetime | None = None) -> str:
-    config = cfg.load(config_path)
+    config = load_here(config_path)
     now = now or datetime.now(UTC)
     if name is not None and config.job(name) is None:
         known = ", ".join(j.name for j in config.jobs)

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from schedgen.config import load as cfg
 from schedgen.config.model import Config, Job
+from schedgen.config.select import load_here
 from schedgen.errors import UsageError
 from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron
@@ -33,8 +33,10 @@ class Upcoming:
     by_target: tuple[tuple[str, tuple[datetime, ...]], ...] = ()
 
 
-def next_cmd(config_path: Path, names: list[str] | None, n: int) -> list[Upcoming]:
-    return upcoming(cfg.load(config_path), names, n)
+def next_cmd(config_path: Path, names: list[str] | None, n: int,
+             host: str | None = None) -> list[Upcoming]:
+    """`host`: that host's jobs (default: this machine's)."""
+    return upcoming(load_here(config_path, host), names, n)
 
 
 def upcoming(config: Config, names: list[str] | None, n: int,
@@ -43,6 +45,11 @@ def upcoming(config: Config, names: list[str] | None, n: int,
     if n < 1:
         raise UsageError("-n must be at least 1")
     if names:
+        away = {s.job: s.why for s in config.skipped}
+        for x in names:
+            if x in away:
+                raise UsageError(f"job {x} is not for host {config.host}: {away[x]} "
+                                 "(--host NAME shows the times of a host it is for)")
         unknown = [x for x in names if config.job(x) is None]
         if unknown:
             known = ", ".join(j.name for j in config.jobs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from schedgen.config import load as cfg
+from schedgen.config.select import load_here
 from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.machine.fs import atomic_write
 from schedgen.render.artifacts import storing_compiled_templates
@@ -14,11 +14,18 @@ from schedgen.render.fit import for_targets
 
 
 def render(config_path: Path, out: Path, targets: tuple[str, ...] | None,
-           say: Callable[[str], None] | None = None, standalone: bool = False) -> list[Path]:
+           say: Callable[[str], None] | None = None, standalone: bool = False,
+           host: str | None = None) -> list[Path]:
     """Write the desired state into `out`. With `targets`, render those targets for
     every job (a Linux user previews a Mac's plists); a job that cannot go there is
-    named with the reason, and when no job can, nothing is written (exit 2)."""
-    config = cfg.load(config_path)
+    named with the reason, and when no job can, nothing is written (exit 2).
+    `host`: the jobs whose `hosts` match it (default: this machine's)."""
+    config = load_here(config_path, host)
+    for s in config.skipped:
+        (say or print)(f"skipped: jobs.{s.job}: {s.why}")
+    if not config.jobs:
+        raise SchedgenError(f"nothing to render for host {config.host}: the `hosts` of "
+                            "every job leave it out")
     if targets:
         config, why = for_targets(config, targets)
         if not config.jobs:

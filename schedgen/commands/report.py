@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from schedgen.commands.status import unknown as unknown_state
-from schedgen.config import load as cfg
 from schedgen.config.model import Job
+from schedgen.config.select import load_here
 from schedgen.errors import SystemOpError, UsageError
 from schedgen.machine import ownership as state
 from schedgen.machine.fs import atomic_write
@@ -52,7 +52,7 @@ def collect(config_path: Path, days: int, now: datetime | None = None) -> tuple[
                                                                                  datetime, datetime]:
     if days < 1:
         raise UsageError("--days must be at least 1")
-    config = cfg.load(config_path)
+    config = load_here(config_path)
     now = now or datetime.now(UTC)
     start = now - timedelta(days=days)
     record = state.load(config.namespace)

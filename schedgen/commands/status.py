@@ -13,8 +13,8 @@ from pathlib import Path
 from schedgen import paths
 from schedgen.commands.next import next_times
 from schedgen.commands.status_types import JobStatus, Status
-from schedgen.config import load as cfg
-from schedgen.config.model import Job
+from schedgen.config.model import Config, Job
+from schedgen.config.select import is_elsewhere, load_here
 from schedgen.machine import ownership as state
 from schedgen.outcomes.missed import missed
 from schedgen.output import policies
@@ -32,8 +32,13 @@ from schedgen.units import format_duration
 
 
 def status(config_path: Path, targets: tuple[str, ...] | None = None,
-           now: datetime | None = None) -> Status:
-    config = cfg.load(config_path)
+           now: datetime | None = None, host: str | None = None) -> Status:
+    """`host`: the jobs for that host (default: this machine); for another machine only
+    what the config says can be known (`elsewhere`)."""
+    config = load_here(config_path, host)
+    skipped = tuple((s.job, s.why) for s in config.skipped)
+    if is_elsewhere(host):
+        return _elsewhere(config, targets, now or datetime.now(local_zone()), skipped)
     record = state.load(config.namespace)
     selected.check(config, record, targets)
     plan = build(config, record, all_targets(), selected=targets, review=True)
@@ -51,12 +56,32 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
     names = {j.name for j in config.jobs}
     other = tuple(f"{c.kind} {c.where}: {c.action} ({c.note})" for c in plan.changes
                   if c.pending and not (c.job in names or set(c.jobs) & names))
-    return Status(config.namespace, jobs, other, plan.warnings, plan.unknown)
+    return Status(config.namespace, jobs, other, plan.warnings, plan.unknown, config.host,
+                  skipped)
+
+
+def _elsewhere(config: Config, targets: tuple[str, ...] | None, now: datetime,
+               skipped: tuple[tuple[str, str], ...]) -> Status:
+    """Another machine's jobs: what it gets and when they fire, installed state unknown
+    (this machine cannot read that machine's crontab, plists or run records)."""
+    jobs = []
+    for job in config.jobs:
+        wanted = tuple(t for t in job.targets if not targets or t in targets)
+        if targets and not wanted:
+            continue
+        upcoming = next_times(job, 1, now)
+        jobs.append(JobStatus(
+            job=job.name, enabled=job.enabled, targets=wanted,
+            schedule=" | ".join(job.schedule_text), readable=upcoming.readable,
+            installed=None, drift=(), last_run=None,
+            next_run=machine(upcoming.times[0]) if upcoming.times else None,
+            next_notes=upcoming.notes, queue=None, lock_held=None, timezone=job.timezone))
+    return Status(config.namespace, tuple(jobs), (), (), (), config.host, skipped, True)
 
 
 def unknown(config_path: Path) -> tuple[tuple[str, str], ...]:
     """(target, why) for each scheduler of the config that cannot be read here."""
-    config = cfg.load(config_path)
+    config = load_here(config_path)
     return build(config, state.load(config.namespace), all_targets(), review=True).unknown
 
 

@@ -39,6 +39,11 @@ class Status:
     warnings: tuple[str, ...] = ()  # e.g. lingering is off
     # (target, why): a scheduler that could not be read; its jobs' state is unknown
     unknown: tuple[tuple[str, str], ...] = ()
+    host: str | None = None  # the host the jobs were chosen for (`hosts`)
+    skipped: tuple[tuple[str, str], ...] = ()  # (job, why): in the file, not for that host
+    # --host names another machine: only the desired side is known (its jobs, their
+    # schedules and next runs); nothing installed there, and no run of it, is read here.
+    elsewhere: bool = False
 
     @property
     def drifted(self) -> bool:

@@ -76,6 +76,7 @@ JOB: dict[str, Default] = {
     "retries": Default(0, "0: a failed run waits for the next firing"),
     "retry_delay": Default("30s", '"30s"'),
     "backoff": Default(2.0, "2.0: each delay twice the one before (at most 1 hour)"),
+    "hosts": Default(None, "none: every host"),
 }
 # Keys that describe where and how jobs are installed: also given per job or in [defaults].
 SHARED: dict[str, Default] = {

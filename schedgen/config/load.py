@@ -165,6 +165,7 @@ class _Checker:
             retries=v.get("retries", _retries, True),
             retry_delay=v.get("retry_delay", f.duration, True),
             backoff=v.get("backoff", _backoff, True),
+            hosts=v.optional("hosts", f.hosts, True),
         )
         if has_queue and "retries" in own and own["retries"] != 0:
             self.problems.add(f"{w}.retries", "a queue's items are tried again on later runs, "

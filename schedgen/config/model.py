@@ -92,6 +92,8 @@ class Job(NamedTuple):
     retries: int = 0  # attempts after the first, within the same run and lock
     retry_delay: int = 30  # seconds before the first retry
     backoff: float = 2.0  # each delay this many times the one before (RETRY_DELAY_CAP)
+    # Host name patterns (config/select.py): "web-*", "!name" excludes; None: every host.
+    hosts: tuple[str, ...] | None = None
 
     @property
     def label(self) -> str:
@@ -110,10 +112,22 @@ class Job(NamedTuple):
         return tuple(e.text for e in self.schedule)
 
 
+class Skipped(NamedTuple):
+    """A job of the file that is not for the machine a command acts for, and why."""
+
+    job: str
+    field: str  # the key that leaves it out ("hosts")
+    why: str
+
+
 class Config(NamedTuple):
     path: Path
     namespace: str
     jobs: tuple[Job, ...]
+    # Set by config/select.py: the machine the jobs were chosen for, and the jobs of the
+    # file left out for it (a plain load keeps every job: host None, nothing skipped).
+    host: str | None = None
+    skipped: tuple[Skipped, ...] = ()
 
     def job(self, name: str) -> Job | None:
         return next((j for j in self.jobs if j.name == name), None)

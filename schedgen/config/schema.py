@@ -100,6 +100,12 @@ JOB_TYPES: dict[str, Schema] = {
     "backoff": _doc(f"Each retry's delay is the one before times this (at most "
                     f"{cfg.RETRY_DELAY_CAP // 60} minutes)",
                     {"type": "number", "minimum": 1, "maximum": 10}),
+    "hosts": _doc("Hosts the job is installed on: globs on the short host name (up to the "
+                  "first dot, any case); '!name' excludes, and an exclusion always wins; only "
+                  "exclusions: every host but those", {
+                      "type": "array", "minItems": 1, "uniqueItems": True,
+                      "items": {"type": "string", "pattern": _anchored(f.HOST_PATTERN)},
+                      "examples": [["mac-mini", "web-*"], ["!laptop"]]}),
 }
 SHARED_TYPES: dict[str, Schema] = {
     "label_prefix": _doc("launchd Label and systemd unit name = <label_prefix>.<job>",

@@ -180,6 +180,32 @@ def adopts(value: Any) -> tuple[str, str]:
     return target, what
 
 
+# One host pattern: the short host name's characters, `*`, `?` and `[...]` classes
+# (fnmatch), after an optional `!` that makes it an exclusion.
+HOST_PATTERN = re.compile(r"!?(?:[A-Za-z0-9_*?-]|\[!?[A-Za-z0-9_-]+\])+")
+
+
+def hosts(value: Any) -> tuple[str, ...]:
+    """`hosts = ["mac-mini", "web-*", "!web-3"]`: each a glob on the short host name."""
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of host names or globs, got {type_name(value)}")
+    if not value:
+        raise ValueError("an empty list selects no host: list the hosts (\"web-*\"), or "
+                         "leave `hosts` out for every host, or set enabled = false")
+    bad = []
+    for p in value:
+        text = string(p)
+        if "." in text:
+            bad.append(f"{text!r}: hosts match the short host name, up to the first dot "
+                       f"(write {text.split('.')[0]!r})")
+        elif not HOST_PATTERN.fullmatch(text):
+            bad.append(f"{text!r} is no host name or glob (letters, digits, '-', '_', "
+                       "'*', '?', [...] classes; '!' first excludes)")
+    if bad:
+        raise ValueError("; ".join(bad))
+    return tuple(dict.fromkeys(value))
+
+
 def targets(value: Any) -> tuple[str, ...]:
     known = registry.names()
     if not isinstance(value, list) or not value:

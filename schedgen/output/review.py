@@ -31,6 +31,18 @@ def jobs_text(r: Review) -> str:
     return "".join(out) + "\n"
 
 
+def host_text(r: Review) -> str:
+    """Which jobs the host gets and which it skips, when the file selects by host."""
+    if not (r.by_host or r.elsewhere):
+        return ""
+    where = (f"host {r.host} (--host: not this machine; compared with what is installed "
+             "here)" if r.elsewhere else f"host {r.host}")
+    out = [f"{where}: {len(r.selected)} job{'s' if len(r.selected) != 1 else ''}"
+           + (f": {', '.join(r.selected)}" if r.selected else "") + "\n"]
+    out += [f"  skipped {s.job}: {s.why}\n" for s in r.skipped]
+    return "".join(out) + "\n"
+
+
 def stat_text(r: Review) -> str:
     """Names only: which files change, with line counts."""
     out = []
@@ -55,7 +67,7 @@ def text(r: Review, color: bool, stat: bool = False, full: bool = False) -> str:
     head = jobs_text(r)
     if head and not r.plan.in_sync:
         head += "files:\n"
-    return r.mask(head + files)
+    return r.mask(host_text(r) + head + files)
 
 
 def _tail(plan: p.Plan) -> str:
@@ -72,6 +84,9 @@ def as_json(r: Review, stat: bool = False) -> dict[str, Any]:
         "changes": [{"field": f.field, "old": f.old, "new": f.new, "text": f.text}
                     for f in j.fields],
     } for j in r.jobs]
+    data["host"] = {"name": r.host, "this_machine": not r.elsewhere, "jobs": list(r.selected),
+                    "skipped": [{"job": s.job, "field": s.field, "why": s.why}
+                                for s in r.skipped]}
     if stat:
         for c in data["changes"]:
             c.pop("diff", None)

@@ -25,6 +25,8 @@ def as_json(s: Status) -> dict[str, Any]:
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
             "missed": missed_json(j.missed), "policies": j.policies,
         } for j in s.jobs],
+        "host": s.host, "this_machine": not s.elsewhere,
+        "skipped": [{"job": j, "field": "hosts", "why": w} for j, w in s.skipped],
         "warnings": list(s.warnings),
         # a scheduler that could not be read: its jobs' "installed" is null
         "unknown": [{"target": t, "text": w} for t, w in s.unknown],
@@ -43,9 +45,13 @@ def people(text: Any, zone: str | None) -> str:
 
 def as_text(s: Status) -> str:
     head = "DRIFT" if s.drifted else "state unknown" if s.unknown else "in sync"
+    if s.elsewhere:
+        head = (f"host {s.host} (--host: not this machine): what it gets; what is installed "
+                "there and its runs are not known here")
     lines = [f"namespace {s.namespace}: {head}"]
     for j in s.jobs:
-        state_ = ("disabled" if not j.enabled else "state unknown" if j.installed is None
+        state_ = ("disabled" if not j.enabled else "on another host" if s.elsewhere
+                  else "state unknown" if j.installed is None
                   else "installed" if j.installed else "not installed")
         lines.append(f"{j.job}  [{', '.join(j.targets)}]  {state_}")
         lines.append(f"  schedule   {j.schedule}  ({j.readable})")
@@ -53,7 +59,9 @@ def as_text(s: Status) -> str:
             if j.facts.get(name):
                 lines += registry.get(name).status_lines(j.facts[name])
         lr = j.last_run
-        if lr:
+        if s.elsewhere:
+            pass  # its runs are recorded on that machine
+        elif lr:
             when = people(lr.get("finished_at") or lr.get("started_at"), j.timezone)
             code = f", exit {lr['exit_code']}" if lr.get("exit_code") is not None else ""
             outcome = lr.get("outcome", "?")
@@ -74,6 +82,7 @@ def as_text(s: Status) -> str:
             lines.append(f"  firings    {missed_text(j.missed)}")
         for d in j.drift:
             lines.append(f"  drift      {d}")
+    lines += [f"skipped {j}: {w}" for j, w in s.skipped]
     lines += [f"drift: {o}" for o in s.other]
     lines += [f"warning: {w}" for w in s.warnings]
     lines += [f"unknown: {w}" for _, w in s.unknown]

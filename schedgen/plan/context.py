@@ -51,6 +51,11 @@ class PlanContext:
         return self._jobs.get(name) if name else None
 
     @cached_property
+    def skipped(self) -> dict[str, str]:
+        """Jobs of the file that are not for this host (config/select.py): job -> why."""
+        return {s.job: s.why for s in self.config.skipped} if self.config is not None else {}
+
+    @cached_property
     def neighbours(self) -> dict[str, str]:
         return recorded_elsewhere(self.record.namespace)
 
@@ -88,7 +93,7 @@ class PlanContext:
 
         out: dict[str, str] = {}
         for name, old in recorded.items():
-            if name in self._jobs:
+            if name in self._jobs or name in self.skipped:
                 continue
             hits = [n for n, now in new.items() if same(old, now)]
             if len(hits) == 1 and hits[0] not in out.values():
@@ -98,6 +103,8 @@ class PlanContext:
     def why_unwanted(self, job: str | None) -> str:
         if job in self.renamed:
             return f"job {job} is now job {self.renamed[job]} (renamed in jobs.toml)"
+        if job in self.skipped:
+            return f"job {job} is not for this host: {self.skipped[job]}"
         j = self.job(job)
         if j is None:
             return "its job is no longer in jobs.toml"
@@ -109,12 +116,13 @@ class PlanContext:
         """Is this artifact unwanted because the config says so (not just silent about it)?
 
         A job still in jobs.toml (disabled, or moved to another target or path) has its
-        old artifacts removed by a plain apply. A job gone from jobs.toml leaves orphans,
-        which only `apply --prune` removes.
+        old artifacts removed by a plain apply, and so has one whose `hosts` no longer
+        match this host. A job gone from jobs.toml leaves orphans, which only
+        `apply --prune` removes.
         """
         if self.uninstall:
             return True
-        return any(self.job(j) or j in self.renamed for j in jobs)
+        return any(self.job(j) or j in self.renamed or j in self.skipped for j in jobs)
 
 
 _PAST = {"create": "created", "update": "updated", "remove": "removed", "load": "loaded",

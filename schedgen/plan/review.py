@@ -159,7 +159,11 @@ def review(config: Config, record: Record, plan: p.Plan) -> list[JobReview]:
         elif pending:
             out.append(JobReview(job.name, FILES, (), "settings unchanged; the installed files "
                                  "differ (hand-edited, missing, or generated differently)"))
+    skipped = {s.job: s.why for s in config.skipped}
     for name in sorted(set(recorded or {}) - names):
+        if name in skipped:  # still in the file, for other hosts: a plain apply removes it
+            out.append(JobReview(name, REMOVED, (), f"not for this host: {skipped[name]}"))
+            continue
         orphan = any(c.action == p.ORPHAN for c in changes.get(name, []))
         out.append(JobReview(name, REMOVED, (), "gone from jobs.toml" + (
             "; apply --prune removes its files" if orphan else "")))
@@ -194,7 +198,7 @@ def _value(field: str, value: Any) -> str:
         return "(none)"
     if field in ("command", "smoke"):
         return _command(value)
-    if field in ("targets", "path"):
+    if field in ("targets", "path", "hosts"):
         return ", ".join(value) if value else "(none)"
     if field == "schedule":
         return _schedule(value)

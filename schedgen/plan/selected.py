@@ -16,7 +16,10 @@ def check(config: Config, record: Record, targets: tuple[str, ...] | None) -> No
         if config.for_target(t) or any(t in e.targets for e in record.entries.values()):
             continue
         named = sorted({x for j in config.jobs if j.enabled for x in j.targets})
+        away = (f"; {len(config.skipped)} of its jobs are not for host {config.host}"
+                if config.skipped else "")
         raise UsageError(
             f"--target {t}: no enabled job of namespace {config.namespace} goes to {t} "
-            f"(they go to: {', '.join(named) or 'nothing'}) and nothing is installed there. "
+            f"(they go to: {', '.join(named) or 'nothing'}{away}) and nothing is installed "
+            "there. "
             f"`schedgen render --target {t} --out DIR` shows what every job would be for {t}.")
