@@ -55,9 +55,10 @@ sg_retry_sleep() {
 # sg_retry_exit: the wrapper ends between attempts (a signal during the delay): the
 # sleep goes, and the failure held back for the retry is notified now.
 sg_retry_exit() {
-  [ -z "$sg_sl_pid" ] || kill "$sg_sl_pid" 2>/dev/null
+  # Unset when the wrapper ends before its first attempt (a signal as it starts).
+  [ -z "${sg_sl_pid-}" ] || kill "$sg_sl_pid" 2>/dev/null
   sg_sl_pid=''
-  [ "$sg_try_more" = 1 ] || return 0
+  [ "${sg_try_more-}" = 1 ] || return 0
   sg_try_more=0
   sg_hook finish
 }
