@@ -11,10 +11,11 @@ from schedgen.units import format_duration
 
 
 def as_json(job: Job) -> dict[str, Any]:
+    retries = job.retries if job.queue is None else 0  # a queue's items: max_attempts
     return {
-        "retries": job.retries,
-        "retry_delay": job.retry_delay if job.retries else None,
-        "backoff": job.backoff if job.retries else None,
+        "retries": retries,
+        "retry_delay": job.retry_delay if retries else None,
+        "backoff": job.backoff if retries else None,
         "on_busy": job.lock.on_busy if job.lock else None,
         "stop_on_failure": job.queue.stop_on_failure if job.queue else None,
     }
