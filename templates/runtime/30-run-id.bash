@@ -100,9 +100,24 @@ sg_id_floor_set() {
 # newest one (a clock behind it, a pid that wrapped round, an older runtime's unpadded
 # pid), so that pruning, which keeps the newest names, never takes a later run for an
 # older one; and only then, so that such steps do not add up run after run. Runs that
-# start side by side without seeing each other's names (no lock) have no order.
+# start side by side without seeing each other's names (no lock) have no order. Queue
+# workers run side by side by design: theirs sort by pid within a second (a second
+# later for each worker would add up), and a clock behind the newest name gives the
+# second after it.
 sg_new_id() {
   local stamp=$sg_stamp
+  if [ -n "$sg_inbox" ]; then
+    if [[ "$stamp" < "$sg_id_floor" ]]; then
+      if [ -z "$sg_id_bump" ]; then
+        sg_epoch_of "$sg_id_floor"
+        sg_stamp_of $((sg_e + 1))
+        sg_id_bump=$sg_s
+      fi
+      stamp=$sg_id_bump
+    fi
+    sg_id_in "$stamp"
+    return 0
+  fi
   [[ "$stamp" > "$sg_id_floor" ]] || stamp=$sg_id_floor
   sg_id_in "$stamp"
   if [ "$stamp" = "$sg_id_floor" ] && ! sg_id_after "$sg_run_id" "$sg_id_last"; then
