@@ -13,11 +13,11 @@ from pathlib import Path
 from schedgen import paths
 from schedgen.commands.next import next_times
 from schedgen.commands.status_types import JobStatus, Status
+from schedgen.config import policies
 from schedgen.config.model import Config, Job
 from schedgen.config.select import is_elsewhere, load_here
 from schedgen.machine import ownership as state
 from schedgen.outcomes.missed import missed
-from schedgen.output import policies
 from schedgen.plan import changes as p
 from schedgen.plan import selected
 from schedgen.plan.build import build
