@@ -13,6 +13,7 @@ sg_replace_note() {
 }
 
 # sg_replace_clear: this run's note goes as it ends (sg_on_exit).
+# shellcheck disable=SC2317  # called by sg_on_exit; shellcheck misses that when inlined
 sg_replace_clear() {
   local w=''
   IFS=' ' read -r w _ 2>/dev/null <"$sg_lock_dir/.$sg_lock_name.lock.run" || return 0

@@ -31,9 +31,9 @@ sg_retry_due() {
     [ "$sg_try" -le "$sg_retries" ] || return 1
   case $sg_outcome in failed|timeout) ;; *) return 1 ;; esac
   # shellcheck disable=SC2086  # split on purpose: one delay per word
-  set -- $sg_retry_delays
+  set -- ${sg_retry_delays-}
   eval "w=\${$sg_try:-0}"
-  if [ "$sg_retry_window" -gt 0 ] && [ $((sg_epoch + w - sg_try_first)) -ge "$sg_retry_window" ]; then
+  if [ "${sg_retry_window:-0}" -gt 0 ] && [ $((sg_epoch + w - sg_try_first)) -ge "$sg_retry_window" ]; then
     sg_event no_retry "$sg_try_j,\"reason\":\"next_firing\",\"delay\":$w,\"window\":$sg_retry_window"
     return 1
   fi
@@ -52,6 +52,7 @@ sg_retry_sleep() {
   sg_sl_pid=''
 }
 
+# shellcheck disable=SC2317  # called by sg_on_exit; shellcheck misses that when inlined
 # sg_retry_exit: the wrapper ends between attempts (a signal during the delay): the
 # sleep goes, and the failure held back for the retry is notified now.
 sg_retry_exit() {
