@@ -1,10 +1,11 @@
 """Cost of reading run records, and of the notify stanza, interleaved as in bench.py.
 
-- `history -n 20` and `check` on a job with 10,000 runs against the same job with 1,000
-  (one run a minute, so the 10,000 all fall inside the week `check` judges: its worst
-  case). Printed: medians, and the median of per-round ratios 10,000 / 1,000 for the
-  command as a user runs it and for the work alone (in-process). Goal: ~linear or better
-  (the ratio at most 10); `history -n 20` should not grow at all.
+- `history -n 20`, `check` and `report` on a job with 10,000 runs against the same job
+  with 1,000 (one run a minute, so the 10,000 all fall inside the week `check` judges: its
+  worst case; `report` fits its window to all of them). Printed: medians, and the median
+  of per-round ratios 10,000 / 1,000 for the command as a user runs it and for the work
+  alone (in-process). Goal: ~linear or better (the ratio at most 10); `history -n 20`
+  should not grow at all.
 - The notify stanza (templates/notify.sh: source it, sg_notify_start, sg_notify_finish on
   a successful run, with `on` set and no ping_url) against one wrapper run of /bin/true:
   end to end (the rendered wrapper with the stanza spliced in where the runtime will call
@@ -96,6 +97,7 @@ def bench_records(tmp: Path, rounds: int) -> Samples:
     configs = setup_records(tmp, env)
     os.environ.update(HOME=str(home), PATH=env["PATH"], BENCH_CRONTAB=env["BENCH_CRONTAB"])
     from schedgen.commands import check
+    from schedgen.commands import report as htmlreport
     from schedgen.config.load import load
     from schedgen.outcomes import history
 
@@ -111,6 +113,11 @@ def bench_records(tmp: Path, rounds: int) -> Samples:
         named[f"check {n}"] = lambda c=cfg: timed([*sg, "check", "-c", str(c)], env)
         named[f"history() {n}"] = lambda j=job: in_process(lambda: history.runs(j, limit=20))
         named[f"check() {n}"] = lambda c=cfg: in_process(lambda: check.check(c))
+        page = tmp / f"report-{n}.html"
+        named[f"report {n}"] = lambda c=cfg, p=page: timed(
+            [*sg, "report", "-o", str(p), "-c", str(c)], env)
+        named[f"report() {n}"] = lambda c=cfg, p=page: in_process(
+            lambda: htmlreport.report(c, p))
     return interleave(rounds, named)
 
 
@@ -169,12 +176,14 @@ def main() -> None:
     print(f"schedgen outcome benchmarks ({'quick' if args.quick else 'full'}: {rounds} rounds)")
     with tempfile.TemporaryDirectory() as d:
         s = bench_records(Path(d), rounds)
-        for what in ("history", "check", "history()", "check()"):
+        for what in ("history", "check", "report", "history()", "check()", "report()"):
             a, b = s[f"{what} {SIZES[0]}"], s[f"{what} {SIZES[1]}"]
             ratio = s.ratio(f"{what} {SIZES[1]}", f"{what} {SIZES[0]}")
             label = {"history": "schedgen history -n 20", "check": "schedgen check",
+                     "report": "schedgen report (window fitted)",
                      "history()": "history.runs(limit=20), in-process",
-                     "check()": "check.check(), in-process"}[what]
+                     "check()": "check.check(), in-process",
+                     "report()": "report.report(), in-process"}[what]
             print(f"  {label:38} 1,000 runs {a * 1000:8.1f} ms   10,000 runs {b * 1000:8.1f} ms"
                   f"   ratio {ratio:5.2f}x (linear: 10x)")
     with tempfile.TemporaryDirectory() as d:

@@ -430,19 +430,30 @@ def check_cmd(
 @app.command("report")
 def report_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE.html",
-                                      help="the page to write")],
-    days: Annotated[int, typer.Option("--days", min=1, help="how many days back")] = 7,
+                                      help="the page to write (beside the logs, failures "
+                                      "link to their log files)")],
+    days: Annotated[int | None, typer.Option(
+        "--days", min=1, help="the last N days (default: fitted to the records)")] = None,
+    since: Annotated[str | None, typer.Option(
+        "--since", metavar="WHEN", help="start: a time ago (2d, 12h) or a local date/time "
+        "(2026-01-05, 2026-01-05T10:00)")] = None,
+    until: Annotated[str | None, typer.Option(
+        "--until", metavar="WHEN", help="end (default: now), as --since")] = None,
     config: ConfigOpt = None,
 ) -> None:
-    """One self-contained HTML page: a lane per job of runs by outcome and missed firings,
-    and a summary table (success rate, p50/p95 duration, last failure, queue). Exit 4
-    (the page still written) when a scheduler could not be read: the page says so."""
+    """One self-contained HTML page that answers "what failed and why": a lane per job of
+    runs by outcome (failures drawn on top, counted where they coincide), missed firings
+    and durations over time; last and next run; every failure with its exit and the tail
+    of its log. The window fits the records unless --days/--since/--until say otherwise.
+    Exit 4 (the page still written) when a scheduler could not be read: the page says so."""
     from schedgen.commands import report as htmlreport
+    from schedgen.commands.report_when import utc_now, when
 
-    written = htmlreport.report(config_path(config), out, days)
+    now = utc_now()
+    written = htmlreport.report(config_path(config), out, days, now,
+                                when(since, now, "--since"), when(until, now, "--until"))
     n = written.runs
-    typer.echo(f"wrote {out} ({n} run{'s' if n != 1 else ''} in the last "
-               f"{days} day{'s' if days != 1 else ''})")
+    typer.echo(f"wrote {out} ({n} run{'s' if n != 1 else ''} {written.words})")
     for _, w in written.unknown:
         typer.echo(f"unknown: {w}")
     raise typer.Exit(EXIT_UNKNOWN if written.unknown else EXIT_OK)
@@ -464,7 +475,7 @@ EXAMPLES = {
     "history": "schedgen history backup --since 2d",
     "logs": "schedgen logs backup --stderr",
     "check": "schedgen check --notify   (from cron, every 15 minutes)",
-    "report": "schedgen report -o report.html --days 30",
+    "report": "schedgen report -o ~/.local/state/schedgen/logs/report.html --since 30d",
     "metrics": "schedgen metrics --out /var/lib/prometheus/node-exporter   (from a timer)",
     "doctor": "schedgen doctor backup",
 }
