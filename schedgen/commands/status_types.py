@@ -29,6 +29,7 @@ class JobStatus:
     timezone: str | None = None  # the job's own zone: its times are shown in it
     policies: dict[str, Any] = field(default_factory=dict)  # output/policies.as_json
     policy_words: tuple[str, ...] = ()  # output/policies.words: those not at their defaults
+    user: str | None = None  # a system-scope job's account (None: a user-scope job)
 
 
 @dataclass(frozen=True)

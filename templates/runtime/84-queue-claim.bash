@@ -17,9 +17,7 @@ sg_init_queue() {
   sg_d_mtext=()
   sg_moved='' sg_tn=''
   sg_attempts=$sg_processing/.attempts
-  # Items that failed in this run ("/a/b/"), the last one's status and run directory
-  # (its stderr is what notify is given).
-  sg_qskip=/ sg_qst=0 sg_qfdir=''
+  sg_qskip=/ sg_qst=0  # items that failed in this run ("/a/b/"), and the last one's status
 }
 
 # sg_queue_main: the queue's run: recover, then claim and run items until none is left
@@ -56,7 +54,7 @@ sg_queue_main() {
     # stop_on_failure (and under a job file from before it) the run ends at it.
     if [ "$sg_status" -ne 0 ]; then
       [ "${sg_stop_on_failure:-1}" = 0 ] || exit "$sg_status"
-      sg_qskip=$sg_qskip$sg_item_name/ sg_qst=$sg_status sg_qfdir=$sg_nfy_dir
+      sg_qskip=$sg_qskip$sg_item_name/ sg_qst=$sg_status
     fi
     sg_item_name='' sg_attempt=''
     [ "$sg_batch" -eq 0 ] || [ "$sg_count" -lt "$sg_batch" ] || break
@@ -67,7 +65,6 @@ sg_queue_main() {
     sg_event empty
     [ "$sg_nfy" != 1 ] || sg_notify_finish 0 empty "$sg_log_dir"
   fi
-  [ "$sg_qst" = 0 ] || sg_nfy_dir=$sg_qfdir
   exit "$sg_qst"
 }
 
