@@ -54,7 +54,8 @@ sg_queue_main() {
     # stop_on_failure (and under a job file from before it) the run ends at it.
     if [ "$sg_status" -ne 0 ]; then
       [ "${sg_stop_on_failure:-1}" = 0 ] || exit "$sg_status"
-      sg_qskip=$sg_qskip$sg_item_name/ sg_qst=$sg_status
+      # (and under the name it went back to the inbox by, when its own was taken there)
+      sg_qskip=$sg_qskip$sg_item_name/${sg_item_path##*/}/ sg_qst=$sg_status
     fi
     sg_item_name='' sg_attempt=''
     [ "$sg_batch" -eq 0 ] || [ "$sg_count" -lt "$sg_batch" ] || break
