@@ -223,6 +223,21 @@ def test_a_failing_item_waits_for_its_next_turn_and_the_others_go_on(
     assert w.run().returncode == 0
 
 
+def test_a_failed_item_renamed_on_its_way_back_still_waits_for_the_next_run(
+        tmp_path: Path, tool_path: list[str]) -> None:
+    # The command drops a new a.json in the inbox, so the failed one goes back under
+    # another name: neither is tried again in this run.
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    w = _queue_job(tmp_path, tool_path,
+                   RECORD + '; [ -e "$LOG.done" ] || { touch "$LOG.done"; echo new >"${1%/*}/../../inbox/a.json"; }; exit 1',
+                   batch=0)
+    assert w.run().returncode == 1
+    assert _log(tmp_path) == ["a.json"]                      # one attempt, no spin
+    inbox = _files(q / "inbox")
+    assert len(inbox) == 2 and "a.json" in inbox
+
+
 def test_processed_and_failed_are_never_overwritten(
         tmp_path: Path, tool_path: list[str]) -> None:
     q = tmp_path / "q"
