@@ -27,6 +27,8 @@ CUT_CONDITIONS = {
     "zone": '[ -n "${sg_tz_zone:-}" ]',
     "retries": '[ "${sg_retries:-0}" != 0 ]',
     "replace": '[ "${sg_on_busy:-}" = replace ]',
+    "paused": '[ -n "$sg_paused" ]',
+    "policy": '[ -n "${sg_policy:-}" ]',
 }
 
 # (caller before the cut, callee after it): the cut condition its guard implies.
@@ -54,6 +56,7 @@ ALLOWED = {
     ("sg_lock_busy_or", "sg_replace"): "replace",  # [ "${sg_on_busy:-}" != replace ] ||
     ("sg_run", "sg_replace_note"): "replace",
     ("sg_on_exit", "sg_replace_clear"): "replace",
+    ("sg_main", "sg_policy_start"): "paused",       # [ -z "${sg_paused-}${sg_policy-}" ] ||
 }
 
 # Defined by the job file (templates/job.sh.j2).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from schedgen.machine.pause import Pause
 from schedgen.outcomes.missed import Missed
 from schedgen.records import runs
 
@@ -29,6 +30,7 @@ class JobStatus:
     timezone: str | None = None  # the job's own zone: its times are shown in it
     policies: dict[str, Any] = field(default_factory=dict)  # output/policies.as_json
     policy_words: tuple[str, ...] = ()  # output/policies.words: those not at their defaults
+    paused: Pause | None = None  # schedgen pause: its firings are skipped
     user: str | None = None  # a system-scope job's account (None: a user-scope job)
 
 

@@ -73,6 +73,11 @@ JOB: dict[str, Default] = {
     KUBERNETES: Default(None, "none (required for target kubernetes: at least `image`)"),
     "notify": Default(None, "none: nobody is told"),
     "adopts": Default(None, "none: the job replaces nothing installed by hand"),
+    # Run policies (docs/policies.md).
+    "catch_up": Default("none", '"none": a firing missed while the machine was off is not run'),
+    "max_lateness": Default("1h", '"1h": a start later than that after its firing is dropped'),
+    "random_delay": Default(0, "0: every run starts on its firing"),
+    "random_delay_stable": Default(True, "true: the same offset in every run"),
     "retries": Default(0, "0: a failed run waits for the next firing"),
     "retry_delay": Default("30s", '"30s"'),
     "backoff": Default(2.0, "2.0: each delay twice the one before (at most 1 hour)"),

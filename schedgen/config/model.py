@@ -100,6 +100,14 @@ class Job(NamedTuple):
     # What `import` found this job in, still installed outside schedgen: (target, its
     # identity there: the crontab line as written, a plist label, a unit name).
     adopts: tuple[str, str] | None = None
+    # Run policies (docs/policies.md): a missed firing run once at boot or load ("once")
+    # or not ("none"); no start more than max_lateness seconds after its firing; each
+    # start delayed by up to random_delay seconds, by one offset per job and host (stable)
+    # or a fresh one each run.
+    catch_up: str = "none"
+    max_lateness: int = 3600
+    random_delay: int = 0
+    random_delay_stable: bool = True
     retries: int = 0  # attempts after the first, within the same run and lock
     retry_delay: int = 30  # seconds before the first retry
     backoff: float = 2.0  # each delay this many times the one before (RETRY_DELAY_CAP)
