@@ -19,7 +19,7 @@ from schedgen.config.model import Config, Job
 from schedgen.config.select import is_elsewhere, load_here
 from schedgen.machine import ownership as state
 from schedgen.machine import pause
-from schedgen.outcomes.missed import missed
+from schedgen.outcomes.missed import Installs, missed
 from schedgen.plan import changes as p
 from schedgen.plan.build import build
 from schedgen.records import runs
@@ -60,8 +60,10 @@ def _status(config: Config, targets: tuple[str, ...] | None, now: datetime) -> S
     # template environment that reads them is not made.
     wordcache.load(paths.cache_dir())
     by_job = _by_job(plan, config.jobs)  # one pass: a per-job scan made status quadratic
+    installs = Installs(record)  # the same for the record's entries
     jobs = tuple(replace(_job(job, by_job.get(job.name, []), now, config.namespace),
-                         missed=missed(job, record, now)) for job in config.jobs)
+                         missed=missed(job, record, now, installs=installs))
+                 for job in config.jobs)
     for name in registry.names():  # each target adds the facts of its own it knows
         mine = [c for c in plan.changes if c.target == name]
         if mine and registry.get(name).facts:

@@ -40,13 +40,16 @@ def load(path: Path) -> Config:
     return loads(text, path)
 
 
-def loads(text: str, path: Path) -> Config:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        raise ConfigError(str(path), [Problem("toml", f"syntax error: {exc}",
-                                              int(m.group(1)) if m else None)]) from None
+def loads(text: str, path: Path, data: dict[str, Any] | None = None) -> Config:
+    """``data``: the document as tomllib reads ``text``, when the caller has it (import
+    writes ``text`` from it with tomli-w: reading it back was a third of an import)."""
+    if data is None:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            m = re.search(r"line (\d+)", str(exc))
+            raise ConfigError(str(path), [Problem("toml", f"syntax error: {exc}",
+                                                  int(m.group(1)) if m else None)]) from None
     problems = Problems(text)
     config = _Checker(problems, path.resolve().parent).config(data, path)
     hostile.check(config, problems.add)
@@ -114,7 +117,7 @@ class _Checker:
 
     def job(self, name: str, raw: Any, defaults: dict[str, Any]) -> Job | None:
         # A name that is no bare TOML key (a.b, .., spaces) is shown quoted, as written.
-        w = f"jobs.{name}" if re.fullmatch(r"[A-Za-z0-9_-]+", name) else f"jobs.{json.dumps(name)}"
+        w = f"jobs.{name}" if _BARE_KEY.fullmatch(name) else f"jobs.{json.dumps(name)}"
         start = len(self.problems.found)
         if not f.JOB_NAME.fullmatch(name):
             self.problems.add(w, "invalid job name: use a-z, 0-9, '_' and '-', starting with a "
@@ -227,6 +230,7 @@ class _Checker:
 
 
 _JOB_TABLE = {**d.SHARED, **d.JOB}
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _positive_duration(value: Any) -> int:

@@ -9,14 +9,16 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.config import metrics_names as metrics
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.render import policies, shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
+
+if TYPE_CHECKING:  # jinja2 is imported on the first render: an apply in sync renders nothing
+    import jinja2
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
 # (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
@@ -97,9 +99,12 @@ def _env() -> jinja2.Environment:
 
 @cache
 def _environment(store: bool, folder: Path) -> jinja2.Environment:
+    import jinja2
+
     wordcache.load(folder.parent)  # the schedules in words, kept like the templates
     env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(shipped.text), bytecode_cache=_TemplateCache(folder, store),
+        loader=jinja2.FunctionLoader(shipped.text),
+        bytecode_cache=_template_cache(jinja2)(folder, store),
         autoescape=jinja2.select_autoescape(enabled_extensions=("plist.j2",), default=False),
         keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
@@ -111,34 +116,39 @@ def _environment(store: bool, folder: Path) -> jinja2.Environment:
     return env
 
 
-class _TemplateCache(jinja2.FileSystemBytecodeCache):
-    """Compiled templates kept between runs: compiling them was most of a `diff`.
+def _template_cache(jinja2: Any) -> Any:
+    """The class below, made once jinja2 is imported."""
 
-    Read by every command; written only by those that write anyway (`render`, `apply`),
-    so `diff`, `status` and dry runs leave the disk alone. Keyed by each template's
-    checksum (and the Python version, by jinja2); the folder is per schedgen version
-    because the lexer options live in code, not in the templates.
-    """
+    class _TemplateCache(jinja2.FileSystemBytecodeCache):  # type: ignore[misc]
+        """Compiled templates kept between runs: compiling them was most of a `diff`.
 
-    def __init__(self, folder: Path, writable: bool) -> None:
-        self.writable = writable
-        self.folder = folder
-        super().__init__(str(folder))
+        Read by every command; written only by those that write anyway (`render`, `apply`),
+        so `diff`, `status` and dry runs leave the disk alone. Keyed by each template's
+        checksum (and the Python version, by jinja2); the folder is per schedgen version
+        because the lexer options live in code, not in the templates.
+        """
 
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except OSError:
-            pass  # unreadable (say, the cache folder is a file): compile instead
+        def __init__(self, folder: Path, writable: bool) -> None:
+            self.writable = writable
+            self.folder = folder
+            super().__init__(str(folder))
 
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        if not self.writable:
-            return
-        try:
-            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except OSError:
+                pass  # unreadable (say, the cache folder is a file): compile instead
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            if not self.writable:
+                return
+            try:
+                self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass  # a cache that cannot be written only costs time
+
+    return _TemplateCache
 
 
 @contextmanager
