@@ -54,6 +54,7 @@ LAZY_ALLOWED = {"schedgen.cli", "schedgen.completion", "schedgen.quick", "schedg
 LAZY_EDGES = {
     ("schedgen.config.load", "schedgen.config.kubernetes"): "configs with kubernetes jobs only",
     ("schedgen.render.artifacts", "schedgen.render.tzrender"): "zoned jobs and catch-ups only",
+    ("schedgen.render.artifacts", "schedgen.render.retry"): "jobs with retries only",
 }
 REGISTRY = {"schedgen.targets.registry", "schedgen.targets.interface"}
 CLI_ONLY = ("typer", "click")

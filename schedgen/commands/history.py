@@ -12,6 +12,7 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
 from schedgen.outcomes import events, history, missed
+from schedgen.records.runs import newest_first, run_order
 from schedgen.records.shown import shown
 from schedgen.schedule.upcoming import local_zone
 from schedgen.schedule.when import human
@@ -140,7 +141,7 @@ def log_file(config_path: Path, name: str, run_id: str | None, stderr: bool) -> 
                 return runs_dir / found_id / which
             break  # pruned: fall back to the folder
         try:
-            ids = sorted((d.name for d in runs_dir.iterdir() if d.is_dir()), reverse=True)
+            ids = newest_first(d.name for d in runs_dir.iterdir() if d.is_dir())
         except OSError:
             ids = []
         if not ids:
@@ -149,7 +150,8 @@ def log_file(config_path: Path, name: str, run_id: str | None, stderr: bool) -> 
     if _folder_name(run_id) and (runs_dir / run_id).is_dir():
         return runs_dir / run_id / which
     try:
-        found = sorted(d.name for d in runs_dir.iterdir() if d.name.startswith(run_id))
+        found = sorted((d.name for d in runs_dir.iterdir() if d.name.startswith(run_id)),
+                       key=run_order)
     except OSError:
         found = []
     if len(found) == 1:

@@ -14,6 +14,7 @@ from schedgen import paths
 from schedgen.commands import scopes
 from schedgen.commands.next import next_times
 from schedgen.commands.status_types import JobStatus, Status
+from schedgen.config import policies
 from schedgen.config.model import Config, Job
 from schedgen.config.select import is_elsewhere, load_here
 from schedgen.machine import ownership as state
@@ -145,6 +146,7 @@ def _job(job: Job, changes: list[p.Change], now: datetime, namespace: str = "def
         last_run=runs.last_run(job),
         next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
         timezone=job.timezone, user=job.user, paused=pause.paused(namespace, job.name, now),
+        policies=policies.as_json(job), policy_words=policies.words(job),
     )
 
 

@@ -68,7 +68,23 @@ def settings(job: Job) -> dict[str, Any]:
             out[name] = {k: env_digest(v) for k, v in value}
         else:
             out[name] = _plain(value)
+    _policies_as_before(out)
     return out
+
+
+def _policies_as_before(out: dict[str, Any]) -> None:
+    """Keys added later are left out while they say what a job did before them, so that
+    settings kept by an older schedgen compare equal: retries none, the lock's on_busy
+    the one its wait implies, a queue that goes on past a failing item."""
+    if not out.get("retries"):
+        for k in ("retries", "retry_delay", "backoff"):
+            out.pop(k, None)
+    lock = out.get("lock")
+    if isinstance(lock, dict) and lock.get("on_busy") == ("wait" if lock.get("wait") else "skip"):
+        lock.pop("on_busy")
+    queue = out.get("queue")
+    if isinstance(queue, dict) and queue.get("stop_on_failure") is False:
+        queue.pop("stop_on_failure")
 
 
 def _by_job(plan: p.Plan) -> dict[str, list[p.Change]]:
@@ -195,8 +211,8 @@ def _value(field: str, value: Any) -> str:
         return ", ".join(value) if value else "(none)"
     if field == "schedule":
         return _schedule(value)
-    if field in ("timeout", "lock.wait", "queue.stale_after", "max_lateness", "random_delay") \
-            and isinstance(value, int):
+    if field in ("timeout", "lock.wait", "queue.stale_after", "max_lateness", "random_delay",
+                 "retry_delay") and isinstance(value, int):
         return format_duration(value)
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -260,7 +276,7 @@ def _compare(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
 
 
 _HEADLINE = ("schedule", "command", "targets", "env", "env_file", "working_dir", "timeout",
-             "lock", "queue", "timezone")
+             "lock", "queue", "timezone", "retries")
 
 
 def _describe_new(new: dict[str, Any]) -> tuple[FieldChange, ...]:
@@ -274,9 +290,14 @@ def _describe_new(new: dict[str, Any]) -> tuple[FieldChange, ...]:
             v = sorted(v)
         elif field == "lock":
             text = f"lock: {v['name']}" + (f", waits {_value('lock.wait', v['wait'])}"
-                                           if v.get("wait") else "")
+                                           if v.get("wait") else "") + (
+                ", replaces the running run" if v.get("on_busy") == "replace" else "")
         elif field == "queue":
-            text = f"queue: {v['inbox']} ({v['pattern']}, batch {v['batch']})"
+            text = f"queue: {v['inbox']} ({v['pattern']}, batch {v['batch']}" + (
+                ", stops at the first failing item)" if v.get("stop_on_failure") else ")")
+        elif field == "retries":
+            text = (f"retries: {v}, {_value('retry_delay', new.get('retry_delay'))} apart, "
+                    f"backoff {new.get('backoff')}")
         else:
             text = f"{field}: {_value(field, v)}"
         out.append(FieldChange(field, None, v, text))

@@ -31,7 +31,7 @@ RUNTIME_PARTS = (
     "50-records.bash", "60-rotation.bash", "65-metrics.bash", "70-main.bash", "80-cut.bash", "81-tzgate.sh",
     "82-timeout.bash", "83-smoke.bash", "84-queue-claim.bash", "85-queue-items.bash",
     "86-queue-journal.bash", "87-queue-recovery.bash", "88-queue-metrics.bash", "89-policies.bash",
-    "90-fscheck.sh", "99-end.bash",
+    "89-replace.bash", "89-retry.bash", "90-fscheck.sh", "99-end.bash",
 )
 NOTIFY = "notify.sh"  # installed beside the runtime; sourced by jobs with notify settings
 NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is check's)
@@ -271,6 +271,11 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         from schedgen.render import tzrender
 
         tz = tzrender.gate_settings(job).rstrip("\n") if superset or tzrender.gated(job) else ""
+    retry = ""
+    if job.retries and job.queue is None:
+        from schedgen.render import retry as retry_render
+
+        retry = retry_render.settings(job)
     return _env().get_template("job.sh.j2").render(
         job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
         smoke_prog=smoke_prog if smoke_prog and smoke_prog != prog else "",
@@ -278,7 +283,7 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         runtime=runtime_name(config.namespace),
         runtime_text=runtime_text().rstrip("\n") if standalone else "",
         notify=notify, notify_file=notify_name(config.namespace),
-        notify_text=notify_text().rstrip("\n") if standalone and notify else "", tz=tz,
+        notify_text=notify_text().rstrip("\n") if standalone and notify else "", tz=tz, retry=retry,
         pause_file=str(paths.pause_file(config.namespace, job.name)),
         policy=policies.settings(job, config.namespace),
         metrics_file=str(metrics.prom_path(job, config.namespace) or ""),
