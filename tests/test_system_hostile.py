@@ -1,0 +1,153 @@
+"""System scope against its own job's user: what that account leaves in the folders it
+owns (its log folder) must not make a command root runs hang, follow a link out, or show
+a file the account could not read; and a namespace a user shares with a system install
+made from another jobs.toml is the user's own to apply.
+
+The account is a real one (useradd), its files are made by a process running as it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import pwd
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from schedgen import paths
+from schedgen.machine import ownership
+from tests.fakes import FakeCrontab
+from tests.helpers import schedgen, write_config
+from tests.test_system_scope import config, open_root, sys_user  # noqa: F401 (fixtures)
+
+T = TypeVar("T")
+
+
+def as_user(user: str, script: str) -> None:
+    subprocess.run(["runuser", "-u", user, "--", "sh", "-c", script], check=True)
+
+
+def as_account(account: pwd.struct_passwd, work: Callable[[], T]) -> T:
+    """`work` in a child process that is the account for real (uid, not just euid)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            os.setgroups([])
+            os.setgid(account.pw_gid)
+            os.setuid(account.pw_uid)
+            data = pickle.dumps(work())
+        except BaseException as exc:  # noqa: BLE001 (reported to the parent)
+            data = pickle.dumps(exc)
+        with os.fdopen(write, "wb") as fh:
+            fh.write(data)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        result = pickle.loads(fh.read())
+    os.waitpid(pid, 0)
+    if isinstance(result, BaseException):
+        raise result
+    return result  # type: ignore[no-any-return]
+
+
+def root_runs(*args: str) -> subprocess.CompletedProcess[str]:
+    """schedgen as root in a process of its own, bounded: a hang is a failure, not a stall."""
+    return subprocess.run([sys.executable, "-m", "schedgen", *args], capture_output=True,
+                          text=True, timeout=30)
+
+
+def test_what_the_jobs_user_plants_in_its_log_folder_cannot_hang_or_leak_to_root(
+        sys_user: str, open_root: Path, tmp_path: Path) -> None:  # noqa: F811
+    cfg = config(open_root, sys_user, extra="")
+    cfg.write_text(cfg.read_text().replace('echo tick"', 'echo tick; exit 3"'))
+    cfg.chmod(0o644)
+    assert schedgen("apply", "-c", str(cfg)).returncode == 0
+    assert schedgen("run", "tick", "-c", str(cfg)).returncode == 3  # a failure, as the user
+    secret = tmp_path / "secret"  # root's alone: the job's user cannot read it
+    secret.write_text("root-only-secret-line\n")
+    secret.chmod(0o600)
+    logs = open_root / "var/log/schedgen/tick"
+    run = next((logs / "runs").iterdir())
+    # the failed run's stderr.log a link to root's file; a newer run whose manifest is a
+    # FIFO (a reader blocks on it for ever); the metrics state a FIFO too
+    as_user(sys_user, f"cd {run} && rm stderr.log && ln -s {secret} stderr.log"
+                      f" && mkdir {logs}/runs/20991231T000000Z-1"
+                      f" && mkfifo {logs}/runs/20991231T000000Z-1/schedgen-manifest.json"
+                      f" && mkfifo {logs}/.metrics")
+    for args in (["status", "-c", str(cfg)], ["check", "-c", str(cfg)],
+                 ["history", "tick", "-c", str(cfg)]):
+        r = root_runs(*args)
+        assert r.returncode in (0, 1), (args, r.stdout + r.stderr)
+        assert "root-only-secret-line" not in r.stdout + r.stderr
+    out = tmp_path / "report.html"
+    r = root_runs("report", "-c", str(cfg), "-o", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    page = out.read_text()
+    assert "root-only-secret-line" not in page
+    assert "tick: failed, exit 3" in page  # the failure is still listed
+    # events.jsonl a FIFO: history and check still end
+    as_user(sys_user, f"rm -rf {logs}/runs/20991231T000000Z-1 && mv {logs}/events.jsonl "
+                      f"{logs}/events.jsonl.1 && mkfifo {logs}/events.jsonl")
+    for args in (["check", "-c", str(cfg)], ["history", "tick", "-c", str(cfg)],
+                 ["status", "-c", str(cfg)]):
+        r = root_runs(*args)
+        assert r.returncode in (0, 1), (args, r.stdout + r.stderr)
+
+
+def test_a_namespace_installed_system_wide_from_another_config_leaves_users_free(
+        sys_user: str, open_root: Path, fake_crontab: FakeCrontab) -> None:  # noqa: F811
+    system_cfg = config(open_root, sys_user, namespace="shared")
+    assert schedgen("apply", "-c", str(system_cfg)).returncode == 0
+    with paths.in_scope(paths.SYSTEM):
+        installed = ownership.load("shared").entries
+    mine = open_root / "mine"
+    mine.mkdir(mode=0o755)
+    user_cfg = write_config(mine / "jobs.toml", """
+[defaults]
+namespace = "shared"
+targets = ["cron"]
+
+[jobs.mine]
+command = "true"
+schedule = "@daily"
+""")
+    user_cfg.chmod(0o644)
+    # the user's own apply and uninstall, in a process that is that user for real
+    home = open_root / "uhome"
+    (home / "bin").mkdir(parents=True)
+    fake = FakeCrontab(home / "bin", home)
+    account = pwd.getpwnam(sys_user)
+    for p in (home, *home.iterdir()):
+        os.chown(p, account.pw_uid, account.pw_gid)
+    env = {**fake.env, "HOME": str(home), "PATH": f"{home}/bin:{os.environ['PATH']}",
+           "SCHEDGEN_TEST_APPLY_LOCK": str(home / "apply.lock")}
+    for args in (["apply", "--dry-run"], ["uninstall", "--dry-run"]):
+        schedgen(*args, "-c", str(user_cfg), env=env)  # modules loaded while root reads them
+    r, u = as_account(account, lambda: (schedgen("apply", "-c", str(user_cfg), env=env),
+                                         schedgen("uninstall", "-c", str(user_cfg), env=env)))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "only root may" not in r.stderr
+    assert u.returncode == 0, u.stdout + u.stderr
+    assert fake.writes()  # its crontab was written, then emptied
+    # root's own user-scope config of that namespace leaves the system install alone too
+    assert schedgen("apply", "-c", str(user_cfg), "--prune").returncode == 0
+    with paths.in_scope(paths.SYSTEM):
+        assert ownership.load("shared").entries == installed
+    assert (open_root / "etc/cron.d/schedgen-shared").exists()
+    # the config that installed it still removes its jobs when they leave system scope
+    system_cfg.write_text(system_cfg.read_text().replace(f'scope = "system"\nuser = "{sys_user}"\n',
+                                                         ""))
+    assert schedgen("apply", "-c", str(system_cfg)).returncode == 0
+    assert not (open_root / "etc/cron.d/schedgen-shared").exists()
+
+
+@pytest.fixture(autouse=True)
+def _needs_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
