@@ -151,3 +151,26 @@ schedule = "@daily"
 def _needs_root() -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root")
+
+
+def test_a_system_folder_under_a_folder_another_account_owns_is_refused(
+        sys_user: str, open_root: Path, fake_crontab: FakeCrontab) -> None:  # noqa: F811
+    """The job file's own folder is root's 0755, but the one above it is the account's:
+    that account renames the folder away and puts its own job file in place, which cron
+    then runs as the job's user (root here)."""
+    app = open_root / "srv/app"
+    (app / "bin").mkdir(parents=True)
+    (app / "bin").chmod(0o755)
+    account = pwd.getpwnam(sys_user)
+    os.chown(app, account.pw_uid, account.pw_gid)
+    cfg = config(open_root, "root", extra=f'wrapper_dir = "{app}/bin"\n')
+    r = schedgen("apply", "-c", str(cfg))
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert f"{app} is writable by others than root" in r.stderr
+    assert not (open_root / "etc").exists() and not list((app / "bin").iterdir())
+    # a folder root owns with the sticky bit (/tmp) is no way in: others cannot rename in it
+    os.chown(app, 0, 0)
+    app.chmod(0o1777)
+    r = schedgen("apply", "-c", str(cfg))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (app / "bin/tick.sh").exists()
