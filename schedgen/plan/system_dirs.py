@@ -42,7 +42,10 @@ def _job(job: Job, ctx: ApplyContext) -> None:
 
 def _root_dir(path: Path, ctx: ApplyContext) -> None:
     """Made root's 0755 when missing; an existing one another account could write to
-    (its owner, or group/other write) is refused: that account could swap the files."""
+    (its owner, or group/other write) is refused: that account could swap the files.
+    So is one below a folder another account could write to: it could rename the
+    whole folder away and put one of its own in its place."""
+    _above(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -50,11 +53,30 @@ def _root_dir(path: Path, ctx: ApplyContext) -> None:
         ctx.did("create", f"folder {path} (root's, 0755)")
         return
     if st.st_uid != 0 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise SystemOpError(
-            f"{path} is writable by others than root (owner uid {st.st_uid}, mode "
-            f"{stat.S_IMODE(st.st_mode):04o}): a system job's files there could be replaced "
-            f"by another account; nothing was installed. chown root {path} && chmod go-w "
-            f"{path}, or set wrapper_dir/log_root/lock_dir elsewhere")
+        raise _others_write(path, st)
+
+
+def _above(path: Path) -> None:
+    """Every folder above `path` (links resolved: they are what the scheduler follows)
+    is root's, and only root may rename in it: not writable by another account, or
+    sticky and root's (/tmp), where others cannot rename what is not theirs."""
+    real = Path(os.path.realpath(path))
+    for folder in real.parents:
+        try:
+            st = os.stat(folder)
+        except FileNotFoundError:
+            continue  # made by apply, root's
+        others = st.st_mode & stat.S_IWOTH or (st.st_mode & stat.S_IWGRP and st.st_gid != 0)
+        if st.st_uid != 0 or (others and not st.st_mode & stat.S_ISVTX):
+            raise _others_write(folder, st)
+
+
+def _others_write(path: Path, st: os.stat_result) -> SystemOpError:
+    return SystemOpError(
+        f"{path} is writable by others than root (owner uid {st.st_uid}, mode "
+        f"{stat.S_IMODE(st.st_mode):04o}): a system job's files there could be replaced "
+        f"by another account; nothing was installed. chown root {path} && chmod go-w "
+        f"{path}, or set wrapper_dir/log_root/lock_dir elsewhere")
 
 
 def _users_dir(path: Path, mode: int, account: pwd.struct_passwd, ctx: ApplyContext) -> None:
