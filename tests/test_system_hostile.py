@@ -8,6 +8,7 @@ The account is a real one (useradd), its files are made by a process running as 
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import pwd
@@ -174,3 +175,33 @@ def test_a_system_folder_under_a_folder_another_account_owns_is_refused(
     r = schedgen("apply", "-c", str(cfg))
     assert r.returncode == 0, r.stdout + r.stderr
     assert (app / "bin/tick.sh").exists()
+
+
+def test_doctor_as_root_judges_a_system_jobs_files_as_its_user(
+        sys_user: str, open_root: Path, fake_crontab: FakeCrontab) -> None:  # noqa: F811
+    """The job's env_file is sourced, and its working_dir entered, by its user: root's
+    doctor reading them as root would pass what the run then fails on (exit 78)."""
+    secret = open_root / "root-only"
+    secret.mkdir(mode=0o700)
+    env = secret / "job.env"
+    env.write_text("A=1\n")
+    cfg = config(open_root, sys_user, extra=f'env_file = "{env}"\nworking_dir = "{secret}"\n')
+    assert schedgen("apply", "-c", str(cfg)).returncode == 0
+    d = schedgen("doctor", "-c", str(cfg), "--json")
+    checks = {c["check"]: c for c in json.loads(d.stdout)["checks"] if c["job"] == "tick"}
+    assert checks["env_file"]["verdict"] == "problem", checks["env_file"]
+    assert f"not readable by {sys_user}" in checks["env_file"]["detail"]
+    assert checks["working_dir"]["verdict"] == "problem", checks["working_dir"]
+    # what doctor says is what the run finds
+    assert schedgen("run", "tick", "-c", str(cfg)).returncode == 78
+    secret.chmod(0o755)
+    env.chmod(0o644)
+    d = schedgen("doctor", "-c", str(cfg), "--json")
+    checks = {c["check"]: c for c in json.loads(d.stdout)["checks"] if c["job"] == "tick"}
+    assert checks["env_file"]["verdict"] == "ok" and checks["working_dir"]["verdict"] == "ok"
+    # a job file whose folder's parent another account may write to is no safe one
+    os.chown(open_root / "usr/local/libexec", pwd.getpwnam(sys_user).pw_uid, -1)
+    d = schedgen("doctor", "-c", str(cfg), "--json")
+    checks = {c["check"]: c for c in json.loads(d.stdout)["checks"] if c["job"] == "tick"}
+    assert checks["job file owner"]["verdict"] == "problem", checks["job file owner"]
+    assert str(open_root / "usr/local/libexec") in checks["job file owner"]["detail"]
