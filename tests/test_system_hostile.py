@@ -205,3 +205,28 @@ def test_doctor_as_root_judges_a_system_jobs_files_as_its_user(
     checks = {c["check"]: c for c in json.loads(d.stdout)["checks"] if c["job"] == "tick"}
     assert checks["job file owner"]["verdict"] == "problem", checks["job file owner"]
     assert str(open_root / "usr/local/libexec") in checks["job file owner"]["detail"]
+
+
+def test_a_system_job_given_to_another_account_takes_its_log_folder_whole(
+        sys_user: str, open_root: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The job moves from one account to another: its runs, as the new account, must
+    be able to write where the old one's did, and the old one keep nothing it could
+    still change there. A link the old account left is given over, not followed."""
+    cfg = config(open_root, sys_user)
+    cfg.chmod(0o644)
+    assert schedgen("apply", "-c", str(cfg)).returncode == 0
+    assert schedgen("run", "tick", "-c", str(cfg)).returncode == 0
+    logs = open_root / "var/log/schedgen/tick"
+    outside = tmp_path / "outside"
+    outside.write_text("root's\n")
+    as_user(sys_user, f"ln -s {outside} {logs}/link && ln -s {tmp_path} {logs}/runs/dirlink")
+    cfg.write_text(cfg.read_text().replace(f'user = "{sys_user}"', 'user = "nobody"'))
+    r = schedgen("apply", "-c", str(cfg))
+    assert r.returncode == 0, r.stdout + r.stderr
+    nobody = pwd.getpwnam("nobody").pw_uid
+    for p in (logs, *logs.rglob("*")):
+        assert p.lstat().st_uid == nobody, p
+    assert outside.stat().st_uid == 0 and tmp_path.stat().st_uid == 0  # links not followed
+    assert schedgen("run", "tick", "-c", str(cfg)).returncode == 0
+    runs = sorted((logs / "runs").glob("*/schedgen-manifest.json"))
+    assert len(runs) == 2 and runs[-1].stat().st_uid == nobody
