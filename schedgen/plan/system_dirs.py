@@ -96,5 +96,7 @@ def _users_dir(path: Path, mode: int, account: pwd.struct_passwd, ctx: ApplyCont
         ctx.did("create", f"folder {path} ({account.pw_name}'s, {mode:04o})")
         return
     if st.st_uid != account.pw_uid:
-        ctx.ops.chown(path, account.pw_uid, account.pw_gid)
-        ctx.did("update", f"folder {path} given to {account.pw_name}")
+        # the job changed accounts: what the old one's runs left is the new one's, or its
+        # runs cannot write there (and the old account could still change it)
+        ctx.ops.give_tree(path, st.st_uid, account.pw_uid, account.pw_gid)
+        ctx.did("update", f"folder {path} and what is in it given to {account.pw_name}")
