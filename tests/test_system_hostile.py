@@ -230,3 +230,27 @@ def test_a_system_job_given_to_another_account_takes_its_log_folder_whole(
     assert schedgen("run", "tick", "-c", str(cfg)).returncode == 0
     runs = sorted((logs / "runs").glob("*/schedgen-manifest.json"))
     assert len(runs) == 2 and runs[-1].stat().st_uid == nobody
+
+
+def test_a_fifo_for_a_lock_file_does_not_hold_up_the_lock_probe_without_proc_locks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where /proc/locks is missing (macOS) the probe opens the lock file: one the job's
+    account made a FIFO must not block root's status for ever."""
+    import threading
+
+    from schedgen.config.load import load
+    from schedgen.records import runs
+
+    cfg = config(tmp_path, "root")
+    job = load(cfg).jobs[0]
+    assert job.lock is not None
+    job.lock_dir.mkdir(parents=True)
+    os.mkfifo(job.lock_dir / f"{job.lock.name}.lock")
+    monkeypatch.setattr(runs, "_proc_locks_holds", lambda st: None)
+    found: list[bool | None] = []
+    t = threading.Thread(target=lambda: found.append(runs.lock_held(job)), daemon=True)
+    t.start()
+    t.join(10)
+    if t.is_alive():  # unblock the thread: a writer opens the FIFO
+        os.close(os.open(job.lock_dir / f"{job.lock.name}.lock", os.O_WRONLY | os.O_NONBLOCK))
+    assert found == [False]
