@@ -179,7 +179,7 @@ def lock_held(job: Job) -> bool | None:
     # No /proc/locks (macOS): try the lock for an instant. A run starting in that
     # instant would find it busy, which is why /proc/locks is preferred.
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = untrusted.open_below(job.lock_dir, path)  # the folder may be the job user's
     except OSError:
         return False
     try:
