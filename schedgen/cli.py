@@ -411,7 +411,8 @@ def logs_cmd(
 @app.command("check")
 def check_cmd(
     notify: Annotated[bool, typer.Option(
-        "--notify", help="send each new problem once through the job's notify command")] = False,
+        "--notify", help="send each new problem once through the job's notify command, "
+                    "mail and webhook")] = False,
     config: ConfigOpt = None, target: TargetOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Health for monitoring: exit 0 healthy, 1 with one line per problem (drift, failed
@@ -426,7 +427,8 @@ def check_cmd(
     else:
         typer.echo(check.as_text(health))
         for s in sent or ():
-            typer.echo(f"schedgen check: notify {s['job']} ({s['event']}): {s['detail']}",
+            via = "" if s.get("channel", "command") == "command" else f" by {s['channel']}"
+            typer.echo(f"schedgen check: notify {s['job']} ({s['event']}){via}: {s['detail']}",
                        err=True)
     raise typer.Exit(health.exit_code)
 

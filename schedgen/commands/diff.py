@@ -68,7 +68,8 @@ def build_review(config: Config, plan: p.Plan, jobs: list[rv.JobReview],
     keys |= {k for s in installed if isinstance(s.get("env"), dict) for k in s["env"]}
     values = {v for j in config.jobs for _, v in j.env}
     public = [t for j in config.jobs for t in (j.name, j.description or "")]
-    secrets = {j.notify.ping_url for j in config.jobs if j.notify and j.notify.ping_url}
+    secrets = {u for j in config.jobs if j.notify
+               for u in (j.notify.ping_url, j.notify.webhook) if u}
     secrets |= {u for s in installed for u in rv.secrets(s)}
     return Review(plan, tuple(jobs), masker(keys, values, public, secrets), config.host,
                   config.skipped, is_elsewhere(config.host), tuple(j.name for j in config.jobs),

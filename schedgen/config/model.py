@@ -56,6 +56,17 @@ class Notify(NamedTuple):
     on: tuple[str, ...]  # failure, recovery, missed
     command: Command | None
     ping_url: str | None
+    mail: tuple[str, ...] = ()  # addresses, through the local sendmail
+    webhook: str | None = None  # URL a JSON body is POSTed to
+    webhook_format: str = "json"  # json, slack, discord, teams
+    after: int = 1  # failure alerts from the Nth failed run in a row on
+    sendmail: str | None = None  # the sendmail program (None: found at run time)
+
+    def channels(self) -> tuple[str, ...]:
+        """What an alert goes out through: command, mail, webhook (in that order)."""
+        return tuple(c for c, on in (("command", self.command is not None),
+                                     ("mail", bool(self.mail)),
+                                     ("webhook", self.webhook is not None)) if on)
 
 
 class Job(NamedTuple):

@@ -258,6 +258,22 @@ def log_dir(job: Job) -> Check:
 def notify_mail(job: Job) -> Check:
     """A notify command that sends mail needs its program on the job's PATH and an MTA."""
     name = "mail for notify"
+    if job.notify is not None and job.notify.mail:
+        # As the wrapper finds it: notify.sendmail, else sendmail on PATH, else where MTAs put it.
+        want = job.notify.sendmail
+        prog_: Path | None
+        if want:
+            prog_ = Path(want) if "/" in want else find(want, job.path)
+            prog_ = prog_ if prog_ is not None and os.access(prog_, os.X_OK) else None
+        else:
+            prog_ = find("sendmail", job.path) or next(
+                (Path(p) for p in SENDMAIL if os.access(p, os.X_OK)), None)
+        if prog_ is None:
+            return problem(name, "notify.mail is set, but no sendmail program is on the job's "
+                                 "PATH or in /usr/sbin, /usr/lib: no mail goes out",
+                           "install an MTA that provides sendmail (msmtp-mta, postfix), or "
+                           "set notify.sendmail to its path")
+        return ok(name, f"notify.mail goes through {prog_} -t -i")
     cmd = job.notify.command if job.notify is not None else None
     if cmd is None:
         return ok(name, "no notify command")
