@@ -254,3 +254,11 @@ def test_a_fifo_for_a_lock_file_does_not_hold_up_the_lock_probe_without_proc_loc
     if t.is_alive():  # unblock the thread: a writer opens the FIFO
         os.close(os.open(job.lock_dir / f"{job.lock.name}.lock", os.O_WRONLY | os.O_NONBLOCK))
     assert found == [False]
+
+
+def test_an_odd_user_name_is_said_once_not_also_missing(tmp_path: Path) -> None:
+    cfg = config(tmp_path, "jo.hn@corp")
+    r = schedgen("validate", "-c", str(cfg))
+    assert r.returncode == 2
+    assert "jobs.tick.user: 'jo.hn@corp' is not a valid user name" in r.stderr
+    assert "missing" not in r.stderr, r.stderr
