@@ -262,3 +262,24 @@ def test_an_odd_user_name_is_said_once_not_also_missing(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert "jobs.tick.user: 'jo.hn@corp' is not a valid user name" in r.stderr
     assert "missing" not in r.stderr, r.stderr
+
+
+def test_an_apply_under_a_careless_umask_makes_no_folder_others_may_write(
+        tmp_path: Path, fake_crontab: FakeCrontab) -> None:
+    """root with umask 000 (a profile that says so): the system folders apply makes,
+    and those it makes above them, are still root's 0755."""
+    cfg = config(tmp_path, "daemon")
+    root = Path(os.environ["SCHEDGEN_SYSTEM_ROOT"])
+    old = os.umask(0)
+    try:
+        r = schedgen("apply", "-c", str(cfg))
+    finally:
+        os.umask(old)
+    assert r.returncode == 0, r.stdout + r.stderr
+    made = [p for p in root.rglob("*") if p.is_dir() and not p.is_symlink()]
+    assert made
+    loose = [(str(p), oct(p.stat().st_mode & 0o777)) for p in made
+             if p.stat().st_mode & 0o022]
+    assert loose == []
+    for f in (root / "etc/cron.d/schedgen-sys", root / "var/lib/schedgen/installed/sys.json"):
+        assert f.stat().st_mode & 0o022 == 0, f
