@@ -32,11 +32,19 @@ def system() -> bool:
 
 @contextmanager
 def in_scope(name: str) -> Iterator[None]:
+    """`name`'s folders in force. In system scope the umask keeps group and others from
+    writing whatever is made (a folder made 0777 under a root's umask 000 would let any
+    account swap a system job's files or its record)."""
     token = _SCOPE.set(name)
+    umask = os.umask(0o022) if name == SYSTEM else None
+    if umask is not None:
+        os.umask(umask | 0o022)
     try:
         yield
     finally:
         _SCOPE.reset(token)
+        if umask is not None:
+            os.umask(umask)
 
 
 def system_path(path: str) -> Path:
