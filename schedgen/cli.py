@@ -317,6 +317,33 @@ def run_cmd(
     raise typer.Exit(status)
 
 
+@app.command("pause")
+def pause_cmd(
+    jobs: Annotated[list[str], typer.Argument(metavar="JOB...", autocompletion=completion.jobs,
+                                              help="the jobs to pause")],
+    until: Annotated[Optional[str], typer.Option(  # noqa: UP007
+        "--until", metavar="TIME", help="end the pause at this time (2026-12-24T08:00, the "
+                                        "host's local time unless an offset is given)")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Pause jobs: they stay installed, each firing is skipped (recorded, not missed)."""
+    from schedgen.commands.pause import pause
+
+    raise typer.Exit(pause(config_path(config), jobs, until, say=typer.echo))
+
+
+@app.command("resume")
+def resume_cmd(
+    jobs: Annotated[list[str], typer.Argument(metavar="JOB...", autocompletion=completion.jobs,
+                                              help="the jobs to resume")],
+    config: ConfigOpt = None,
+) -> None:
+    """Resume paused jobs: their next firing runs."""
+    from schedgen.commands.pause import resume
+
+    raise typer.Exit(resume(config_path(config), jobs, say=typer.echo))
+
+
 @app.command("doctor")
 def doctor_cmd(
     jobs: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP007
@@ -478,6 +505,8 @@ EXAMPLES = {
     "next": "schedgen next backup -n 3",
     "schema": "schedgen schema > jobs.schema.json",
     "run": "schedgen run backup --smoke",
+    "pause": "schedgen pause backup --until 2026-12-24T08:00",
+    "resume": "schedgen resume backup",
     "history": "schedgen history backup --since 2d",
     "logs": "schedgen logs backup --stderr",
     "check": "schedgen check --notify   (from cron, every 15 minutes)",

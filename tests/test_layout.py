@@ -51,7 +51,7 @@ LAZY_ALLOWED = {"schedgen.cli", "schedgen.completion"}
 # rank checks (they are edges like every other import).
 LAZY_EDGES = {
     ("schedgen.config.load", "schedgen.config.kubernetes"): "configs with kubernetes jobs only",
-    ("schedgen.render.artifacts", "schedgen.render.tzrender"): "zoned jobs only",
+    ("schedgen.render.artifacts", "schedgen.render.tzrender"): "zoned jobs and catch-ups only",
 }
 REGISTRY = {"schedgen.targets.registry", "schedgen.targets.interface"}
 CLI_ONLY = ("typer", "click")

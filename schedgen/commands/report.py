@@ -44,6 +44,7 @@ from schedgen.commands.status import unknown as unknown_state
 from schedgen.config.model import Job
 from schedgen.config.select import load_here
 from schedgen.errors import SystemOpError, UsageError
+from schedgen.machine import pause
 from schedgen.machine.fs import atomic_write
 from schedgen.outcomes import history, missed
 from schedgen.records import runs as run_records
@@ -64,6 +65,7 @@ class Lane(NamedTuple):
     last: history.Run | None = None  # the newest run that was not busy, in or before the window
     next_at: datetime | None = None  # the schedule's next firing after now
     next_note: str = ""  # why there is none (disabled, @reboot only...)
+    paused: str = ""  # "paused until ..." while `schedgen pause` holds it
 
 
 def collect(config_path: Path, days: int | None = None, now: datetime | None = None,
@@ -101,10 +103,11 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
         rs = tuple(r for r in every if start <= r.started <= end)
         m = missed.missed(job, records.of(job), min(now, end), since=start)
         gone = tuple(f.at for f in m.missed if f.at <= end) if m else ()
-        up = next_times(job, 1, now.astimezone(z).replace(microsecond=0))
+        up = next_times(job, 1, now.astimezone(z).replace(microsecond=0), config.namespace)
+        p = pause.paused(config.namespace, job.name, now)
         lanes.append(Lane(job, rs, gone, run_records.queue_depth(job),
                           last or history.last(job), up.times[0] if up.times else None,
-                          "; ".join(up.notes)))
+                          "; ".join(up.notes), p.text() if p else ""))
     return config.namespace, lanes, start, end
 
 
@@ -135,7 +138,7 @@ def _next_words(lane: Lane) -> str:
 
 
 def _summary_row(lane: Lane) -> str:
-    done = [r for r in lane.runs if r.outcome not in ("busy", "empty", "running")]
+    done = [r for r in lane.runs if r.outcome not in ("busy", "empty", "running", "skipped")]
     ok = sum(1 for r in done if r.outcome == "ok")
     bad = sum(1 for r in done if outcome_class(r.outcome) in ("failed", "timeout"))
     rate = f"{100 * ok / len(done):.1f}%" if done else "–"
@@ -225,7 +228,9 @@ def _lane(lane: Lane, frame: Frame, marks_at: list[tuple[float, str]],
     nxt = f"next {_next_words(lane)}"
     return (f'<section class="lane" data-job="{name}" data-mode="{"binned" if binned else "marks"}">'
             f'<div class="name" title="{escape(lane.job.description or lane.job.name)}">{name}'
-            f"<small>{schedule}</small><small>{nxt}</small></div>"
+            f"<small>{schedule}</small><small>{nxt}</small>"
+            + (f'<small class="paused">{escape(lane.paused)}</small>' if lane.paused else "")
+            + "</div>"
             f'<div class="track">{none}'
             f'<svg viewBox="0 0 {W} {H}" preserveAspectRatio="none" role="img" '
             f'aria-label="runs of {name}">{grid(marks_at, H)}{"".join(drawn)}</svg>'

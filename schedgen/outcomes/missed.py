@@ -20,15 +20,12 @@ from schedgen.machine.ownership import Record
 from schedgen.outcomes import events
 from schedgen.outcomes.firings import epochs
 from schedgen.outcomes.history import BEGINS
-from schedgen.render.tzgate import MAX_LATENESS
 from schedgen.schedule.expressions import Cron, Every, every_as_cron, parse_cron
 from schedgen.schedule.upcoming import local_zone
 from schedgen.schedule.when import human
 from schedgen.targets import registry
 
 GRACE = timedelta(minutes=5)
-# A zoned job's wrapper runs a start up to MAX_LATENESS late for its firing (tzgate.py).
-ZONED_GRACE = timedelta(minutes=MAX_LATENESS)
 EARLY = timedelta(seconds=30)  # clocks of cron and the wrapper may differ a little
 LOOKBACK = timedelta(days=7)  # status and check judge the last week
 _MAX = 20_000  # firings judged at most, newest kept (an every-minute job: two weeks)
@@ -121,7 +118,7 @@ def judge(firings: list[int], begins: list[int], launchd: bool, z: tzinfo,
 
 def missed(job: Job, record: Record, now: datetime, since: datetime | None = None) -> Missed | None:
     """Judge the firings from ``since`` (default: LOOKBACK) up to GRACE (a zoned job's:
-    ZONED_GRACE) ago.
+    its max_lateness, up to which its wrapper runs a late start) ago.
     None when there is nothing to judge (not installed, disabled, no calendar)."""
     if not job.enabled or not expressions(job):
         return None
@@ -130,7 +127,11 @@ def missed(job: Job, record: Record, now: datetime, since: datetime | None = Non
         return None
     window = since if since is not None else now - LOOKBACK
     start = max(start, window)
-    grace = ZONED_GRACE if job.timezone else GRACE
+    # A start delay makes every start late by up to it; a gated job (zoned, or catching
+    # up) runs a start up to max_lateness late for its firing.
+    grace = GRACE + timedelta(seconds=job.random_delay)
+    if job.timezone or job.catch_up == "once":
+        grace = max(grace, timedelta(seconds=job.max_lateness))
     end = now - grace
     if start >= end:
         return Missed(start, ())

@@ -186,7 +186,8 @@ def _value(field: str, value: Any) -> str:
         return ", ".join(value) if value else "(none)"
     if field == "schedule":
         return _schedule(value)
-    if field in ("timeout", "lock.wait", "queue.stale_after") and isinstance(value, int):
+    if field in ("timeout", "lock.wait", "queue.stale_after", "max_lateness", "random_delay") \
+            and isinstance(value, int):
         return format_duration(value)
     if isinstance(value, bool):
         return "true" if value else "false"

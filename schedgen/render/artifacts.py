@@ -15,7 +15,7 @@ import jinja2
 from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.config import metrics_names as metrics
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
-from schedgen.render import shipped, wordcache
+from schedgen.render import policies, shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
@@ -27,7 +27,8 @@ RUNTIME_PARTS = (
     "00-head.bash", "10-clock.bash", "20-lock.bash", "30-run-id.bash", "40-command.bash",
     "50-records.bash", "60-rotation.bash", "65-metrics.bash", "70-main.bash", "80-cut.bash", "81-tzgate.sh",
     "82-timeout.bash", "83-smoke.bash", "84-queue-claim.bash", "85-queue-items.bash",
-    "86-queue-journal.bash", "87-queue-recovery.bash", "88-queue-metrics.bash", "90-fscheck.sh", "99-end.bash",
+    "86-queue-journal.bash", "87-queue-recovery.bash", "88-queue-metrics.bash", "89-policies.bash",
+    "90-fscheck.sh", "99-end.bash",
 )
 NOTIFY = "notify.sh"  # installed beside the runtime; sourced by jobs with notify settings
 NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is check's)
@@ -246,11 +247,12 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
     prog, smoke_prog = _program(job.command), _program(job.smoke)
     notify = notify_settings(job)
     tz = ""
-    if job.timezone:
-        # The zone code only for zoned jobs (tests/test_layout.py: LAZY_EDGES).
+    if job.timezone or job.catch_up == "once":
+        # The zone code only for zoned jobs and those that catch up (tests/test_layout.py:
+        # LAZY_EDGES).
         from schedgen.render import tzrender
 
-        tz = tzrender.gate_settings(job).rstrip("\n")
+        tz = tzrender.gate_settings(job).rstrip("\n") if tzrender.gated(job) else ""
     return _env().get_template("job.sh.j2").render(
         job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
         smoke_prog=smoke_prog if smoke_prog and smoke_prog != prog else "",
@@ -259,5 +261,7 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         runtime_text=runtime_text().rstrip("\n") if standalone else "",
         notify=notify, notify_file=notify_name(config.namespace),
         notify_text=notify_text().rstrip("\n") if standalone and notify else "", tz=tz,
+        pause_file=str(paths.pause_file(config.namespace, job.name)),
+        policy=policies.settings(job, config.namespace),
         metrics_file=str(metrics.prom_path(job, config.namespace) or ""),
         metrics_labels=metrics.labels(config.namespace, job.name))
