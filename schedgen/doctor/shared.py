@@ -12,6 +12,7 @@ import shlex
 import time
 from pathlib import Path
 
+from schedgen import paths
 from schedgen.config.model import Job
 from schedgen.doctor import Check, ok, problem, skipped, warning
 
@@ -182,9 +183,7 @@ def system_files(job: Job) -> Check:
                                  "included, could change what the job runs",
                            f"chown root {shlex.quote(str(path))} && chmod go-w "
                            f"{shlex.quote(str(path))}")
-    from schedgen.plan.system_dirs import open_above
-
-    up = open_above(job.wrapper_dir)
+    up = paths.open_above(job.wrapper_dir)
     if up is not None:
         return problem(name, f"{up} is writable by others than root: another account, "
                              f"{job.user} included, could rename {job.wrapper_dir} away and put "

@@ -13,6 +13,7 @@ import pwd
 import stat
 from pathlib import Path
 
+from schedgen import paths
 from schedgen.config.model import Config, Job
 from schedgen.errors import SystemOpError, UsageError
 from schedgen.plan import changes as p
@@ -57,26 +58,9 @@ def _root_dir(path: Path, ctx: ApplyContext) -> None:
 
 
 def _above(path: Path) -> None:
-    up = open_above(path)
+    up = paths.open_above(path)
     if up is not None:
         raise _others_write(up, os.stat(up))
-
-
-def open_above(path: Path) -> Path | None:
-    """The first folder above `path` (links resolved: they are what the scheduler
-    follows) that is not root's, or in which another account may rename: writable by
-    another account and not sticky-and-root's (/tmp, where others cannot rename what is
-    not theirs). None: every folder above is root's alone."""
-    real = Path(os.path.realpath(path))
-    for folder in real.parents:
-        try:
-            st = os.stat(folder)
-        except FileNotFoundError:
-            continue  # made by apply, root's
-        others = st.st_mode & stat.S_IWOTH or (st.st_mode & stat.S_IWGRP and st.st_gid != 0)
-        if st.st_uid != 0 or (others and not st.st_mode & stat.S_ISVTX):
-            return folder
-    return None
 
 
 def _others_write(path: Path, st: os.stat_result) -> SystemOpError:
