@@ -78,6 +78,19 @@ BAD = {
                               [("jobs.a.description", "single line")]),
     "no_jobs": ('[defaults]\nnamespace = "x"\n', [("jobs", "no jobs defined")]),
     "bad_format": ('format = 2\n' + GOOD, [("format", "not supported")]),
+    "too_many_retries": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\nretries = 101\n', [("jobs.a.retries", "out of range")]),
+    "small_backoff": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\nbackoff = 0.5\n', [("jobs.a.backoff", "from 1 to 10")]),
+    "bad_retry_delay": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\nretry_delay = "soon"\n', [("jobs.a.retry_delay", "is not a duration")]),
+    "retries_on_a_queue": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\nretries = 2\n[jobs.a.queue]\ninbox = "/q/in"\n',
+                           [("jobs.a.retries", "a queue job has no retries")]),
+    "unknown_on_busy": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.lock]\non_busy = "kill"\n',
+                        [("jobs.a.lock.on_busy", "expected one of 'skip', 'wait', 'replace'")]),
+    "wait_without_wait": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.lock]\non_busy = "wait"\n',
+                          [("jobs.a.lock.wait", "needs how long")]),
+    "skip_with_wait": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.lock]\non_busy = "skip"\nwait = "1m"\n',
+                       [("jobs.a.lock.on_busy", "drop one of them")]),
+    "bad_stop_on_failure": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.queue]\ninbox = "/q/in"\nstop_on_failure = 1\n',
+                            [("jobs.a.queue.stop_on_failure", "expected true or false")]),
 }
 
 
@@ -203,3 +216,32 @@ def test_default_path_has_homebrews_folder_on_macos_only(tmp_path: Path,
     assert linux == ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin")
     monkeypatch.setattr("schedgen.paths.is_macos", lambda: True)
     assert loads(text, tmp_path / "jobs.toml").jobs[0].path == ("/opt/homebrew/bin", *linux)
+
+
+def test_run_policies_load_and_old_spellings_keep_their_meaning(tmp_path: Path) -> None:
+    text = """
+[defaults]
+retries = 2
+[defaults.lock]
+wait = "5m"
+[jobs.waits]
+command = ["x"]
+schedule = "@daily"
+[jobs.replaces]
+command = ["x"]
+schedule = "@daily"
+retry_delay = "1m"
+backoff = 1
+lock = { on_busy = "replace" }
+[jobs.q]
+command = ["x", "{item}"]
+schedule = "@daily"
+queue = { inbox = "/q/in", batch = 0 }
+"""
+    c = loads(text, tmp_path / "jobs.toml")
+    waits, replaces, q = (c.job(n) for n in ("waits", "replaces", "q"))
+    assert waits and replaces and q and waits.lock and replaces.lock and q.queue
+    assert (waits.retries, waits.retry_delay, waits.backoff) == (2, 30, 2.0)
+    assert waits.lock.on_busy == "wait" and waits.lock.wait == 300   # lock.wait alone: wait
+    assert (replaces.lock.on_busy, replaces.retry_delay, replaces.backoff) == ("replace", 60, 1.0)
+    assert q.queue.stop_on_failure is False and q.retries == 2         # inherited: not used

@@ -308,3 +308,17 @@ def test_with_a_zone_the_cronjob_fires_where_cron_would(expr: str, config: Any) 
         return out
 
     assert instants(spec["schedule"], spec["timeZone"]) == instants(expr, "Europe/Kyiv")
+
+
+def test_retries_and_on_busy_map_to_backoff_limit_and_concurrency_policy(tmp_path: Path) -> None:
+    text = CONFIG.replace('timeout = "45m"', 'timeout = "45m"\nretries = 3\nlock = { on_busy = "replace" }')
+    found = docs(loads(text, tmp_path / "jobs.toml"))
+    doc = found["publish"]
+    assert kubernetes_validate.validate(doc, K8S, strict=True) == "1.32"
+    assert doc["spec"]["concurrencyPolicy"] == "Replace"
+    job_spec = doc["spec"]["jobTemplate"]["spec"]
+    assert job_spec["backoffLimit"] == 3
+    # The timeout is each attempt's, as the wrapper's: the pod's deadline, not the Job's.
+    assert pod(doc)["activeDeadlineSeconds"] == 45 * 60
+    assert "activeDeadlineSeconds" not in job_spec
+    assert found["sunday"]["spec"]["concurrencyPolicy"] == "Forbid"  # skip, the default

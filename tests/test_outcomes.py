@@ -64,6 +64,7 @@ inbox = "{root}/q/inbox"
 batch = 0
 max_attempts = 1
 stale_after = "1h"
+stop_on_failure = true
 
 [jobs.slow]
 command = "sleep 120"
@@ -150,7 +151,8 @@ def _make_scene(root: Path) -> Iterator[Scene]:
     assert run_at(root, "agent", "2026-01-09 08:55:13") == 0  # the wake
     assert run_at(root, "agent", "2026-01-09 10:40:01") == 0
 
-    # funnel: a bad item goes to failed/; the good one behind it waits, stale.
+    # funnel: a bad item goes to failed/; the good one behind it waits, stale (the run
+    # stops at the first failing item).
     inbox = root / "q" / "inbox"
     inbox.mkdir(parents=True)
     (inbox / "a-bad.json").write_text("{}")

@@ -230,3 +230,26 @@ schedule = "@daily"
     assert r.returncode == 1, r.stderr
     assert "unknown: crontab not found on PATH: this host has no cron installed" in r.stdout
     assert "+ mac: new" in r.stdout and "+ linux: new" in r.stdout
+
+
+def test_run_policies_show_in_jobs_toml_terms(cfg: Path, tmp_path: Path) -> None:
+    ap.apply(cfg, say=lambda _: None)
+    # Settings kept before the policy keys existed compare equal to their defaults.
+    assert schedgen("diff", "-c", str(cfg)).returncode == 0
+    edit(cfg, 'schedule = "15 6 * * *"\n',
+         'schedule = "15 6 * * *"\nretries = 2\nretry_delay = "1m"\nlock = { on_busy = "replace" }\n')
+    r = schedgen("diff", "-c", str(cfg))
+    assert r.returncode == 1, r.stderr
+    head = r.stdout.split("files:\n", 1)[0]
+    assert "    retries: (none) -> 2\n" in head
+    assert "    retry_delay: (none) -> 1m\n" in head
+    assert "    lock.on_busy: (none) -> replace\n" in head
+    assert "sg_retries=2 sg_retry_delays='60 120' sg_retry_window=82800" in r.stdout
+    ap.apply(cfg, say=lambda _: None)
+    st = schedgen("status", "-c", str(cfg))
+    assert ("  policies   retries 2, 1m apart, then x2 each (at most 1h); "
+            "on busy: replace the running run\n") in st.stdout
+    js = json.loads(schedgen("status", "-c", str(cfg), "--json").stdout)
+    [pub] = [j for j in js["jobs"] if j["job"] == "publish"]
+    assert pub["policies"] == {"retries": 2, "retry_delay": 60, "backoff": 2.0,
+                               "on_busy": "replace", "stop_on_failure": None}

@@ -25,6 +25,8 @@ CUT_CONDITIONS = {
     "smoke": '[ "${SCHEDGEN_SMOKE:-}" = 1 ]',
     "foreground": '[ "${SCHEDGEN_FOREGROUND:-}" = 1 ]',
     "zone": '[ -n "${sg_tz_zone:-}" ]',
+    "retries": '[ "${sg_retries:-0}" != 0 ]',
+    "replace": '[ "${sg_on_busy:-}" = replace ]',
     "paused": '[ -n "$sg_paused" ]',
     "policy": '[ -n "${sg_policy:-}" ]',
 }
@@ -48,6 +50,12 @@ ALLOWED = {
     ("sg_on_exit", "sg_close_claim"): "inbox",
     ("sg_metrics_write", "sg_metrics_queue"): "inbox",  # [ -z "$sg_inbox" ] ||
     ("sg_main", "sg_tz_dropped"): "zone",          # sg_tz_drop: set by the gate only
+    ("sg_main", "sg_retry_runs"): "retries",       # if [ "${sg_retries:-0}" = 0 ] ... else
+    ("sg_finish", "sg_retry_due"): "retries",      # [ "${sg_retries:-0}" != 0 ] &&
+    ("sg_on_exit", "sg_retry_exit"): "retries",    # [ "${sg_retries:-0}" = 0 ] ||
+    ("sg_lock_busy_or", "sg_replace"): "replace",  # [ "${sg_on_busy:-}" != replace ] ||
+    ("sg_run", "sg_replace_note"): "replace",
+    ("sg_on_exit", "sg_replace_clear"): "replace",
     ("sg_main", "sg_policy_start"): "paused",       # [ -z "${sg_paused-}${sg_policy-}" ] ||
 }
 
@@ -141,7 +149,7 @@ def test_term_then_kill_is_written_once() -> None:
     assert list(owners) == ["sg_term_kill"]
     callers = {name for name, _, body in _functions(runtime_text())
                if re.search(r"(^|\s)sg_term_kill\s", body, re.M)}
-    assert callers == {"sg_reap", "sg_watchdog"}
+    assert callers == {"sg_reap", "sg_watchdog", "sg_replace"}
 
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "wrapper.md"

@@ -68,7 +68,7 @@ def test_run_ids_are_unique_within_a_second_and_sort_as_strings(tmp_path: Path) 
 def test_a_run_id_skips_names_that_are_taken(tmp_path: Path) -> None:
     r = sh(tmp_path, """
         sg_now
-        mkdir -p "$sg_runs/$sg_stamp-$$" "$sg_processing/$sg_stamp-$$-0002"
+        mkdir -p "$sg_runs/$sg_stamp-$sg_idpid" "$sg_processing/$sg_stamp-$sg_idpid-0002"
         sg_new_id; echo "$sg_run_id"
     """)
     assert r.stdout.strip().endswith("-0003")
@@ -166,11 +166,12 @@ def _second_after(a: str, b: str) -> bool:
 
 def test_a_plain_run_whose_clock_is_behind_stays_in_the_newest_runs_second(
         tmp_path: Path) -> None:
-    # "-1" sorts before any other pid: the run goes in that second, not the next, so
+    # "-0000001" sorts before any other pid: the run goes in that second, not the next, so
     # that runs while the clock is behind do not step a second further each time.
-    (tmp_path / "logs/job/runs/20990101T000000Z-1").mkdir(parents=True)
+    (tmp_path / "logs/job/runs/20990101T000000Z-0000001").mkdir(parents=True)
     r = sh(tmp_path, _plain('sg_now; sg_id_floor_set; sg_new_id; echo "$sg_run_id"'))
-    assert r.stdout.strip().startswith("20990101T000000Z-") and r.stdout.strip() > "20990101T000000Z-1"
+    assert r.stdout.strip().startswith("20990101T000000Z-")
+    assert r.stdout.strip() > "20990101T000000Z-0000001"
 
 
 def test_runs_of_one_second_after_a_step_do_not_step_again_one_by_one(tmp_path: Path) -> None:
@@ -195,8 +196,8 @@ def test_a_pid_that_comes_back_in_the_same_second_takes_the_next_suffix(tmp_path
     # S-1-0003, which sorts after them (no step to the next second).
     r = sh(tmp_path, _plain("""
         sg_now
-        mkdir -p "$sg_runs/$sg_stamp-$$" "$sg_runs/$sg_stamp-$$-0002"
-        sg_id_floor_set; sg_new_id; echo "$sg_stamp-$$-0003 $sg_run_id"
+        mkdir -p "$sg_runs/$sg_stamp-$sg_idpid" "$sg_runs/$sg_stamp-$sg_idpid-0002"
+        sg_id_floor_set; sg_new_id; echo "$sg_stamp-$sg_idpid-0003 $sg_run_id"
     """))
     want, got = r.stdout.split()
     assert got == want

@@ -151,13 +151,13 @@ def test_sigkill_mid_chunk_recovery_follows_the_journal(
     assert attempts == {**{n: 1 for n in NAMES}, "b.json": 2}
     # Run dirs the killed worker made ahead stay empty until prune finds its pid gone.
     for d in w.run_dirs():
-        assert (d / "schedgen-manifest.json").exists() or f"-{worker.pid}-" in d.name
+        assert (d / "schedgen-manifest.json").exists() or f"-{worker.pid:07d}-" in d.name
 
 
 def test_a_failure_mid_chunk_returns_the_items_not_started_uncounted(tmp_path: Path) -> None:
     q = tmp_path / "q"
     fill_inbox(q / "inbox", NAMES)
-    w = _job(tmp_path, SYSTEM_PATH, batch=0)
+    w = _job(tmp_path, SYSTEM_PATH, batch=0, stop_on_failure=True)
     assert w.run(env={"FAIL": "b.json"}).returncode == 9
     assert _starts(tmp_path) == ["a.json", "b.json"]
     assert _files(q / "processed") == ["a.json"]

@@ -336,7 +336,8 @@ def test_a_failed_item_that_cannot_go_back_keeps_its_attempt_when_the_chunk_is_f
         q = root / "q"
         fill_inbox(q / "inbox", names)
         bad = _failing_mv(root, str(q / "inbox"))
-        w = _queue_job(root, script, path=[str(bad), *SYSTEM_PATH], batch=0)
+        w = _queue_job(root, script, path=[str(bad), *SYSTEM_PATH], batch=0,
+                       stop_on_failure=True)
         r = w.run()
         assert r.returncode == 3 and "could not move 01.json" in r.stderr
         order = [(e["event"], e.get("item")) for e in w.events() if e["event"] in ("claim", "finish")]

@@ -116,21 +116,55 @@ def test_a_running_runs_dir_is_never_pruned(tmp_path: Path) -> None:
 
 
 def test_a_crashed_runs_dir_is_pruned_in_turn(tmp_path: Path) -> None:
-    # Under the job's lock, so that each run's ID sorts after the one before: runs without
-    # it in the same second sort by pid as text, and a crashed pid of 9986 sorts after
-    # the 10050 of a later run (as after a pid wrap), which made this test flaky.
     started = tmp_path / "started"
-    w = make_job(tmp_path, command=f"touch {started}; sleep 30", logs={"keep_runs": 2})
+    w = make_job(tmp_path, command=f"touch {started}; sleep 30", lock=False,
+                 logs={"keep_runs": 2})
     p = w.popen()
     wait_for(started.exists, what="the run to start")
     kill_group(p.pid)
     p.communicate()
     crashed = w.run_dirs()[0]
     assert w.manifests()[0]["outcome"] == "running"
-    quick = make_job(tmp_path, command=["true"], logs={"keep_runs": 2})
+    quick = make_job(tmp_path, command=["true"], lock=False, logs={"keep_runs": 2})
     for _ in range(2):
         quick.run()
     assert not crashed.exists()
+
+
+@pytest.mark.skipif(shutil.which("faketime") is None, reason="needs faketime")
+@pytest.mark.parametrize("lock", [False, True])
+@pytest.mark.parametrize("planted", ["9999999", "4194303-0002"])
+def test_runs_of_one_second_go_after_a_crashed_run_whose_pid_sorts_later(
+        tmp_path: Path, planted: str, lock: bool) -> None:
+    # Every run in one frozen second. A crashed run of an older runtime (pid unpadded: as
+    # text 9999999 sorts after any padded pid) or one whose pid was near the top before
+    # the pids wrapped round: the runs after it are named after it, so pruning keeps them.
+    w = make_job(tmp_path, command=["true"], lock=lock, logs={"keep_runs": 1})
+    second = "20300101T000000Z"
+    crashed = w.log_dir / "runs" / f"{second}-{planted}"
+    crashed.mkdir(parents=True)
+    (crashed / "schedgen-manifest.json").write_text(json.dumps(
+        {"host": os.uname().nodename, "pid": 9999999, "outcome": "running", "smoke": False}))
+    frozen = ["faketime", "2030-01-01 00:00:00"]
+    for _ in range(2):
+        r = subprocess.run([*frozen, *w.argv()], env={**w.env(), "TZ": "UTC"},
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+    ids = [e["run_id"] for e in w.events("start")]
+    assert ids == sorted(ids) and ids[0] > crashed.name        # each after the one before
+    assert [d.name for d in w.run_dirs()] == [ids[1]]          # the crashed one pruned
+    assert ids[0].startswith("20300101T000001Z-")              # the one second it took
+
+
+def test_readers_sort_run_ids_by_time_then_pid_as_a_number() -> None:
+    from schedgen.records.runs import newest_first
+
+    old_then_new = ["20300101T000000Z-9986", "20300101T000000Z-10050",
+                    "20300101T000000Z-10050-0002", "20300101T000000Z-0010051",
+                    "20291231T235959Z-99999", "notes"]
+    assert newest_first(old_then_new) == [
+        "notes", "20300101T000000Z-0010051", "20300101T000000Z-10050-0002",
+        "20300101T000000Z-10050", "20300101T000000Z-9986", "20291231T235959Z-99999"]
 
 
 def test_batch_items_each_get_a_run_dir_and_keep_runs_applies(tmp_path: Path) -> None:

@@ -211,10 +211,11 @@ def test_a_failing_queue_item_notifies_once_with_its_status(
                    {"command": cmd, "ping_url": f"{pinghub.url}/q"}, queue=q)
     fill_inbox(Path(q["inbox"]), ["a.json", "b.json", "c.json"])
     r = w.run()
-    assert r.returncode == 5  # the failed item ends the call with its status
+    assert r.returncode == 5  # the call ends with the failed item's status
     assert pinghub.wait_for(2) == ["/q/start", "/q/5"]
     wait_for(lambda: len(calls(out)) >= 2, what="the failure notification")
-    assert calls(out) == ["failure 5 failed", "stdin: bad"]
+    assert calls(out) == ["failure 5 failed", "stdin: bad"]  # the failed item's stderr
+    assert sorted(p.name for p in (tmp_path / "q" / "processed").iterdir()) == ["a.json", "c.json"]
 
 
 @pytest.mark.macos

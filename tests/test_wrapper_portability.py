@@ -107,6 +107,8 @@ def _shapes(tmp_path: Path) -> dict[str, Any]:
                        "sendmail": "/usr/sbin/sendmail", "webhook": "https://h.example/x?y=1",
                        "webhook_format": "teams", "after": 3},
         },
+        "policies": {"command": "exit 3", "timeout": 3, "retries": 2, "retry_delay": "10s",
+                     "backoff": 1.5, "lock": {"on_busy": "replace"}},
         "queue-batch-3": {"command": ["cat", "{item}"], "queue": {**q, "batch": 3},
                           "lock": False},
         "timeout-only": {"command": "sleep 1", "timeout": 3, "smoke": "true"},
@@ -167,7 +169,7 @@ SHAPES = tuple(_shapes(Path("/shapes")))
 # Standalone (2 s): the shape with the most settings, which inlines every shared part
 # (runtime, notify.sh). The others differ from it only in their job file, which is
 # checked as installed.
-STANDALONE_CHECKED = ("everything",)
+STANDALONE_CHECKED = ("everything", "policies")
 
 
 @pytest.mark.parametrize("shape", SHAPES)  # one test each, so workers share the work

@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.wrapper_kit import (
     Wrapped,
     attempts_of,
@@ -193,14 +195,47 @@ def test_failed_item_goes_back_then_to_failed_after_max_attempts(
     assert w.run().returncode == 0 and w.events()[-1]["event"] == "empty"
 
 
-def test_a_failure_stops_the_batch_and_the_run_exits_with_its_status(
+def test_with_stop_on_failure_a_failure_stops_the_batch_and_the_run_exits_with_its_status(
         tmp_path: Path, tool_path: list[str]) -> None:
     fill_inbox(tmp_path / "q" / "inbox", ["1.json", "2.json", "3.json"])
     w = _queue_job(tmp_path, tool_path, RECORD + '; [ "${1##*/}" != 2.json ] || exit 9',
-                   batch=0)
+                   batch=0, stop_on_failure=True)
     assert w.run().returncode == 9
     assert _log(tmp_path) == ["1.json", "2.json"]
     assert _files(tmp_path / "q" / "inbox") == ["2.json", "3.json"]
+
+
+@pytest.mark.parametrize("batch", [0, 3])
+def test_a_failing_item_waits_for_its_next_turn_and_the_others_go_on(
+        tmp_path: Path, tool_path: list[str], batch: int) -> None:
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["1.json", "2.json", "3.json"])
+    w = _queue_job(tmp_path, tool_path, RECORD + '; [ "${1##*/}" != 2.json ] || exit 9',
+                   batch=batch)
+    assert w.run().returncode == 9                       # the run says an item failed
+    assert _log(tmp_path) == ["1.json", "2.json", "3.json"]   # 2.json once: no spin
+    assert _files(q / "processed") == ["1.json", "3.json"]
+    assert _files(q / "inbox") == ["2.json"] and attempts_of(q, "2.json") == "1"
+    assert w.run().returncode == 9                       # its next turn: the next run
+    assert _log(tmp_path)[3:] == ["2.json"] and attempts_of(q, "2.json") == "2"
+    assert w.run().returncode == 9
+    assert _files(q / "failed") == ["2.json"]            # max_attempts (3) reached
+    assert w.run().returncode == 0
+
+
+def test_a_failed_item_renamed_on_its_way_back_still_waits_for_the_next_run(
+        tmp_path: Path, tool_path: list[str]) -> None:
+    # The command drops a new a.json in the inbox, so the failed one goes back under
+    # another name: neither is tried again in this run.
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    w = _queue_job(tmp_path, tool_path,
+                   RECORD + '; [ -e "$LOG.done" ] || { touch "$LOG.done"; echo new >"${1%/*}/../../inbox/a.json"; }; exit 1',
+                   batch=0)
+    assert w.run().returncode == 1
+    assert _log(tmp_path) == ["a.json"]                      # one attempt, no spin
+    inbox = _files(q / "inbox")
+    assert len(inbox) == 2 and "a.json" in inbox
 
 
 def test_processed_and_failed_are_never_overwritten(

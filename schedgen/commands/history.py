@@ -12,6 +12,7 @@ from schedgen.config import load as cfg
 from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
 from schedgen.outcomes import events, history, missed
+from schedgen.records.runs import newest_first, run_order
 from schedgen.records.shown import shown
 from schedgen.schedule.upcoming import local_zone
 from schedgen.schedule.when import human
@@ -56,6 +57,7 @@ def job_history(config_path: Path, names: list[str] | None, n: int | None, since
     start = since_of(since, now)
     limit = n if n is not None else (None if start is not None else 20)
     records = scopes.Records(config.namespace)
+    made: missed.Made = {}  # one index of the record per record
     out = []
     for job in jobs:
         skipped = events.Skipped()
@@ -63,7 +65,8 @@ def job_history(config_path: Path, names: list[str] | None, n: int | None, since
         # Missed firings over the span the runs cover (or --since), shown among them.
         truncated = limit is not None and len(runs) >= limit
         span = start if start is not None else (runs[-1].started if truncated else None)
-        m = missed.missed(job, records.of(job), now, since=span) if span else missed.missed(job, records.of(job), now)
+        m = missed.missed(job, records.of(job), now, since=span or None,
+                          installs=missed.installs_of(made, records.of(job)))
         out.append(JobHistory(job, runs, m, truncated, skipped.n))
     return out
 
@@ -138,7 +141,7 @@ def log_file(config_path: Path, name: str, run_id: str | None, stderr: bool) -> 
                 return runs_dir / found_id / which
             break  # pruned: fall back to the folder
         try:
-            ids = sorted((d.name for d in runs_dir.iterdir() if d.is_dir()), reverse=True)
+            ids = newest_first(d.name for d in runs_dir.iterdir() if d.is_dir())
         except OSError:
             ids = []
         if not ids:
@@ -147,7 +150,8 @@ def log_file(config_path: Path, name: str, run_id: str | None, stderr: bool) -> 
     if _folder_name(run_id) and (runs_dir / run_id).is_dir():
         return runs_dir / run_id / which
     try:
-        found = sorted(d.name for d in runs_dir.iterdir() if d.name.startswith(run_id))
+        found = sorted((d.name for d in runs_dir.iterdir() if d.name.startswith(run_id)),
+                       key=run_order)
     except OSError:
         found = []
     if len(found) == 1:

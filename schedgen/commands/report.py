@@ -85,9 +85,10 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
     start = end - timedelta(days=days) if days is not None else since
     records = scopes.Records(config.namespace)  # each job's install time from its scope's
     read = {job.name: history.runs(job, since=start) for job in config.jobs}
+    made: missed.Made = {}  # one index of the record per record
     if start is None:
         firsts = [rs[-1].started for rs in read.values() if rs]
-        firsts += [t for job in config.jobs if (t := missed.installed_at(job, records.of(job)))]
+        firsts += [t for job in config.jobs if (t := missed.installs_of(made, records.of(job)).at(job))]
         firsts = [t for t in firsts if t < end]
         if firsts:
             first = min(firsts)
@@ -101,7 +102,8 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
         every = read[job.name]
         last = next((r for r in every if r.outcome != "busy" and r.started <= end), None)
         rs = tuple(r for r in every if start <= r.started <= end)
-        m = missed.missed(job, records.of(job), min(now, end), since=start)
+        m = missed.missed(job, records.of(job), min(now, end), since=start,
+                          installs=missed.installs_of(made, records.of(job)))
         gone = tuple(f.at for f in m.missed if f.at <= end) if m else ()
         up = next_times(job, 1, now.astimezone(z).replace(microsecond=0), config.namespace)
         p = pause.paused(config.namespace, job.name, now)

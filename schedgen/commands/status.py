@@ -14,11 +14,12 @@ from schedgen import paths
 from schedgen.commands import scopes
 from schedgen.commands.next import next_times
 from schedgen.commands.status_types import JobStatus, Status
+from schedgen.config import policies
 from schedgen.config.model import Config, Job
 from schedgen.config.select import is_elsewhere, load_here
 from schedgen.machine import ownership as state
 from schedgen.machine import pause
-from schedgen.outcomes.missed import missed
+from schedgen.outcomes.missed import Installs, missed
 from schedgen.plan import changes as p
 from schedgen.plan.build import build
 from schedgen.records import runs
@@ -59,8 +60,10 @@ def _status(config: Config, targets: tuple[str, ...] | None, now: datetime) -> S
     # template environment that reads them is not made.
     wordcache.load(paths.cache_dir())
     by_job = _by_job(plan, config.jobs)  # one pass: a per-job scan made status quadratic
+    installs = Installs(record)  # the same for the record's entries
     jobs = tuple(replace(_job(job, by_job.get(job.name, []), now, config.namespace),
-                         missed=missed(job, record, now)) for job in config.jobs)
+                         missed=missed(job, record, now, installs=installs))
+                 for job in config.jobs)
     for name in registry.names():  # each target adds the facts of its own it knows
         mine = [c for c in plan.changes if c.target == name]
         if mine and registry.get(name).facts:
@@ -143,6 +146,7 @@ def _job(job: Job, changes: list[p.Change], now: datetime, namespace: str = "def
         last_run=runs.last_run(job),
         next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
         timezone=job.timezone, user=job.user, paused=pause.paused(namespace, job.name, now),
+        policies=policies.as_json(job), policy_words=policies.words(job),
     )
 
 

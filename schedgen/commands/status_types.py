@@ -28,6 +28,8 @@ class JobStatus:
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     missed: Missed | None = None  # firings with no run (schedgen.outcomes.missed)
     timezone: str | None = None  # the job's own zone: its times are shown in it
+    policies: dict[str, Any] = field(default_factory=dict)  # output/policies.as_json
+    policy_words: tuple[str, ...] = ()  # output/policies.words: those not at their defaults
     paused: Pause | None = None  # schedgen pause: its firings are skipped
     user: str | None = None  # a system-scope job's account (None: a user-scope job)
 

@@ -14,6 +14,8 @@ from typing import NamedTuple
 from schedgen import paths
 
 FORMAT = 1  # the jobs.toml format this schedgen reads
+RETRY_DELAY_CAP = 3600  # seconds: no delay between attempts is longer, whatever the backoff
+ON_BUSY = ("skip", "wait", "replace")
 # The table a job gives for the target of the same name (where its CronJob runs).
 KUBERNETES = "kubernetes"
 
@@ -76,6 +78,9 @@ JOB: dict[str, Default] = {
     "max_lateness": Default("1h", '"1h": a start later than that after its firing is dropped'),
     "random_delay": Default(0, "0: every run starts on its firing"),
     "random_delay_stable": Default(True, "true: the same offset in every run"),
+    "retries": Default(0, "0: a failed run waits for the next firing"),
+    "retry_delay": Default("30s", '"30s"'),
+    "backoff": Default(2.0, "2.0: each delay twice the one before (at most 1 hour)"),
     "hosts": Default(None, "none: every host"),
 }
 # Keys that describe where and how jobs are installed: also given per job or in [defaults].
@@ -104,6 +109,7 @@ LOCK: dict[str, Default] = {
     "name": Default(DEPENDS, "the job's name"),
     "wait": Default(0, "0: give up at once"),
     "busy_exit": Default(75, "75 (EX_TEMPFAIL)"),
+    "on_busy": Default(DEPENDS, '"wait" when wait is set, else "skip"'),
 }
 QUEUE: dict[str, Default] = {
     "inbox": Default(REQUIRED, "required"),
@@ -114,6 +120,8 @@ QUEUE: dict[str, Default] = {
     "batch": Default(1, "1"),
     "stale_after": Default("1h", '"1h"'),
     "max_attempts": Default(3, "3"),
+    "stop_on_failure": Default(False, "false: a failing item waits for its next turn, the "
+                                      "others go on"),
 }
 LOGS: dict[str, Default] = {
     "max_size": Default("10MB", '"10MB"'),

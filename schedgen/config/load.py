@@ -40,13 +40,16 @@ def load(path: Path) -> Config:
     return loads(text, path)
 
 
-def loads(text: str, path: Path) -> Config:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        raise ConfigError(str(path), [Problem("toml", f"syntax error: {exc}",
-                                              int(m.group(1)) if m else None)]) from None
+def loads(text: str, path: Path, data: dict[str, Any] | None = None) -> Config:
+    """``data``: the document as tomllib reads ``text``, when the caller has it (import
+    writes ``text`` from it with tomli-w: reading it back was a third of an import)."""
+    if data is None:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            m = re.search(r"line (\d+)", str(exc))
+            raise ConfigError(str(path), [Problem("toml", f"syntax error: {exc}",
+                                                  int(m.group(1)) if m else None)]) from None
     problems = Problems(text)
     config = _Checker(problems, path.resolve().parent).config(data, path)
     hostile.check(config, problems.add)
@@ -114,7 +117,7 @@ class _Checker:
 
     def job(self, name: str, raw: Any, defaults: dict[str, Any]) -> Job | None:
         # A name that is no bare TOML key (a.b, .., spaces) is shown quoted, as written.
-        w = f"jobs.{name}" if re.fullmatch(r"[A-Za-z0-9_-]+", name) else f"jobs.{json.dumps(name)}"
+        w = f"jobs.{name}" if _BARE_KEY.fullmatch(name) else f"jobs.{json.dumps(name)}"
         start = len(self.problems.found)
         if not f.JOB_NAME.fullmatch(name):
             self.problems.add(w, "invalid job name: use a-z, 0-9, '_' and '-', starting with a "
@@ -175,6 +178,9 @@ class _Checker:
             max_lateness=v.get("max_lateness", _positive_duration, True),
             random_delay=v.get("random_delay", f.duration, True),
             random_delay_stable=v.get("random_delay_stable", f.boolean, True),
+            retries=v.get("retries", _retries, True),
+            retry_delay=v.get("retry_delay", f.duration, True),
+            backoff=v.get("backoff", _backoff, True),
             scope=scope,
             user=user,
             hosts=v.optional("hosts", f.hosts, True),
@@ -182,6 +188,10 @@ class _Checker:
         if job.random_delay and job.random_delay >= job.max_lateness:
             self.problems.add(f"{w}.random_delay", "must be shorter than max_lateness "
                                                    f"({job.max_lateness} s): a delayed start is a late one")
+        if has_queue and "retries" in own and own["retries"] != 0:
+            self.problems.add(f"{w}.retries", "a queue's items are tried again on later runs, "
+                                              "counted by queue.max_attempts; a queue job has "
+                                              "no retries")
         # What each of its targets refuses of it (render --target asks the same).
         for t in targets or ():
             for r in registry.get(t).refusals(job, w):
@@ -221,6 +231,7 @@ class _Checker:
 
 
 _JOB_TABLE = {**d.SHARED, **d.JOB}
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _positive_duration(value: Any) -> int:
@@ -257,6 +268,22 @@ def _positive(value: Any) -> int:
     return f.integer(value, 1)
 
 
+def _retries(value: Any) -> int:
+    return f.integer(value, 0, 100)
+
+
+def _backoff(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 10:
+        raise ValueError(f"expected a number from 1 to 10, got {value!r}")
+    return float(value)
+
+
+def _on_busy(value: Any) -> str:
+    if value not in d.ON_BUSY:
+        raise ValueError(f"expected one of {', '.join(map(repr, d.ON_BUSY))}, got {value!r}")
+    return str(value)
+
+
 def _label_prefix(value: Any) -> str:
     return f.matches(value, f.LABEL_PREFIX, "label prefix")
 
@@ -270,9 +297,19 @@ def lock(problems: Problems, w: str, value: Any, job: str,
     # again as a lock name the user never wrote.
     default = job if f.LOCK_NAME.fullmatch(job) else "invalid-job-name"
     v = Fields(problems, f"{w}.lock", {"name": default, **raw}, d.LOCK, shared, raw)
-    return Lock(name=v.get("name", lambda x: f.matches(x, f.LOCK_NAME, "lock name ([A-Za-z0-9._-])")),
-                wait=v.get("wait", f.duration, True),
-                busy_exit=v.get("busy_exit", f.exit_status, True))
+    wait = v.get("wait", f.duration, True)
+    # DEPENDS: a lock with a wait waits, as before on_busy was there to say so.
+    given = raw.get("on_busy", "wait" if isinstance(wait, int) and wait > 0 else "skip")
+    found = Lock(name=v.get("name", lambda x: f.matches(x, f.LOCK_NAME, "lock name ([A-Za-z0-9._-])")),
+                 wait=wait, busy_exit=v.get("busy_exit", f.exit_status, True),
+                 on_busy=problems.parse(f"{w}.lock.on_busy", given, _on_busy) or "skip")
+    if isinstance(found.wait, int) and found.on_busy == "skip" and found.wait > 0:
+        problems.add(f"{w}.lock.on_busy", '"skip" gives up at once, and lock.wait says to '
+                                          'wait: drop one of them')
+    if isinstance(found.wait, int) and found.on_busy == "wait" and found.wait == 0:
+        problems.add(f"{w}.lock.wait", 'on_busy = "wait" needs how long: give lock.wait '
+                                       '(e.g. "10m")')
+    return found
 
 
 def queue(problems: Problems, w: str, value: Any, path: Any) -> Queue | None:
@@ -299,6 +336,7 @@ def queue(problems: Problems, w: str, value: Any, path: Any) -> Queue | None:
         batch=v.get("batch", lambda x: f.integer(x, 0)),
         stale_after=v.get("stale_after", lambda x: f.duration(x, positive=True)),
         max_attempts=v.get("max_attempts", lambda x: f.integer(x, 1)),
+        stop_on_failure=v.get("stop_on_failure", f.boolean),
     )
 
 

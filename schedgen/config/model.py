@@ -18,6 +18,7 @@ class Lock(NamedTuple):
     name: str
     wait: int  # seconds; 0 = give up at once
     busy_exit: int
+    on_busy: str = "skip"  # skip | wait | replace (config.defaults.ON_BUSY)
 
 
 class Queue(NamedTuple):
@@ -29,6 +30,7 @@ class Queue(NamedTuple):
     batch: int  # 0 = until the inbox is empty
     stale_after: int
     max_attempts: int
+    stop_on_failure: bool = False  # batch = 0: stop at the first failing item
 
 
 class Logs(NamedTuple):
@@ -106,6 +108,9 @@ class Job(NamedTuple):
     max_lateness: int = 3600
     random_delay: int = 0
     random_delay_stable: bool = True
+    retries: int = 0  # attempts after the first, within the same run and lock
+    retry_delay: int = 30  # seconds before the first retry
+    backoff: float = 2.0  # each delay this many times the one before (RETRY_DELAY_CAP)
     scope: str = "user"  # "system": installed for the machine, run as `user`
     user: str | None = None  # the account a system-scope job runs as
     # Host name patterns (config/select.py): "web-*", "!name" excludes; None: every host.

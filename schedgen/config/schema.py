@@ -107,6 +107,13 @@ JOB_TYPES: dict[str, Schema] = {
     "random_delay": _doc("Start each run up to this long after its firing", _DURATION),
     "random_delay_stable": _doc("true: one offset per job and host, the same every run; "
                                 "false: a fresh one each run", {"type": "boolean"}),
+    "retries": _doc("A failed or timed-out run is run again this many times, in the same "
+                    "run and lock, each attempt a record of its own (docs/policies.md)",
+                    {"type": "integer", "minimum": 0, "maximum": 100}),
+    "retry_delay": _doc("Wait before the first retry", _DURATION),
+    "backoff": _doc(f"Each retry's delay is the one before times this (at most "
+                    f"{cfg.RETRY_DELAY_CAP // 60} minutes)",
+                    {"type": "number", "minimum": 1, "maximum": 10}),
     "hosts": _doc("Hosts the job is installed on: globs on the short host name (up to the "
                   "first dot, any case); '!name' excludes, and an exclusion always wins; only "
                   "exclusions: every host but those", {
@@ -143,6 +150,9 @@ LOCK_TYPES: dict[str, Schema] = {
     "wait": _doc("How long to wait for the lock; 0 = give up at once", _DURATION),
     "busy_exit": _doc("Exit status when the lock is busy",
                       {"type": "integer", "minimum": 0, "maximum": 255}),
+    "on_busy": _doc("When the previous run still holds the lock: skip this run (exit "
+                    "busy_exit), wait for it (lock.wait), or replace it (stop it, then run)",
+                    {"enum": list(cfg.ON_BUSY)}),
 }
 QUEUE_TYPES: dict[str, Schema] = {
     "inbox": _doc("Folder items are claimed from", _PATH),
@@ -156,6 +166,9 @@ QUEUE_TYPES: dict[str, Schema] = {
                         _POSITIVE_DURATION),
     "max_attempts": _doc("Failed attempts before an item goes to failed/",
                          {"type": "integer", "minimum": 1}),
+    "stop_on_failure": _doc("A run stops at its first failing item (else it goes on with "
+                            "the next; the failing one waits for its next turn)",
+                            {"type": "boolean"}),
 }
 _QUANTITIES: Schema = {
     "type": "object",

@@ -26,7 +26,7 @@ def as_json(s: Status) -> dict[str, Any]:
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
             "missed": missed_json(j.missed),
             "paused": None if j.paused is None else {"until": machine(j.paused.until)
-                                                     if j.paused.until else None},
+                                                     if j.paused.until else None}, "policies": j.policies,
         } for j in s.jobs],
         "host": s.host, "this_machine": not s.elsewhere,
         "skipped": [{"job": j, "field": "hosts", "why": w} for j, w in s.skipped],
@@ -84,6 +84,8 @@ def as_text(s: Status) -> str:
         if j.paused is not None:
             lines.append(f"  paused     {j.paused.until_text()}"
                          " (schedgen resume to end it)")
+        if j.policy_words:
+            lines.append(f"  policies   {'; '.join(j.policy_words)}")
         if j.missed and j.missed.firings:
             lines.append(f"  firings    {missed_text(j.missed)}")
         for d in j.drift:

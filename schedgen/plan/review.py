@@ -68,7 +68,23 @@ def settings(job: Job) -> dict[str, Any]:
             out[name] = {k: env_digest(v) for k, v in value}
         else:
             out[name] = _plain(value)
+    _policies_as_before(out)
     return out
+
+
+def _policies_as_before(out: dict[str, Any]) -> None:
+    """Keys added later are left out while they say what a job did before them, so that
+    settings kept by an older schedgen compare equal: retries none, the lock's on_busy
+    the one its wait implies, a queue that goes on past a failing item."""
+    if not out.get("retries"):
+        for k in ("retries", "retry_delay", "backoff"):
+            out.pop(k, None)
+    lock = out.get("lock")
+    if isinstance(lock, dict) and lock.get("on_busy") == ("wait" if lock.get("wait") else "skip"):
+        lock.pop("on_busy")
+    queue = out.get("queue")
+    if isinstance(queue, dict) and queue.get("stop_on_failure") is False:
+        queue.pop("stop_on_failure")
 
 
 def _by_job(plan: p.Plan) -> dict[str, list[p.Change]]:
@@ -87,6 +103,15 @@ def remember(config: Config, plan: p.Plan, record: Record) -> None:
     changes = _by_job(plan)
     installed_jobs = {e.job for e in record.entries.values() if e.job}
     installed_jobs |= {j for e in record.entries.values() for j in e.jobs}
+    digests: dict[str, str] = {}
+
+    def hashed(c: p.Change) -> str:
+        # Once per change: the crontab block is wanted by every cron job, and hashing it
+        # for each made this quadratic.
+        if c.key not in digests:
+            digests[c.key] = p.digest(c.after or "")
+        return digests[c.key]
+
     for job in config.jobs:
         wanted = [c for c in changes.get(job.name, []) if c.after is not None]
         if not job.enabled or not wanted:
@@ -95,7 +120,7 @@ def remember(config: Config, plan: p.Plan, record: Record) -> None:
             continue
         if job.name in settings_ and all(_proven(c, record) for c in wanted):
             continue  # made from the job the settings were kept for: they still hold
-        if all((e := record.get(c.key)) is not None and e.sha256 == p.digest(c.after or "")
+        if all((e := record.get(c.key)) is not None and e.sha256 == hashed(c)
                for c in wanted):
             settings_[job.name] = settings(job)
     names = {j.name for j in config.jobs}
@@ -186,8 +211,8 @@ def _value(field: str, value: Any) -> str:
         return ", ".join(value) if value else "(none)"
     if field == "schedule":
         return _schedule(value)
-    if field in ("timeout", "lock.wait", "queue.stale_after", "max_lateness", "random_delay") \
-            and isinstance(value, int):
+    if field in ("timeout", "lock.wait", "queue.stale_after", "max_lateness", "random_delay",
+                 "retry_delay") and isinstance(value, int):
         return format_duration(value)
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -251,7 +276,7 @@ def _compare(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
 
 
 _HEADLINE = ("schedule", "command", "targets", "env", "env_file", "working_dir", "timeout",
-             "lock", "queue", "timezone")
+             "lock", "queue", "timezone", "retries")
 
 
 def _describe_new(new: dict[str, Any]) -> tuple[FieldChange, ...]:
@@ -265,9 +290,14 @@ def _describe_new(new: dict[str, Any]) -> tuple[FieldChange, ...]:
             v = sorted(v)
         elif field == "lock":
             text = f"lock: {v['name']}" + (f", waits {_value('lock.wait', v['wait'])}"
-                                           if v.get("wait") else "")
+                                           if v.get("wait") else "") + (
+                ", replaces the running run" if v.get("on_busy") == "replace" else "")
         elif field == "queue":
-            text = f"queue: {v['inbox']} ({v['pattern']}, batch {v['batch']})"
+            text = f"queue: {v['inbox']} ({v['pattern']}, batch {v['batch']}" + (
+                ", stops at the first failing item)" if v.get("stop_on_failure") else ")")
+        elif field == "retries":
+            text = (f"retries: {v}, {_value('retry_delay', new.get('retry_delay'))} apart, "
+                    f"backoff {new.get('backoff')}")
         else:
             text = f"{field}: {_value(field, v)}"
         out.append(FieldChange(field, None, v, text))

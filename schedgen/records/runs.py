@@ -17,6 +17,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,24 @@ OLD_MANIFEST = "manifest.json"  # its name before: a command's own build artifac
 MANIFEST_LIMIT = 1 << 20  # bytes: the wrapper's is a few hundred
 
 
+_RUN_ID = re.compile(r"([0-9]{8}T[0-9]{6}Z)-([0-9]{1,32})(?:-([0-9]{1,32}))?")
+
+
+def run_order(name: str) -> tuple[str, int, int, str]:
+    """Sort key of a run directory name (<UTC second>-<pid>[-<n>]): its second, its pid as
+    a number, its count. The runtime pads the pid to 7 digits so that text order is start
+    order; an older one did not, and as text its pid 9986 sorts after 10050."""
+    m = _RUN_ID.fullmatch(name)
+    if m is None:
+        return (name, 0, 0, name)
+    return (m[1], int(m[2]), int(m[3] or 1), name)
+
+
+def newest_first(names: Iterable[str]) -> list[str]:
+    """Run directory names, the newest first."""
+    return sorted(names, key=run_order, reverse=True)
+
+
 @dataclass(frozen=True)
 class QueueDepth:
     inbox: int
@@ -46,7 +66,7 @@ def last_run(job: Job) -> dict[str, Any] | None:
     """The newest manifest (run ids sort by time); an unreadable one is reported as such."""
     runs = job.log_dir / "runs"
     try:
-        ids = sorted((d.name for d in runs.iterdir() if d.is_dir()), reverse=True)
+        ids = newest_first(d.name for d in runs.iterdir() if d.is_dir())
     except OSError:
         return None
     for run_id in ids:

@@ -63,6 +63,7 @@ sg_init() {
   sg_base='' sg_epoch='' sg_stamp='' sg_iso='' sg_s='' sg_e=0 sg_id_stamp='' sg_id_n=0 sg_id_floor=''
   sg_id_last=''         # the newest run directory's name (sg_id_floor_set)
   sg_j='' sg_id_bump='' sg_exec=''
+  printf -v sg_idpid '%07d' "$$"   # the pid as run IDs hold it (sg_new_id)
   sg_lb=''             # 1: bash's loadable mkdir is loaded, turned off (sg_builtins)
   sg_lock_file=$sg_lock_dir/$sg_lock_name.lock   # used only when sg_lock_name is set
   sg_lock_keep=$sg_lock_dir/.$sg_lock_name.lock.keep

@@ -119,12 +119,14 @@ sg_take_lock() {
   done
 }
 
-# sg_lock_busy_or FD: lock FD (waiting lock_wait), or exit busy_exit / 78.
+# sg_lock_busy_or FD: lock FD (waiting lock_wait), or exit busy_exit / 78; with
+# on_busy = "replace", stop the run that holds it first (89-replace.bash).
 sg_lock_busy_or() {
   sg_lock "$1" "$sg_lock_wait"
   case $? in
     0) ;;
     1)
+      [ "${sg_on_busy:-}" != replace ] || ! sg_replace "$1" || return 0
       printf 'schedgen: %s: lock %s is busy (another run holds it); exit %s\n' "$sg_job" "$sg_lock_name" "$sg_busy_exit" >&2
       sg_js "$sg_lock_name"
       sg_event busy ",\"lock\":$sg_j"

@@ -41,7 +41,7 @@ sg_mkdir() {
 
 # sg_id_floor_set: the newest run directory's time. A clock that stepped back must not
 # give a new run a name that sorts before older runs (pruning keeps the newest names):
-# a run whose time is before it is named a second after it (sg_id_bump), while its
+# a run whose time is before it is named in or after its second (sg_new_id), while its
 # started_at keeps the clock's own time. Also sg_nruns, the number of run directories.
 # A plain run under the job's lock reads both from .last-run, which the previous one
 # wrote as it ended (sg_last_run_note): it holds while nothing in runs/ changed since
@@ -92,22 +92,22 @@ sg_id_floor_set() {
   done
 }
 
-# sg_new_id: a new run ID: UTC time (see the floor above) + pid, then -0002, -0003... for
-# further runs of this process within the same second (never reused, even once pruned),
-# and past any taken. The suffix has a fixed width so that IDs sort by time as strings.
-# Names of one second sort by pid, as text. A plain run under its lock goes after the
-# newest name (sg_id_last): in its second when its clock is behind it, and one second
-# later only when its own name would not sort after it, so that such steps do not add
-# up run after run. Queue workers and runs without the lock run side by side (their
-# order within a second is the pids'); their clock behind the newest name gives the
+# sg_new_id: a new run ID: UTC time (see the floor above) + pid (7 digits, zero-padded, so
+# that names of one second sort as their pids do), then -0002, -0003... for further runs
+# of this process within the same second (never reused, even once pruned), and past any
+# taken. Every run goes after the newest name it knows of (sg_id_last: the folder's, then
+# its own last): in its own second when that sorts after it, else in the second after the
+# newest one (a clock behind it, a pid that wrapped round, an older runtime's unpadded
+# pid), so that pruning, which keeps the newest names, never takes a later run for an
+# older one; and only then, so that such steps do not add up run after run. Runs that
+# start side by side without seeing each other's names (no lock) have no order. Queue
+# workers run side by side by design: theirs sort by pid within a second (a second
+# later for each worker would add up), and a clock behind the newest name gives the
 # second after it.
 sg_new_id() {
-  local stamp=$sg_stamp locked=0
-  [ -n "$sg_inbox" ] || [ -z "$sg_lock_name" ] || locked=1
-  if [[ "$stamp" < "$sg_id_floor" ]]; then
-    if [ "$locked" = 1 ]; then
-      stamp=$sg_id_floor
-    else
+  local stamp=$sg_stamp
+  if [ -n "$sg_inbox" ]; then
+    if [[ "$stamp" < "$sg_id_floor" ]]; then
       if [ -z "$sg_id_bump" ]; then
         sg_epoch_of "$sg_id_floor"
         sg_stamp_of $((sg_e + 1))
@@ -115,16 +115,20 @@ sg_new_id() {
       fi
       stamp=$sg_id_bump
     fi
+    sg_id_in "$stamp"
+    return 0
   fi
+  [[ "$stamp" > "$sg_id_floor" ]] || stamp=$sg_id_floor
   sg_id_in "$stamp"
-  if [ "$locked" = 1 ] && [ "$stamp" = "$sg_id_floor" ] && ! sg_id_after "$sg_run_id" "$sg_id_last"; then
+  if [ "$stamp" = "$sg_id_floor" ] && ! sg_id_after "$sg_run_id" "$sg_id_last"; then
     sg_epoch_of "$sg_id_floor"
     sg_stamp_of $((sg_e + 1))
     sg_id_in "$sg_s"
   fi
+  sg_id_floor=${sg_run_id%%-*} sg_id_last=$sg_run_id
 }
 
-# sg_id_in STAMP: sg_run_id in that second: STAMP-pid, then -0002... past any name taken.
+# sg_id_in STAMP: sg_run_id in that second: STAMP-pid (padded), then -0002... past any name taken.
 sg_id_in() {
   if [ "$1" = "$sg_id_stamp" ]; then
     sg_id_n=$((sg_id_n + 1))
@@ -132,11 +136,11 @@ sg_id_in() {
     sg_id_stamp=$1
     sg_id_n=1
   fi
-  sg_run_id=$1-$$
-  [ "$sg_id_n" -eq 1 ] || printf -v sg_run_id '%s-%s-%04d' "$1" "$$" "$sg_id_n"
+  sg_run_id=$1-$sg_idpid
+  [ "$sg_id_n" -eq 1 ] || printf -v sg_run_id '%s-%s-%04d' "$1" "$sg_idpid" "$sg_id_n"
   while [ -e "$sg_runs/$sg_run_id" ] || { [ -n "$sg_inbox" ] && [ -e "$sg_processing/$sg_run_id" ]; }; do
     sg_id_n=$((sg_id_n + 1))
-    printf -v sg_run_id '%s-%s-%04d' "$1" "$$" "$sg_id_n"
+    printf -v sg_run_id '%s-%s-%04d' "$1" "$sg_idpid" "$sg_id_n"
   done
 }
 

@@ -23,6 +23,11 @@
 #   late         firing, late, zone, max_lateness, outcome (dropped)
 #                                              a zoned job's start came too late for
 #                                              its firing: not run, exit 0
+#   retry        attempt, attempts, delay      a failed attempt: the next one, after delay s
+#   no_retry     attempt, attempts, reason, delay, window
+#                                              no retry: it would start past the window
+#   replace      lock, replaced_pid            on_busy = replace: the run holding the lock stopped
+# With retries, start and finish have attempt and attempts (89-retry.bash).
 # A zoned job's start line and manifest also hold firing (zone-local) and late (seconds).
 # A done queue item's finish line is written once it is in processed/ (sg_flush), so a
 # finish line never names a move that did not happen.
@@ -77,6 +82,7 @@ sg_fail() {
 sg_manifest() {
   local item=null path=null attempt=null fin=null dur=null code=null line cur='' n
   local plain=$sg_plain
+  [ -z "${sg_try_m-}" ] || attempt=$sg_try   # a plain job's attempt, with retries
   if [ -n "$sg_item_name" ]; then
     sg_js "$sg_item_name"; item=$sg_j
     sg_js "$sg_item_path"; path=$sg_j
@@ -90,7 +96,7 @@ sg_manifest() {
   fi
   printf -v line '{"format": 1, "job": %s, "run_id": "%s", "host": %s, "pid": %s, "started_at": "%s", "finished_at": %s, "duration": %s, "exit_code": %s, "outcome": "%s", "item": %s, "attempt": %s, "item_path": %s, "smoke": %s%s}' \
     "$sg_job_j" "$sg_run_id" "$sg_host_j" "$$" "$sg_started_at" "$fin" "$dur" "$code" \
-    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" "${sg_tz_j-}"
+    "$sg_outcome" "$item" "$attempt" "$path" "$sg_smoke_j" "${sg_tz_j-}${sg_try_m-}"
   [ "$plain" = 1 ] || sg_mtext=''
   # The command may have put something else there (its directory is its own): a FIFO
   # would hang the run with its lock held, a symlink would be written through.
@@ -142,9 +148,10 @@ sg_finish() {
       sg_js "$sg_item_name"
       fields=",\"item\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\""
     fi
-    sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields"
+    sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields${sg_try_j-}"
     if [ -z "$sg_inbox" ]; then
-      sg_hook finish
+      # With retries, a failed attempt that another follows is not notified (89-retry.bash).
+      { [ "${sg_retries:-0}" != 0 ] && sg_retry_due; } || sg_hook finish
     elif [ "$sg_nfy" = 1 ] && [ -n "$sg_item_name" ] && [ "$sg_outcome" != ok ]; then
       # The queue job's one alert (sg_on_exit) tells of the last item that failed.
       sg_nfy_item=$sg_item_name sg_nfy_att=$sg_attempt sg_nfy_to=$sg_item_to
@@ -186,6 +193,8 @@ sg_on_exit() {
   sg_crit=2
   [ -z "$sg_wd_pid" ] || sg_wd_stop
   sg_reap TERM
+  [ "${sg_retries:-0}" = 0 ] || sg_retry_exit
+  [ "${sg_on_busy:-}" != replace ] || sg_replace_clear
   if [ -n "$sg_run_dir" ]; then
     [ -n "$sg_status" ] || sg_status=$st
     [ -n "$sg_signal" ] || [ "$sg_status" -eq 0 ] || sg_outcome=failed

@@ -78,7 +78,8 @@ sg_alive() {
     *)
       pid=${1##*/}
       pid=${pid#*Z-}
-      pid=${pid%%-*} ;;
+      pid=${pid%%-*}
+      pid=${pid#"${pid%%[!0]*}"} ;;   # its zeros of padding
   esac
   case $pid in ''|*[!0-9]*) return 0 ;; esac
   [ "$pid" != "$$" ] || return 0

@@ -17,7 +17,7 @@ sg_main() {
   fi
   # Start time and run ID (UTC); the ID is final once the run takes it (sg_new_id).
   sg_now
-  sg_run_id=$sg_stamp-$$
+  sg_run_id=$sg_stamp-$sg_idpid
   sg_start_epoch=$sg_epoch
 
   # Smoke runs write nothing until their checks pass; other runs make the log dir now.
@@ -78,8 +78,12 @@ sg_main() {
   # Queue: claim files from the inbox by rename(2), so exactly one run gets each.
   [ -z "$sg_inbox" ] || [ "$sg_smoke" = 1 ] || sg_queue_main
 
-  sg_crit=1
-  sg_run 1
+  if [ "${sg_retries:-0}" = 0 ]; then
+    sg_crit=1
+    sg_run 1
+  else
+    sg_retry_runs
+  fi
   exit "$sg_status"
 }
 

@@ -6,5 +6,5 @@
 # A paused job (sg_paused, 70-main.bash) and one with a start delay (sg_policy) read on.
 [ -n "${sg_inbox:-}" ] || [ "${sg_timeout:-0}" != 0 ] || [ "${SCHEDGEN_SMOKE:-}" = 1 ] ||
   [ "${SCHEDGEN_FOREGROUND:-}" = 1 ] || [ -n "${sg_tz_zone:-}" ] || [ -n "$sg_paused" ] ||
-  [ -n "${sg_policy:-}" ] ||
+  [ -n "${sg_policy:-}" ] || [ "${sg_retries:-0}" != 0 ] || [ "${sg_on_busy:-}" = replace ] ||
   { sg_runtime_read=1; return 0 2>/dev/null; }

@@ -17,6 +17,7 @@ sg_init_queue() {
   sg_d_mtext=()
   sg_moved='' sg_tn=''
   sg_attempts=$sg_processing/.attempts
+  sg_qskip=/ sg_qst=0  # items that failed in this run ("/a/b/"), and the last one's status
 }
 
 # sg_queue_main: the queue's run: recover, then claim and run items until none is left
@@ -48,9 +49,15 @@ sg_queue_main() {
     sg_attempt=$((sg_item_cnt + 1))
     sg_run $((sg_chunk_n - sg_ck + 1))
     sg_count=$((sg_count + 1))
+    # A failed item (its attempt counted) waits for its next turn, a later run: this one
+    # claims it no more and goes on with the others, and ends with its status. With
+    # stop_on_failure (and under a job file from before it) the run ends at it.
+    if [ "$sg_status" -ne 0 ]; then
+      [ "${sg_stop_on_failure:-1}" = 0 ] || exit "$sg_status"
+      # (and under the name it went back to the inbox by, when its own was taken there)
+      sg_qskip=$sg_qskip$sg_item_name/${sg_item_path##*/}/ sg_qst=$sg_status
+    fi
     sg_item_name='' sg_attempt=''
-    # A failed item ends the run with its status, so one bad file cannot spin the queue.
-    [ "$sg_status" -eq 0 ] || exit "$sg_status"
     [ "$sg_batch" -eq 0 ] || [ "$sg_count" -lt "$sg_batch" ] || break
   done
   sg_crit_end
@@ -59,7 +66,7 @@ sg_queue_main() {
     sg_event empty
     [ "$sg_nfy" != 1 ] || sg_notify_finish 0 empty "$sg_log_dir"
   fi
-  exit 0
+  exit "$sg_qst"
 }
 
 # sg_open_claim: this run's claim directory processing/<id>/ (mkdir: never shared; <id> is
@@ -119,6 +126,7 @@ sg_claim_chunk() {
       f=${sg_cands[$sg_ci]}
       sg_ci=$((sg_ci + 1))
       [ -f "$f" ] || continue
+      case $sg_qskip in /) ;; *"/${f##*/}/"*) continue ;; esac   # failed here: next run
       if [ -z "$sg_claim_dir" ]; then
         sg_open_claim
       elif [ -e "$sg_claim_dir/${f##*/}" ] || [ -L "$sg_claim_dir/${f##*/}" ]; then

@@ -66,6 +66,14 @@ def command(job: Job) -> list[str]:
     return [k8s_arg(a) for a in job.command]
 
 
+def concurrency_policy(job: Job) -> str:
+    """lock.on_busy as a CronJob says it: no lock Allow, skip Forbid, replace Replace
+    (wait is refused for this target: config/kubernetes.py)."""
+    if job.lock is None:
+        return "Allow"
+    return "Replace" if job.lock.on_busy == "replace" else "Forbid"
+
+
 def cronjob(job: Job, namespace: str, zone: str | None = None,
             install: str | None = None, paused: bool = False) -> dict[str, Any]:
     """The manifest as a dict, keys in the order they are written."""
@@ -87,11 +95,15 @@ def cronjob(job: Job, namespace: str, zone: str | None = None,
     if k.resources:
         container["resources"] = {kind: dict(amounts) for kind, amounts in k.resources}
     pod: dict[str, Any] = {"restartPolicy": "Never"}
+    if job.timeout and job.retries:
+        pod["activeDeadlineSeconds"] = job.timeout  # per attempt, as the wrapper's timeout
     if k.service_account:
         pod["serviceAccountName"] = k.service_account
     pod["containers"] = [container]
-    job_spec: dict[str, Any] = {"backoffLimit": 0}  # a failed run is not retried, as on cron
-    if job.timeout:
+    # retries: the Job controller runs a failed pod again (its own back-off: 10 s, doubling,
+    # at most 6 minutes); none, as on cron, without them.
+    job_spec: dict[str, Any] = {"backoffLimit": job.retries}
+    if job.timeout and not job.retries:
         job_spec["activeDeadlineSeconds"] = job.timeout
     job_spec["template"] = {"metadata": {"labels": own}, "spec": pod}
     meta: dict[str, Any] = {"name": job.name, "namespace": k.namespace,
@@ -102,7 +114,7 @@ def cronjob(job: Job, namespace: str, zone: str | None = None,
     if zone:
         spec["timeZone"] = zone
     spec.update({
-        "concurrencyPolicy": "Forbid" if job.lock is not None else "Allow",
+        "concurrencyPolicy": concurrency_policy(job),
         # A start more than max_lateness after its firing is not made (docs/policies.md).
         "startingDeadlineSeconds": job.max_lateness,
         "suspend": not job.enabled or paused,
