@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from schedgen.records import untrusted
+
 BLOCK = 64 * 1024
 _TS = len('{"ts":"')
 # A time outside these years is no wrapper's: it is not trusted (and year 1 or 9999
@@ -58,7 +60,7 @@ def lines_back(path: Path) -> Iterator[bytes]:
     """The file's lines, last first (a trailing partial line is yielded like any other;
     a line glued to a partial one before it is yielded without it, see `whole`)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = untrusted.open_below(path.parent, path)  # the folder may be another account's
     except OSError:
         return
     try:
