@@ -4,6 +4,10 @@ the jobs they leave out (the apply/diff of three hosts on every target: conforma
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -176,3 +180,35 @@ def test_check_and_status_here_ignore_the_jobs_of_other_hosts(
     assert [j["job"] for j in doc["jobs"]] == ["web", "all"]
     assert all(j["installed"] for j in doc["jobs"])
     assert [s["job"] for s in doc["skipped"]] == ["backup"]
+
+
+def _as_machine(nodename: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """schedgen run on a machine whose kernel host name is ``nodename`` (a UTS namespace
+    of its own: the real uname, not the SCHEDGEN_HOST seam)."""
+    code = ("import os, socket, sys; socket.sethostname(sys.argv[1].encode()); "
+            "os.execv(sys.executable, [sys.executable, '-m', 'schedgen', *sys.argv[2:]])")
+    env = {k: v for k, v in os.environ.items() if k != "SCHEDGEN_HOST"}
+    return subprocess.run(["unshare", "--uts", sys.executable, "-c", code, nodename, *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+needs_uts = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None
+    or subprocess.run(["unshare", "--uts", "true"], capture_output=True).returncode != 0,
+    reason="needs root and unshare for a host name of its own")
+
+
+@needs_uts
+@pytest.mark.parametrize("nodename", ["(none)", "Büro PC", "my_box"])
+def test_a_machine_with_an_odd_name_runs_a_file_without_hosts(tmp_path: Path,
+                                                              nodename: str) -> None:
+    write_config(tmp_path / "jobs.toml", job("a"))
+    r = _as_machine(nodename, "next", "-n", "1", cwd=tmp_path)
+    assert r.returncode == 0 and "a" in r.stdout, r.stderr
+
+
+@needs_uts
+def test_a_machine_whose_name_hosts_cannot_match_is_told_of_the_seam(tmp_path: Path) -> None:
+    write_config(tmp_path / "jobs.toml", FLEET)
+    r = _as_machine("(none)", "next", cwd=tmp_path)
+    assert r.returncode == 2 and "(none)" in r.stderr and "SCHEDGEN_HOST" in r.stderr, r.stderr
