@@ -451,3 +451,42 @@ def test_the_window_options(tmp_path: Path, fake_crontab: FakeCrontab, args: lis
         assert r.returncode == 0 and r.stdout.endswith(said + "\n"), (r.stdout, r.stderr)
     else:
         assert r.returncode == 2 and said in r.stderr and not (tmp_path / "r.html").exists()
+
+
+def test_a_log_that_is_no_plain_file_of_the_run_is_not_read(tmp_path: Path) -> None:
+    """A job's command owns its run folder: its logs may be replaced by a link to a file
+    the reader can read and the job cannot (/etc/shadow when root makes the page), a FIFO
+    (open would wait for a writer for ever) or a device. None is read or linked."""
+    import signal
+
+    from schedgen.commands import report_fail
+    from schedgen.outcomes.history import Run
+
+    logs = tmp_path / "logs"
+    secret = tmp_path / "secret"
+    secret.write_text("root:SECRETHASH:20000::::::\n")
+    (logs / "runs").mkdir(parents=True)
+    for rid, make in [("link", lambda p: p.symlink_to(secret)),
+                      ("fifo", lambda p: os.mkfifo(p)),
+                      ("dev", lambda p: p.symlink_to("/dev/zero"))]:
+        (logs / "runs" / rid).mkdir()
+        make(logs / "runs" / rid / "stderr.log")
+    # A run folder that is itself a link out of the runs folder.
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "stderr.log").write_text("root:SECRETHASH:20000::::::\n")
+    (logs / "runs" / "away").symlink_to(tmp_path / "elsewhere")
+
+    def hung(*_: object) -> None:
+        raise TimeoutError("reading a log hung")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        pages = [report_fail.item("pub", logs, report_fail.Failure("f0-0", Run(
+            "pub", rid, at(NOW), 3, "failed", 1, None, None)), tmp_path)
+            for rid in ("link", "fifo", "dev", "away")]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    for page in pages:
+        assert "SECRETHASH" not in page and "href" not in page and "\\0" not in page, page

@@ -6,6 +6,7 @@ the logs, relative links to the run's stdout.log and stderr.log.
 from __future__ import annotations
 
 import os
+import stat
 from html import escape
 from pathlib import Path
 from typing import NamedTuple
@@ -39,13 +40,31 @@ def _run_dir(log_dir: Path, run_id: str) -> Path | None:
     if run_id in ("", ".", "..") or "/" in run_id or "\\" in run_id or not run_id.isprintable():
         return None
     d = log_dir / "runs" / run_id
-    return d if d.is_dir() else None
+    # The job's command owns the folder: a link out of it is not its run.
+    return d if d.is_dir() and not d.is_symlink() else None
+
+
+def _open(path: Path) -> int | None:
+    """A descriptor on ``path`` if it is a plain file, not a link to one (a link to
+    /etc/shadow would show its lines to whoever reads the page) nor a FIFO (open waits
+    for a writer) nor a device."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd
 
 
 def tail(path: Path) -> list[str]:
     """The last lines of a log, read from its end (a log can be large), shown safely."""
+    fd = _open(path)
+    if fd is None:
+        return []
     try:
-        with path.open("rb") as f:
+        with os.fdopen(fd, "rb") as f:
             size = f.seek(0, os.SEEK_END)
             f.seek(max(0, size - TAIL_BYTES))
             data = f.read(TAIL_BYTES)
@@ -62,7 +81,7 @@ def tail(path: Path) -> list[str]:
 
 
 def _link(path: Path, out_dir: Path | None, label: str) -> str:
-    if out_dir is None or not path.is_file():
+    if out_dir is None or path.is_symlink() or not path.is_file():
         return ""
     try:
         rel = path.resolve().relative_to(out_dir.resolve())
