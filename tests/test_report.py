@@ -490,3 +490,48 @@ def test_a_log_that_is_no_plain_file_of_the_run_is_not_read(tmp_path: Path) -> N
         signal.signal(signal.SIGALRM, old)
     for page in pages:
         assert "SECRETHASH" not in page and "href" not in page and "\\0" not in page, page
+
+
+def _hourly(tmp_path: Path, extra: list[dict[str, object]], first: bool = False) -> Path:
+    """A job with 20 hourly runs up to NOW (events as the wrapper writes them) and
+    ``extra`` events appended after them, or put before them with ``first``."""
+    logs = tmp_path / "logs"
+    config = write_config(tmp_path / "jobs.toml", f'[defaults]\ntargets = ["cron"]\n'
+                          f'log_root = "{logs}"\n[jobs.pub]\ncommand = "true"\n'
+                          'schedule = "@hourly"\n')
+    lines: list[dict[str, object]] = []
+    for i in range(20):
+        t = at(NOW) - timedelta(hours=20 - i)
+        ts, rid = t.strftime("%Y-%m-%dT%H:%M:%SZ"), f"{t:%Y%m%dT%H%M%SZ}-{100 + i}"
+        lines += [{"ts": ts, "event": "start", "run_id": rid, "pid": 100 + i},
+                  {"ts": ts, "event": "finish", "run_id": rid, "pid": 100 + i,
+                   "outcome": "ok", "exit_code": 0, "duration": 2}]
+    lines = extra + lines if first else lines + extra
+    (logs / "pub").mkdir(parents=True)
+    (logs / "pub" / "events.jsonl").write_text(
+        "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines))
+    return config
+
+
+def _skewed(ts: str) -> list[dict[str, object]]:
+    # A run of a machine whose clock was reset (a board without a clock, before NTP), or
+    # what a job's command wrote into its own events.
+    return [{"ts": ts, "event": "start", "run_id": "skewed", "pid": 7},
+            {"ts": ts, "event": "finish", "run_id": "skewed", "pid": 7, "outcome": "ok",
+             "exit_code": 0, "duration": 1}]
+
+
+def test_one_run_stamped_long_ago_hides_no_other_from_days(tmp_path: Path) -> None:
+    config = _hourly(tmp_path, _skewed("1970-01-01T00:00:10Z"))
+    _, lanes, start, end = htmlreport.collect(config, days=2, now=at(NOW))
+    assert end - start == timedelta(days=2) and len(lanes[0].runs) == 20
+
+
+def test_one_run_stamped_long_ago_does_not_stretch_the_fitted_window(tmp_path: Path) -> None:
+    config = _hourly(tmp_path, _skewed("1970-01-01T00:00:10Z"), first=True)
+    _, lanes, start, end = htmlreport.collect(config, now=at(NOW))
+    assert end - start <= htmlreport.FIT_MAX and len(lanes[0].runs) == 20
+    page = htmlreport.render("default", lanes, start, end, words="since then")
+    assert "1 older run not drawn" in page
+    labels = re.findall(r'class="tick"[^>]*>([^<]+)<', page)
+    assert labels and all(re.search(r"\b(2025|2026)\b", x) for x in labels), labels
