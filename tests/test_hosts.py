@@ -141,11 +141,13 @@ def test_status_for_another_host_says_what_can_be_known(tmp_path: Path,
     r = schedgen("status", "--host", "web-1", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert doc["host"] == "web-1" and doc["this_machine"] is False
+    # the one shape diff --json gives too
+    assert doc["host"]["name"] == "web-1" and doc["host"]["this_machine"] is False
+    assert doc["host"]["jobs"] == ["web", "all"]
     assert [(j["job"], j["installed"], j["last_run"]) for j in doc["jobs"]] == [
         ("web", None, None), ("all", None, None)]
     assert all(j["next_run"] for j in doc["jobs"])
-    assert [s["job"] for s in doc["skipped"]] == ["backup"]
+    assert [s["job"] for s in doc["host"]["skipped"]] == ["backup"]
     text = schedgen("status", "--host", "web-1", cwd=tmp_path).stdout
     assert "not known here" in text and "on another host" in text and "last run" not in text
     r = schedgen("status", "--host", "web-1", "--check", cwd=tmp_path)
@@ -176,10 +178,11 @@ def test_check_and_status_here_ignore_the_jobs_of_other_hosts(
     assert r.returncode == 0, r.stdout + r.stderr  # backup is not "missing" here
     r = schedgen("status", "--json", cwd=tmp_path)
     doc = json.loads(r.stdout)
-    assert doc["drift"] is False and doc["host"] == "web-1" and doc["this_machine"] is True
+    assert doc["drift"] is False and doc["host"]["this_machine"] is True
+    assert doc["host"] == json.loads(schedgen("diff", "--json", cwd=tmp_path).stdout)["host"]
     assert [j["job"] for j in doc["jobs"]] == ["web", "all"]
     assert all(j["installed"] for j in doc["jobs"])
-    assert [s["job"] for s in doc["skipped"]] == ["backup"]
+    assert [s["job"] for s in doc["host"]["skipped"]] == ["backup"]
 
 
 def _as_machine(nodename: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
