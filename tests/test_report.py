@@ -535,3 +535,24 @@ def test_one_run_stamped_long_ago_does_not_stretch_the_fitted_window(tmp_path: P
     assert "1 older run not drawn" in page
     labels = re.findall(r'class="tick"[^>]*>([^<]+)<', page)
     assert labels and all(re.search(r"\b(2025|2026)\b", x) for x in labels), labels
+
+
+@pytest.mark.parametrize(("days", "since", "until", "said"), [
+    (None, "99999999999d", None, "--since: '99999999999d' reaches before 1970"),
+    (None, "1000000d", None, "--since: '1000000d' reaches before 1970"),
+    (1_000_000, None, None, "--days 1000000 reaches before 1970"),
+    (99_999_999_999_999, None, None, "--days 99999999999999 reaches before 1970"),
+    (None, "0001-01-01T00:00+01:00", None, "reaches before 1970"),
+    (None, "0001-01-01", None, "reaches before 1970"),
+    (None, None, "9999-12-31T23:59", "--until: '9999-12-31T23:59' is after 9998"),
+])
+def test_a_window_no_record_can_be_in_is_a_usage_error(tmp_path: Path, days: int | None,
+                                                       since: str | None, until: str | None,
+                                                       said: str) -> None:
+    from schedgen.commands.report_when import when
+    from schedgen.errors import UsageError
+
+    config = _hourly(tmp_path, [])
+    with pytest.raises(UsageError, match=re.escape(said)):
+        htmlreport.collect(config, days, at(NOW), when(since, at(NOW), "--since"),
+                           when(until, at(NOW), "--until"))

@@ -39,6 +39,7 @@ from schedgen.commands.report_draw import (
     pct,
     ticks,
 )
+from schedgen.commands.report_when import days_back
 from schedgen.commands.status import unknown as unknown_state
 from schedgen.config.model import Job
 from schedgen.config.select import load_here
@@ -82,7 +83,7 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
     end = until or now
     if since is not None and since >= end:
         raise UsageError("--since must be before --until (and before now)")
-    start = end - timedelta(days=days) if days is not None else since
+    start = days_back(end, days) if days is not None else since
     record = state.load(config.namespace)
     read = {job.name: history.runs(job, since=start) for job in config.jobs}
     fitted = start is None
