@@ -477,7 +477,7 @@ def test_a_log_that_is_no_plain_file_of_the_run_is_not_read(tmp_path: Path) -> N
     (logs / "runs" / "away").symlink_to(tmp_path / "elsewhere")
 
     def hung(*_: object) -> None:
-        raise TimeoutError("reading a log hung")
+        raise AssertionError("reading a log hung")
 
     old = signal.signal(signal.SIGALRM, hung)
     signal.alarm(10)
@@ -556,3 +556,24 @@ def test_a_window_no_record_can_be_in_is_a_usage_error(tmp_path: Path, days: int
     with pytest.raises(UsageError, match=re.escape(said)):
         htmlreport.collect(config, days, at(NOW), when(since, at(NOW), "--since"),
                            when(until, at(NOW), "--until"))
+
+
+def test_events_that_are_a_fifo_do_not_hang_the_page(tmp_path: Path) -> None:
+    import signal
+
+    config = _hourly(tmp_path, [])
+    events = tmp_path / "logs" / "pub" / "events.jsonl"
+    events.unlink()
+    os.mkfifo(events)  # what a job's command can leave in its own log folder
+
+    def hung(*_: object) -> None:
+        raise AssertionError("reading the events hung")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        _, lanes, _, _ = htmlreport.collect(config, now=at(NOW))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert lanes[0].runs == ()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,11 +59,13 @@ def lines_back(path: Path) -> Iterator[bytes]:
     """The file's lines, last first (a trailing partial line is yielded like any other;
     a line glued to a partial one before it is yielded without it, see `whole`)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        # O_NONBLOCK: a FIFO left in the job's log folder would block open for ever
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
         return
     try:
-        pos = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        pos = st.st_size if stat.S_ISREG(st.st_mode) else 0
         rest = b""
         while pos > 0:
             step = min(BLOCK, pos)
