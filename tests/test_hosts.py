@@ -215,3 +215,13 @@ def test_a_machine_whose_name_hosts_cannot_match_is_told_of_the_seam(tmp_path: P
     write_config(tmp_path / "jobs.toml", FLEET)
     r = _as_machine("(none)", "next", cwd=tmp_path)
     assert r.returncode == 2 and "(none)" in r.stderr and "SCHEDGEN_HOST" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("hosts", ['["!*"]', '["web-1", "!*"]', '["!**"]'])
+def test_validate_warns_of_a_job_that_excludes_every_host(hosts: str) -> None:
+    # `hosts = []` is refused for running nowhere; "!*" says the same and is warned of.
+    c = cfg(job("gone", hosts) + job("b", '["web-1"]'))
+    found = dict(unmatched(c))
+    assert "excludes every host" in found.get("jobs.gone.hosts", ""), found
+    assert [j.name for j in here(c, "web-1").jobs] == ["b"]
+    assert unmatched(cfg(job("a", '["!web-*"]'))) == []

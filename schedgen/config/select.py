@@ -126,6 +126,13 @@ def unmatched(config: Config) -> list[tuple[str, str]]:
                 named.setdefault(bare.lower(), set()).add(job.name)
     out = []
     for job in config.jobs:
+        if job.hosts is not None and any(p.startswith("!") and set(p[1:]) == {"*"}
+                                         for p in job.hosts):
+            listed = ", ".join(f'"{p}"' for p in job.hosts)
+            out.append((f"jobs.{job.name}.hosts",
+                        f"[{listed}] excludes every host: the job runs nowhere (leave it "
+                        "out of `hosts`, or say so with enabled = false)"))
+            continue
         if job.hosts is None or all(p.startswith("!") for p in job.hosts):
             continue
         include = [p.lower() for p in job.hosts if not p.startswith("!")]
