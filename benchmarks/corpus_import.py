@@ -224,12 +224,16 @@ def check_cron(path: Path, tally: Tally, me: str, tmp: Path, flag: bool = False)
         assert config is not None
         job = config.job(name)
         home = str(Path.home())
+        # a system crontab's line is a system-scope job run as its user field's account,
+        # started where cron starts it (that account's home) unless HOME= says otherwise
+        scope = ("user", None) if line.user is None else ("system", line.user)
+        start = Path(line.home) if line.home else (Path(home) if line.user is None else None)
         exact = (line.command is not None and not line.tz
-                 and (line.user is None or line.user == me)
+                 and (job.scope, job.user) == scope
                  and same_times(line.expr, job)
                  and same_as_cron(line.shell, line.command, job_argv(job, config), home)
                  and dict(job.env) == line.env and list(job.path) == line.path
-                 and job.working_dir == Path(line.home or home))
+                 and job.working_dir == start)
         judge(tally, exact, here, where)
     for number, name in by_line.items():
         tally.add("wrong", f"{path.name} line {number}: imported as {name} but no job line")
@@ -343,8 +347,8 @@ def run(corpus: Path, kinds: tuple[str, ...] = KINDS) -> dict[str, Tally]:
 
 
 def report(tallies: dict[str, Tally]) -> str:
-    out = [f"(running as {import_cron_system.current_user()!r}: system crontab lines for that "
-           "user are imported)"]
+    out = [f"(running as {import_cron_system.current_user()!r}: system crontab lines become "
+           "system-scope jobs of their user field's account)"]
     for kind, t in tallies.items():
         unit = "plists" if kind == "launchd" else "job lines"
         out.append(f"\n{kind}: {t.files} files, {t.seen} {unit}")

@@ -145,7 +145,9 @@ def apply_cmd(
 ) -> None:
     """Make the machine match the config: wrappers, plists, the crontab block, reloads.
     Installs the jobs whose `hosts` match this host and removes what it installed for
-    jobs that no longer match."""
+    jobs that no longer match.
+
+    Jobs with scope = "system" go to /etc/cron.d, LaunchDaemons or system units; only root may apply them (run by another user, apply changes nothing: exit 2)."""
     from schedgen.commands import apply
 
     out = apply.apply(config_path(config), _targets(target), dry_run=dry_run, prune=prune,
@@ -241,7 +243,9 @@ def import_cmd(
     system: Annotated[bool, typer.Option(
         "--system", help="a system crontab: a user name before each command (default file: "
                          "/etc/crontab); found by itself for /etc/crontab, /etc/cron.d and a "
-                         "header that names the user column")] = False,
+                         "header that names the user column. Its lines, and the plists of a "
+                         "LaunchDaemons folder, become scope = \"system\" jobs run as their "
+                         "user")] = False,
     no_lock: Annotated[bool, typer.Option(
         "--no-lock", help="write `lock = false`: runs may overlap, as they could before")] = False,
     as_json: JsonOpt = False,
@@ -407,7 +411,8 @@ def logs_cmd(
 @app.command("check")
 def check_cmd(
     notify: Annotated[bool, typer.Option(
-        "--notify", help="send each new problem once through the job's notify command")] = False,
+        "--notify", help="send each new problem once through the job's notify command, "
+                    "mail and webhook")] = False,
     config: ConfigOpt = None, target: TargetOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Health for monitoring: exit 0 healthy, 1 with one line per problem (drift, failed
@@ -422,7 +427,8 @@ def check_cmd(
     else:
         typer.echo(check.as_text(health))
         for s in sent or ():
-            typer.echo(f"schedgen check: notify {s['job']} ({s['event']}): {s['detail']}",
+            via = "" if s.get("channel", "command") == "command" else f" by {s['channel']}"
+            typer.echo(f"schedgen check: notify {s['job']} ({s['event']}){via}: {s['detail']}",
                        err=True)
     raise typer.Exit(health.exit_code)
 

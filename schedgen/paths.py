@@ -1,10 +1,65 @@
-"""Where things live by default. Everything is under $HOME unless configured."""
+"""Where things live by default. Everything is under $HOME unless configured.
+
+A system-scope job (`scope = "system"`) lives in the machine's folders instead; while a
+command works on those jobs, `in_scope("system")` makes every folder below the system
+one, so the ownership record, the wrappers and the logs of the two scopes never mix.
+$SCHEDGEN_SYSTEM_ROOT puts the system folders under another root (tests).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+
+USER = "user"
+SYSTEM = "system"
+SCOPES = (USER, SYSTEM)
+_SCOPE: ContextVar[str] = ContextVar("schedgen_scope", default=USER)
+
+
+def scope() -> str:
+    """The scope the command works in now: "user" (the default) or "system"."""
+    return _SCOPE.get()
+
+
+def system() -> bool:
+    return _SCOPE.get() == SYSTEM
+
+
+@contextmanager
+def in_scope(name: str) -> Iterator[None]:
+    token = _SCOPE.set(name)
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+def system_path(path: str) -> Path:
+    """A machine folder (/etc/cron.d, /var/log/schedgen) under $SCHEDGEN_SYSTEM_ROOT."""
+    root = os.environ.get("SCHEDGEN_SYSTEM_ROOT", "")
+    return Path(root.rstrip("/") + path) if root.startswith("/") else Path(path)
+
+
+def system_state_dir() -> Path:
+    return system_path("/var/lib/schedgen")
+
+
+def system_log_root() -> Path:
+    return system_path("/var/log/schedgen")
+
+
+def system_wrapper_dir() -> Path:
+    return system_path("/usr/local/libexec/schedgen")
+
+
+def system_lock_dir(user: str) -> Path:
+    """Per account: its runs write their lock files there (it owns the folder)."""
+    return system_state_dir() / "locks" / user
 
 
 def is_macos() -> bool:
@@ -22,12 +77,16 @@ def _xdg(var: str, fallback: str) -> Path:
 
 
 def state_dir() -> Path:
+    if system():
+        return system_state_dir()
     if is_macos():
         return home() / "Library" / "Application Support" / "schedgen"
     return _xdg("XDG_STATE_HOME", ".local/state") / "schedgen"
 
 
 def data_dir() -> Path:
+    if system():
+        return system_state_dir()
     if is_macos():
         return home() / "Library" / "Application Support" / "schedgen"
     return _xdg("XDG_DATA_HOME", ".local/share") / "schedgen"
@@ -63,6 +122,9 @@ def default_wrapper_dir() -> Path:
 
 
 def launch_agents_dir() -> Path:
+    """LaunchAgents of the user; in system scope, the machine's LaunchDaemons."""
+    if system():
+        return system_path("/Library/LaunchDaemons")
     return home() / "Library" / "LaunchAgents"
 
 

@@ -67,6 +67,13 @@ Texts and codes as macOS prints them (launchctl(1); public reports):
 - `print-disabled gui/501`: 'disabled services = {' then '"L" => disabled' per label
   (macOS 13+ words; older ones say true/false);
 - `managername`: "Aqua" in a login session at the screen, "Background" over SSH.
+- the `system` domain (LaunchDaemons): root only ("Bootstrap failed: 1: Operation not
+  permitted" otherwise); a plist not owned by root or writable by group or others is
+  refused with 5 (launchd logs "Path had bad ownership/permissions"); `list` run as root
+  lists the system domain's services (and, the tests being root, its gui domain's), run
+  as a user that user's gui domain's;
+  `print system/L` of a label not loaded: 'Could not find service "L" in domain for
+  system', 113.
 A RunAtLoad job is spawned at bootstrap when the state says `spawn` (launchd always does;
 the tests that want it say so, the others keep their wrappers from running). TCC cannot
 be reproduced on Linux: a spawned job gets a PATH whose `ls` answers as macOS's does for
@@ -92,7 +99,9 @@ def done(code=0, err=""):
     sys.exit(code)
 
 def domain_of(target):
-    """'gui' or 'user' for gui/<uid> and user/<uid>; else launchctl's refusal."""
+    """'gui' or 'user' for gui/<uid> and user/<uid>, 'system'; else launchctl's refusal."""
+    if target == "system":
+        return "system"
     kind, _, rest = target.partition("/")
     if kind in ("gui", "user") and rest.split("/")[0] == uid:
         if kind == "gui" and not gui:
@@ -102,6 +111,10 @@ def domain_of(target):
 
 def label_of(target):
     dom, _, label = target.rpartition("/")
+    if dom == "system":
+        if uid != "0":
+            done(1, f"Could not {verb} service: 1: Operation not permitted")
+        return label
     if dom != f"gui/{uid}":
         done(150, f"Could not find domain for: {dom}")
     if not gui:
@@ -134,7 +147,26 @@ for i, f in enumerate(state["fail_next"]):
     if f["verb"] == verb:
         state["fail_next"].pop(i)
         done(f["code"], f["message"])
-if verb == "bootstrap":
+if verb == "bootstrap" and args[1:2] == ["system"]:
+    if uid != "0":
+        done(1, "Bootstrap failed: 1: Operation not permitted")
+    try:
+        import plistlib
+        st = os.stat(args[2])
+        plist = plistlib.load(open(args[2], "rb"))
+        label = plist["Label"]
+    except Exception as exc:
+        done(5, "Bootstrap failed: 5: Input/output error")
+    if st.st_uid != 0 or st.st_mode & 0o022:  # "Path had bad ownership/permissions"
+        done(5, "Bootstrap failed: 5: Input/output error")
+    if label in state["disabled"]:
+        done(119, "Bootstrap failed: 119: Service is disabled")
+    if label in state["services"]:
+        done(5, "Bootstrap failed: 5: Input/output error")
+    state["services"][label] = {"plist": args[2], "pid": None, "status": 0, "domain": "system",
+                                "runs": 0, "user": plist.get("UserName")}
+    done()
+elif verb == "bootstrap":
     dom = args[1].partition("/")[0]
     if dom not in ("gui", "user") or args[1].partition("/")[2] != uid:
         done(125, "Bootstrap failed: 125: Domain does not support specified action")
@@ -157,6 +189,8 @@ if verb == "bootstrap":
     done()
 elif verb == "bootout":
     dom = domain_of(args[1].rpartition("/")[0])
+    if dom == "system" and uid != "0":
+        done(1, "Boot-out failed: 1: Operation not permitted")
     label = args[1].rpartition("/")[2]
     s = state["services"].get(label)
     if s is None or s.get("domain", "gui") != dom:
@@ -177,8 +211,11 @@ elif verb == "disable":
     done()
 elif verb == "list":
     rows = ["PID\tStatus\tLabel", "-\t0\tcom.apple.foreign.agent", "321\t0\tcom.example.running"]
+    # root's `list` is the system domain's; the tests run as root and act as a logged-in
+    # user too, so root's lists its gui domain's as well (a label is in one domain only)
+    mine = ("gui", "system") if uid == "0" else ("gui",)
     for label, s in sorted(state["services"].items()):
-        if s.get("domain", "gui") == "gui":
+        if s.get("domain", "gui") in mine:
             rows.append(f"{s['pid'] if s['pid'] else '-'}\t{s['status']}\t{label}")
     print("\n".join(rows))
     done()
@@ -192,8 +229,21 @@ elif verb == "print-disabled":
           + "\n}")
     done()
 elif verb == "print":
-    dom = domain_of(args[1])
+    dom = domain_of(args[1].rpartition("/")[0] if args[1].startswith("system/") else args[1])
     parts = args[1].split("/")
+    if dom == "system":
+        if len(parts) == 1:
+            print("system = {\n\ttype = system\n\thandle = 0\n}")
+            done()
+        s = state["services"].get(parts[1])
+        if s is None or s.get("domain") != "system":
+            done(113, f"Could not find service \"{parts[1]}\" in domain for system")
+        run = "running" if s["pid"] else "not running"
+        print(f"system/{parts[1]} = {{\n\tactive count = {1 if s['pid'] else 0}\n"
+              f"\tpath = {s['plist']}\n\ttype = LaunchDaemon\n\tstate = {run}\n\n"
+              f"\tusername = {s.get('user') or 'root'}\n\tdomain = system\n"
+              f"\truns = {s.get('runs', 0)}\n\tlast exit code = {s['status']}\n}}")
+        done()
     if len(parts) == 2:
         print(f"{dom}/{uid} = {{\n\ttype = {'login' if dom == 'gui' else 'user'}\n"
               f"\tsession = {state.get('session', 'Aqua') if dom == 'gui' else 'Background'}\n}}")
@@ -221,7 +271,10 @@ SYSTEMCTL = r'''#!__PYTHON__
 
 Like the real one: a changed unit file is used only after daemon-reload (start warns),
 daemon-reload re-arms active timers with their new definition, enable makes the
-timers.target.wants symlink, a unit without a file is not-found, no bus is exit 1."""
+timers.target.wants symlink, a unit without a file is not-found, no bus is exit 1.
+Without --user it is the system manager, whose unit folder ($FAKE_SYSTEMCTL_SYSTEM_DIR,
+/etc/systemd/system) a test names; as the real one without polkit, it answers a
+non-root caller's change with "Failed to enable unit: Access denied", exit 1."""
 import marshal, os, sys, time  # subprocess where needed: each call is a process (json would double it)
 path = os.environ["FAKE_SYSTEMCTL_STATE"]
 state = marshal.load(open(path, "rb")) if os.path.exists(path) else {}
@@ -241,7 +294,14 @@ def done(code=0, err="", out=""):
     sys.exit(code)
 
 if "--user" not in args:
-    done(64, "fake systemctl: only --user is supported in tests")
+    udir = os.environ.get("FAKE_SYSTEMCTL_SYSTEM_DIR", "")
+    if not udir:
+        done(64, "fake systemctl: the system manager needs FAKE_SYSTEMCTL_SYSTEM_DIR in tests")
+    denied = {"daemon-reload": "reload daemon", "enable": "enable unit", "disable": "disable unit",
+              "start": "start", "stop": "stop"}
+    verb0 = next((a for a in args if not a.startswith("-")), "")
+    if os.getuid() != 0 and verb0 in denied:
+        done(1, f"Failed to {denied[verb0]}: Access denied")
 opts = [a for a in args if a.startswith("-")]
 words = [a for a in args if not a.startswith("-")]
 props = next((a.split("=", 1)[1].split(",") for a in opts if a.startswith("--property=")), None)

@@ -44,6 +44,9 @@ def isolate_home(mp: pytest.MonkeyPatch, root: Path) -> Path:
     mp.setenv("SCHEDGEN_TEST_APPLY_LOCK", str(root / "apply-lock" / "apply.lock"))
     for var in CLEARED_VARS:
         mp.delenv(var, raising=False)
+    # system-scope folders (/etc/cron.d, /var/log/schedgen, ...) under the test's own root:
+    # a test run as root never writes the machine's
+    mp.setenv("SCHEDGEN_SYSTEM_ROOT", str(root / "sysroot"))
     return h
 
 

@@ -1,10 +1,22 @@
-"""A heartbeat endpoint on 127.0.0.1 for the tests: records every request it answers."""
+"""A heartbeat endpoint on 127.0.0.1 for the tests: records every request it answers.
+
+It speaks the healthchecks.io ping protocol as far as the wrapper uses it: GET or POST
+to <uuid>[/start|/fail|/<exit code>], an optional `rid` query parameter pairing a start
+with its end, and a POST body (the run's output) kept up to 100 kB as healthchecks.io
+keeps it (the wrapper sends at most 10 kB)."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_RID = re.compile(r"([?&])rid=[^&]*(&?)")
+
+
+def _unrid(m: re.Match[str]) -> str:
+    return m.group(1) if m.group(2) else ""
 
 
 class PingHub:
@@ -12,6 +24,7 @@ class PingHub:
         self.requests: list[str] = []  # paths (with query), in the order they were answered
         self.delay: dict[str, float] = {}  # path suffix -> seconds to wait before answering
         self.status: dict[str, int] = {}  # path suffix -> HTTP status (default 200)
+        self.bodies: list[tuple[str, str, bytes]] = []  # (method, path with query, body)
         self._lock = threading.Lock()
         hub = self
 
@@ -23,8 +36,11 @@ class PingHub:
                     if bare.endswith(suffix):
                         time.sleep(seconds)
                 code = next((c for s, c in hub.status.items() if bare.endswith(s)), 200)
+                size = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(size) if size else b""
                 with hub._lock:
                     hub.requests.append(path)
+                    hub.bodies.append((self.command, path, body[:100_000]))
                 self.send_response(code)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
@@ -40,8 +56,14 @@ class PingHub:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def seen(self) -> list[str]:
+        """The paths asked for, without the run ID (`rid=`: see raw())."""
         with self._lock:
-            return list(self.requests)
+            return [_RID.sub(_unrid, p) for p in self.requests]
+
+    def raw(self) -> list[tuple[str, str, bytes]]:
+        """(method, path with its whole query, body), in the order answered."""
+        with self._lock:
+            return list(self.bodies)
 
     def wait_for(self, n: int, timeout: float = 20) -> list[str]:
         deadline = time.monotonic() + timeout

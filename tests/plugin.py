@@ -21,6 +21,7 @@ from tests.bsd_userland import NO_BASH32, bash32, bsd_bin
 from tests.fake_kubectl import FakeKubectl
 from tests.fakes import FakeCrontab, FakeLaunchctl, FakeMacTools, FakeSystemctl
 from tests.helpers import isolate_home
+from tests.mailhub import MailHub, mailhub_fixture
 from tests.pinghub import PingHub
 from tests.sdmanager import Unavailable, UserManager
 from tests.wrapper_kit import SYSTEM_PATH
@@ -157,6 +158,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if "userland" not in metafunc.fixturenames:
             metafunc.fixturenames.append("userland")
         metafunc.parametrize("userland", ["gnu", "macos"], indirect=True)
+
+
+@pytest.fixture
+def mailhub(home: Path) -> Iterator[MailHub]:
+    """A loopback SMTP server, and ~/.msmtprc pointing msmtp at it."""
+    hub = mailhub_fixture()
+    hub.msmtprc(home)
+    yield hub
+    hub.stop()
 
 
 @pytest.fixture

@@ -115,7 +115,8 @@ def test_each_target_loaded_on_demand_asks_for_the_kinds_its_own_plan_does() -> 
     from schedgen.targets.systemd.plan import KINDS
 
     lazy = {t.name: t for t in registry.all_targets()}
-    own = {"launchd": ("plist",), "cron": ("cron",), "systemd": KINDS, "kubernetes": (KIND,)}
+    own = {"launchd": ("plist",), "cron": ("cron", "crond"), "systemd": KINDS,
+           "kubernetes": (KIND,)}
     assert [e.name for e in registry.ENTRIES] == list(own)
     for name, kinds in own.items():
         target = lazy[name]

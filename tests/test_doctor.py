@@ -123,6 +123,22 @@ def test_notify_by_mail_needs_a_mail_program_and_sendmail(tmp_path: Path,
     assert shared.notify_mail(job(tmp_path)).detail == "no notify command"
 
 
+def test_notify_mail_names_the_sendmail_it_goes_through(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setattr(shared, "SENDMAIL", (str(tmp_path / "no-sendmail"),))
+    j = job(tmp_path, f'path = ["{bin_dir}"]\n[jobs.j.notify]\nmail = "ops@example.com"')
+    c = shared.notify_mail(j)
+    assert c.verdict == PROBLEM and "notify.sendmail" in c.remedy
+    (bin_dir / "sendmail").write_text("#!/bin/sh\n")
+    (bin_dir / "sendmail").chmod(0o755)
+    assert shared.notify_mail(j).detail == f"notify.mail goes through {bin_dir}/sendmail -t -i"
+    j = job(tmp_path, f'path = ["{bin_dir}"]\n[jobs.j.notify]\nmail = "ops@example.com"\n'
+                      f'sendmail = "{tmp_path}/nowhere/msmtp"')
+    assert shared.notify_mail(j).verdict == PROBLEM
+
+
 def test_job_timezone_and_host_zone(tmp_path: Path) -> None:
     assert shared.job_timezone(job(tmp_path, 'timezone = "Europe/Paris"')).verdict == OK
     assert shared.host_zone(tz="Mars/Olympus").verdict == PROBLEM

@@ -170,7 +170,7 @@ def test_env_lines_comments_and_path(tmp_path: Path) -> None:
     assert by_line[11].name == "backup-2"
     assert any("MAILTO=ops@example.com: the jobs below it get a [notify]" in n.message
                for n in result.notes)
-    assert all(j.notify is not None and "ops@example.com" in j.notify.command  # type: ignore[operator]
+    assert all(j.notify is not None and j.notify.mail == ("ops@example.com",)
                for j in config.jobs)
     assert by_line[6].adopts == ("cron", "30 2 * * * /home/me/bin/backup.sh --keep 7")
     assert config.jobs[0].targets == ("cron",)

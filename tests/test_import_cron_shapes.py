@@ -54,7 +54,7 @@ def notes_at(result: ImportResult, line: int) -> list[str]:
 
 def test_system_crontab_found_by_its_header_user_field_never_the_program(tmp_path: Path) -> None:
     result, config, by_line = do_import(tmp_path, SYSTEM)
-    assert sorted(by_line) == [9, 11, 12, 13]
+    assert sorted(by_line) == [9, 10, 11, 12, 13]
     home = str(Path.home())
     expected = {9: "cd / && run-parts --report /etc/cron.hourly",
                 11: "/usr/bin/python3 /opt/loc/logger.py",
@@ -64,12 +64,11 @@ def test_system_crontab_found_by_its_header_user_field_never_the_program(tmp_pat
         argv = job_argv(by_line[line], config)
         assert same_as_cron("/bin/sh", command, argv, home), (line, argv)
         assert ME not in argv[0], argv
-        assert any(f"runs as {ME}" in m for m in notes_at(result, line))
+        # a system crontab's line is the machine's job, run as its user field's account
+        assert (by_line[line].scope, by_line[line].user) == ("system", ME)
     assert by_line[9].command == ("/bin/sh", "-c", expected[9])
     assert by_line[11].command == ("/usr/bin/python3", "/opt/loc/logger.py")
-    assert notes_at(result, 10) == [
-        f"skipped: runs as user {OTHER!r} (the user field of a system crontab); schedgen "
-        f"installs jobs into your own crontab ({ME})"]
+    assert (by_line[10].scope, by_line[10].user) == ("system", OTHER)
     assert notes_at(result, 14) == [
         "skipped: a system crontab line is: time fields, user, command; this one has only "
         "'lonely' after the times"]
@@ -183,7 +182,8 @@ def test_mailto_empty_is_silent_and_mailto_set_is_reported(tmp_path: Path) -> No
     loud, _, _ = do_import(tmp_path, "MAILTO=me@example.com\n0 * * * * /usr/bin/true\n")
     assert any("MAILTO=me@example.com: the jobs below it get a [notify]" in n.message
                for n in loud.notes)
-    assert loud.text.count("/usr/sbin/sendmail") == 1 and "me@example.com" in loud.text
+    assert loud.text.count('mail = "me@example.com"') == 1 and "command" not in loud.text.split(
+        "[jobs.true.notify]")[1]
 
 
 def test_default_lock_is_said_and_no_lock_writes_lock_false(tmp_path: Path) -> None:
@@ -203,7 +203,8 @@ def test_cli_system_and_no_lock(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     config = loads(out.stdout, tmp_path / "jobs.toml")
     assert config.jobs[0].command == ("/usr/bin/true",) and config.jobs[0].lock is None
-    assert f"runs as {ME}" in out.stderr and "default lock" not in out.stderr
+    assert (config.jobs[0].scope, config.jobs[0].user) == ("system", ME)
+    assert "default lock" not in out.stderr
     bad = schedgen("import", "--from", "launchd", "--system", cwd=tmp_path)
     assert bad.returncode == 2 and "--system is for --from cron" in bad.stderr
 
@@ -226,6 +227,4 @@ def test_system_lines_python_crontab_reads_short(line: str, command: str | None)
         assert not found and [n.message[:29] for n in notes] == ["skipped: an unescaped % sends"]
     else:
         assert found[0].keys["command"] == ["/bin/sh", "-c", command]
-        assert [n.message for n in notes] == [
-            f"runs as {ME} (the user field of a system crontab), who you are: imported into "
-            "your own crontab"]
+        assert notes == [] and (found[0].keys["scope"], found[0].keys["user"]) == ("system", ME)

@@ -87,9 +87,9 @@ notify = "yes"
         ("jobs.a.notify.command", "placeholders like {run_id} are for the job's command"),
         ("jobs.a.notify.ping_url", "'hc-ping.com/x' is not an http(s) URL without spaces or quotes"),
         ("jobs.a.notify.pingurl", "unknown key"),
-        ("jobs.b.notify", "gives neither command nor ping_url"),
+        ("jobs.b.notify", "gives none of command"),
         ("jobs.c.notify.ping_url", "'https://x/\"quoted\"' is not an http(s) URL without spaces or quotes"),
-        ("jobs.c.notify.on", "has no effect without a command (ping_url pings on every run)"),
+        ("jobs.c.notify.on", "has no effect without a command"),
         ("jobs.d.notify", "expected a table"),
     }
     assert all(p.line for p in exc.value.problems)
@@ -102,3 +102,87 @@ def test_validate_exits_2_and_names_the_field(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert "jobs.a.notify.ping_url: 'ftp://x' is not an http(s) URL" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_mail_webhook_after_and_sendmail_are_parsed(tmp_path: Path) -> None:
+    config = load("""
+[defaults.notify]
+mail = "ops@example.com"
+webhook = "https://hooks.slack.com/services/T0/B0/x"
+webhook_format = "slack"
+after = 3
+
+[jobs.a]
+command = "true"
+schedule = "@daily"
+[jobs.a.notify]
+mail = ["ops@example.com", "root", "ops@example.com"]
+sendmail = "/usr/bin/msmtp"
+
+[jobs.b]
+command = "true"
+schedule = "@daily"
+""", tmp_path)
+    a, b = config.jobs
+    assert a.notify is not None and b.notify is not None
+    assert a.notify.mail == ("ops@example.com", "root") and a.notify.sendmail == "/usr/bin/msmtp"
+    assert (a.notify.webhook_format, a.notify.after) == ("slack", 3)
+    assert a.notify.channels() == ("mail", "webhook")
+    assert b.notify.mail == ("ops@example.com",) and b.notify.sendmail is None
+
+
+def test_channel_values_are_checked_with_their_field(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as exc:
+        load("""
+[jobs.a]
+command = "true"
+schedule = "@daily"
+[jobs.a.notify]
+mail = ["ok@example.com", "two@x.org, three@y.org", "x\\nBcc: all@example.com"]
+webhook = "ftp://x"
+webhook_format = "mattermost"
+after = 0
+sendmail = "sendmail -oi"
+
+[jobs.b]
+command = "true"
+schedule = "@daily"
+[jobs.b.notify]
+mail = []
+
+[jobs.c]
+command = "true"
+schedule = "@daily"
+[jobs.c.notify]
+ping_url = "https://hc-ping.com/x"
+webhook_format = "json"
+sendmail = "/usr/sbin/sendmail"
+after = 2
+""", tmp_path)
+    got = {(p.where, p.message.split(" (")[0].split(";")[0]) for p in exc.value.problems}
+    assert got == {
+        ("jobs.a.notify.mail", "'two@x.org, three@y.org' is not one mail address"),
+        ("jobs.a.notify.webhook", "'ftp://x' is not an http(s) URL without spaces or quotes"),
+        ("jobs.a.notify.webhook_format", "unknown format 'mattermost'"),
+        ("jobs.a.notify.after", "0 is out of range"),
+        ("jobs.a.notify.sendmail", "'sendmail -oi' is not a program name or path"),
+        ("jobs.b.notify.mail", "expected an address or a list of addresses, got an empty list"),
+        ("jobs.c.notify.webhook_format", "has no effect without a webhook"),
+        ("jobs.c.notify.sendmail", "has no effect without mail"),
+        ("jobs.c.notify.after", "has no effect without a command, mail or webhook"),
+    }
+
+
+def test_the_schema_takes_what_the_loader_takes(tmp_path: Path) -> None:
+    import jsonschema
+
+    from schedgen.config.schema import schema
+    good = {"jobs": {"a": {"command": "true", "schedule": "@daily", "notify": {
+        "mail": ["ops@example.com"], "webhook": "https://h.example/x", "webhook_format": "teams",
+        "after": 2, "sendmail": "/usr/sbin/sendmail"}}}}
+    jsonschema.validate(good, schema())
+    for bad in ({"mail": "a b@x"}, {"webhook_format": "irc", "webhook": "https://x"},
+                {"after": 0, "mail": "a@x"}, {"mail": []}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"jobs": {"a": {"command": "true", "schedule": "@daily",
+                                                "notify": bad}}}, schema())

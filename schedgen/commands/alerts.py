@@ -1,4 +1,5 @@
-"""`check --notify`: each new problem goes out once through its job's notify command.
+"""`check --notify`: each new problem goes out once through each of its job's channels
+(notify command, mail, webhook: channels.py).
 
 What was sent is remembered in <state dir>/check/<namespace>.json (by problem key); a
 problem that clears is forgotten, so it is sent again if it comes back, and its clearing
@@ -12,7 +13,10 @@ The memory is written before each send (the attempt) and after it (the outcome),
 check killed half-way neither sends again what went out nor loses count of its tries.
 A send that failed (or was cut short) is tried again at later checks, at most
 MAX_ATTEMPTS times and not before RETRY_AFTER * 4**(tries - 1) seconds since the last
-try; then it is recorded as given up and not sent again while the problem lasts.
+try; then it is recorded as given up and not sent again while the problem lasts. Each
+channel has its own memory entry (the command's under the problem's key, the others
+under "<key> [mail]", "<key> [webhook]"), so a mail that went out is not sent again
+because the webhook failed.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen import paths
-from schedgen.commands import sendout
+from schedgen.commands import channels, sendout
 from schedgen.commands.check import Health, Problem
 from schedgen.config.model import Job
 from schedgen.errors import SystemOpError
@@ -59,9 +63,17 @@ def _load(path: Path) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in sent.items() if isinstance(v, dict)} if isinstance(sent, dict) else {}
 
 
+def _channels(job: Job | None) -> tuple[str, ...]:
+    return job.notify.channels() if job is not None and job.notify is not None else ()
+
+
+def _key(problem: str, channel: str) -> str:
+    return problem if channel == "command" else f"{problem} [{channel}]"
+
+
 def _wants(job: Job | None, p: Problem) -> str | None:
     """The event this problem is sent as for its job, or None."""
-    if job is None or job.notify is None or job.notify.command is None:
+    if job is None or job.notify is None or not _channels(job):
         return None
     if p.kind == "failed" and not p.crashed:
         return None
@@ -114,23 +126,29 @@ def notify(h: Health, now: datetime | None = None) -> list[dict[str, Any]]:
         event = _wants(job, p)
         if job is None or event is None:
             continue
-        record: dict[str, Any] = {"job": p.job, "kind": p.kind, "event": event,
-                                  "text": shown(p.text)}
-        out += _attempt(memory, p.key, record, job, now)
-    for key in [k for k, v in memory.sent.items() if k not in current and not v.get("recovery")]:
+        for channel in _channels(job):
+            record: dict[str, Any] = {"job": p.job, "kind": p.kind, "event": event,
+                                      "text": shown(p.text), "channel": channel,
+                                      "problem": p.key}
+            out += _attempt(memory, _key(p.key, channel), record, job, now)
+    gone = [k for k, v in memory.sent.items()
+            if str(v.get("problem", k)) not in current and not v.get("recovery")]
+    for key in gone:
         old = memory.sent.pop(key)
         job = jobs.get(str(old.get("job")))
+        channel = str(old.get("channel", "command"))
         memory.save()
         if old.get("state", "sent") != "sent" or job is None or job.notify is None \
-                or job.notify.command is None or "recovery" not in job.notify.on:
+                or channel not in _channels(job) or "recovery" not in job.notify.on:
             continue  # a problem never told is not told resolved either
         record = {"job": job.name, "kind": str(old.get("kind", "")), "event": "recovery",
-                  "text": f"resolved: {old.get('text', key)}", "recovery": True}
+                  "text": f"resolved: {old.get('text', key)}", "recovery": True,
+                  "channel": channel, "problem": f"{key} (recovery)"}
         out += _attempt(memory, f"{key} (recovery)", record, job, now)
     for key in [k for k, v in memory.sent.items() if v.get("recovery")]:
         entry = memory.sent[key]
         job = jobs.get(str(entry.get("job")))
-        if job is not None and job.notify is not None and job.notify.command is not None \
+        if job is not None and str(entry.get("channel", "command")) in _channels(job) \
                 and entry.get("state") not in ("sent", "given-up"):
             out += _attempt(memory, key, entry, job, now)
         if memory.sent.get(key, {}).get("state") in ("sent", "given-up") or job is None:
@@ -149,7 +167,8 @@ def _attempt(memory: _Memory, key: str, record: dict[str, Any], job: Job,
         return []
     # "sending": a check was killed during that send; it counts as a try that failed.
     tries = entry.get("attempts", 0) if isinstance(entry.get("attempts"), int) else 0
-    said = {"job": record["job"], "event": record["event"], "key": key}
+    channel = str(record.get("channel", "command"))
+    said = {"job": record["job"], "event": record["event"], "key": key, "channel": channel}
     if entry and not _due(entry, now):
         if tries >= MAX_ATTEMPTS:
             memory.sent[key] = {**entry, "state": "given-up"}
@@ -157,11 +176,13 @@ def _attempt(memory: _Memory, key: str, record: dict[str, Any], job: Job,
             return [{**said, "sent": False, "detail": f"gave up after {tries} tries "
                      f"(last: {entry.get('detail', 'cut short')})"}]
         return []
-    base = {k: v for k, v in record.items() if k in ("job", "kind", "event", "text", "recovery")}
+    base = {k: v for k, v in record.items()
+            if k in ("job", "kind", "event", "text", "recovery", "channel", "problem")}
     memory.sent[key] = {**base, "state": "sending", "attempts": tries + 1,
                         "tried_at": _stamp(now)}
     memory.save()
-    ok, detail = send(job, str(record["event"]), str(record["kind"]), str(record["text"]))
+    ok, detail = send(job, str(record["event"]), str(record["kind"]), str(record["text"]),
+                      channel)
     if ok:
         memory.sent[key] = {**base, "state": "sent", "sent_at": _stamp(now)}
     else:
@@ -174,17 +195,25 @@ def _attempt(memory: _Memory, key: str, record: dict[str, Any], job: Job,
     return [{**said, "sent": ok, "detail": detail, "attempt": tries + 1}]
 
 
-def send(job: Job, event: str, kind: str, text: str) -> tuple[bool, str]:
-    """Run the job's notify command (problem text on stdin and in SCHEDGEN_MESSAGE),
-    bounded as a whole (sendout.py). True when it exited 0."""
-    assert job.notify is not None and job.notify.command is not None
-    cmd = job.notify.command
+def send(job: Job, event: str, kind: str, text: str,
+         channel: str = "command") -> tuple[bool, str]:
+    """Send through one channel: the job's notify command (problem text on stdin and in
+    SCHEDGEN_MESSAGE), its mail or its webhook, bounded as a whole (sendout.py). True
+    when it went out (the command exited 0, sendmail took it, the hook answered 2xx)."""
+    assert job.notify is not None
     text = shown(text)  # one line, no NUL (the environment cannot hold one)
-    argv = ["bash", "-c", cmd, job.name] if isinstance(cmd, str) else list(cmd)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCHEDGEN_")}
     env.update(SCHEDGEN_JOB=job.name, SCHEDGEN_EVENT=event, SCHEDGEN_PROBLEM=kind,
                SCHEDGEN_MESSAGE=text, SCHEDGEN_LOG_DIR=str(job.log_dir),
                PATH=":".join(job.path) + ":" + env.get("PATH", ""))
-    result = sendout.run_bounded(argv, env, text + "\n",
-                                 str(job.working_dir) if job.working_dir else None)
+    if channel == "mail":
+        result = channels.send_mail(job, channels.payload(job, event, kind, text), env)
+    elif channel == "webhook":
+        result = channels.send_webhook(job, channels.payload(job, event, kind, text), env)
+    else:
+        assert job.notify.command is not None
+        cmd = job.notify.command
+        argv = ["bash", "-c", cmd, job.name] if isinstance(cmd, str) else list(cmd)
+        result = sendout.run_bounded(argv, env, text + "\n",
+                                     str(job.working_dir) if job.working_dir else None)
     return result.ok, result.detail

@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from schedgen import paths
+from schedgen.commands import scopes
 from schedgen.config import hostile
 from schedgen.config import load as cfg
 from schedgen.config.model import Config
@@ -19,7 +21,7 @@ from schedgen.errors import SchedgenError
 from schedgen.machine import ownership as state
 from schedgen.machine.ops import DryOps, Ops
 from schedgen.plan import changes as p
-from schedgen.plan import review, selected
+from schedgen.plan import review, system_dirs
 from schedgen.plan.build import build
 from schedgen.plan.context import ApplyContext
 from schedgen.plan.execute import execute
@@ -39,8 +41,18 @@ def diff(config_path: Path, targets: tuple[str, ...] | None = None, *, prune: bo
          force: bool = False) -> p.Plan:
     """The plan `apply` with the same options would carry out; changes nothing."""
     config = load_here(config_path)
-    return build(config, state.load(config.namespace), all_targets(), selected=targets,
-                 prune=prune, force=force, review=True)
+    return merged(scopes.each(config, None, lambda part: build(
+        part, state.load(part.namespace), all_targets(), selected=targets, prune=prune,
+        force=force, review=True)))
+
+
+def merged(plans: list[p.Plan]) -> p.Plan:
+    """The plans of a config's scopes as one (each was built and is carried out alone)."""
+    if len(plans) == 1:
+        return plans[0]
+    return p.Plan(plans[0].namespace, tuple(c for x in plans for c in x.changes),
+                  tuple(w for x in plans for w in x.warnings),
+                  tuple(u for x in plans for u in x.unknown))
 
 
 def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run: bool = False,
@@ -48,10 +60,21 @@ def apply(config_path: Path, targets: tuple[str, ...] | None = None, *, dry_run:
     # A bad config stops here: nothing touched. The jobs whose `hosts` leave this machine
     # out are wanted nowhere here: what they left installed is removed.
     config = load_here(config_path)
+    found = scopes.of(config)
+    if not dry_run:
+        scopes.require_root(config, found, "apply")
+    scopes.check_selected(config, found, targets)
+    outcomes = scopes.each(config, found, lambda part: _apply(
+        part, targets, dry_run=dry_run, prune=prune, force=force, say=say))
+    return Outcome(merged([o.plan for o in outcomes]), tuple(d for o in outcomes for d in o.done),
+                   dry_run)
+
+
+def _apply(config: Config, targets: tuple[str, ...] | None = None, *, dry_run: bool = False,
+           prune: bool = False, force: bool = False, say: Say = print) -> Outcome:
     with _lock(dry_run, say), _storing(not dry_run):
         record = state.load(config.namespace)
         record.config = str(config.path)
-        selected.check(config, record, targets)
         plan = build(config, record, all_targets(), selected=targets, prune=prune, force=force)
         conflicts = [c for c in plan.changes if c.action == p.CONFLICT]
         if conflicts:
@@ -75,6 +98,18 @@ def uninstall(config_path: Path, namespace: str | None = None, *, dry_run: bool 
         except ValueError as exc:
             raise SchedgenError(f"--namespace {exc}") from None
     ns = namespace or cfg.load(config_path).namespace
+    found = tuple(s for s in paths.SCOPES if s == paths.USER or scopes.recorded(ns, s))
+    if not dry_run and paths.SYSTEM in found:
+        scopes.require_root(Config(Path(config_path), ns, ()), found, "uninstall")
+    outcomes = []
+    for scope in found:
+        with paths.in_scope(scope):
+            outcomes.append(_uninstall(ns, dry_run=dry_run, say=say))
+    return Outcome(merged([o.plan for o in outcomes]), tuple(d for o in outcomes for d in o.done),
+                   dry_run)
+
+
+def _uninstall(ns: str, *, dry_run: bool, say: Say) -> Outcome:
     with _lock(dry_run, say):
         record = state.load(ns)
         plan = build(None, record, all_targets(), uninstall=True)
@@ -122,7 +157,10 @@ def _log_dirs(config: Config, plan: p.Plan, ctx: ApplyContext) -> None:
     """A launchd job gets its log dir now: launchd opens StandardOutPath before the
     wrapper runs, and fails the job if the directory is missing. Cron's and systemd's
     runs make theirs (the runtime's `mkdir -p` at the start of a run); a CronJob logs
-    in the cluster."""
+    in the cluster. A system job's folders are made now, whatever its target: its run,
+    as its user, may not create them (system_dirs)."""
+    if paths.system():
+        system_dirs.prepare(config, plan, ctx)
     jobs = {c.job for c in plan.changes if c.after is not None and c.job and c.kind == "plist"}
     by_name = {j.name: j for j in config.jobs}
     for name in sorted(jobs):

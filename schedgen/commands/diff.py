@@ -6,12 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from schedgen.commands import scopes
+from schedgen.commands.apply import merged
 from schedgen.config.model import Config, Skipped
 from schedgen.config.select import is_elsewhere, load_here
 from schedgen.machine import ownership as state
 from schedgen.plan import changes as p
 from schedgen.plan import review as rv
-from schedgen.plan import selected
 from schedgen.plan.build import build
 from schedgen.plan.mask import masker
 from schedgen.targets.registry import all_targets
@@ -20,13 +21,32 @@ from schedgen.targets.registry import all_targets
 def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
                 prune: bool = False, force: bool = False, host: str | None = None) -> Review:
     """`host`: plan for that host's jobs (default: this machine's), against what is
-    installed here (on a machine with nothing installed: exactly that host's files)."""
+    installed here (on a machine with nothing installed: exactly that host's files).
+    Each scope is planned against its own record; the review is of both."""
     config = load_here(config_path, host)
-    record = state.load(config.namespace)
-    selected.check(config, record, targets)
-    plan = build(config, record, all_targets(), selected=targets, prune=prune, force=force,
-                 review=True)
-    return build_review(config, plan, rv.review(config, record, plan), record)
+    found = scopes.of(config)
+    scopes.check_selected(config, found, targets)
+
+    def one(part: Config) -> Review:
+        record = state.load(part.namespace)
+        plan = build(part, record, all_targets(), selected=targets, prune=prune, force=force,
+                     review=True)
+        return build_review(part, plan, rv.review(part, record, plan), record)
+
+    parts = scopes.each(config, found, one)
+    if len(parts) == 1:
+        return parts[0]
+    masks = [r.mask for r in parts]
+
+    def mask(text: str) -> str:
+        for m in masks:
+            text = m(text)
+        return text
+
+    return parts[0]._replace(plan=merged([r.plan for r in parts]),
+                             jobs=tuple(j for r in parts for j in r.jobs), mask=mask,
+                             selected=tuple(j.name for j in config.jobs),
+                             by_host=any(r.by_host for r in parts))
 
 
 class Review(NamedTuple):
@@ -48,7 +68,8 @@ def build_review(config: Config, plan: p.Plan, jobs: list[rv.JobReview],
     keys |= {k for s in installed if isinstance(s.get("env"), dict) for k in s["env"]}
     values = {v for j in config.jobs for _, v in j.env}
     public = [t for j in config.jobs for t in (j.name, j.description or "")]
-    secrets = {j.notify.ping_url for j in config.jobs if j.notify and j.notify.ping_url}
+    secrets = {u for j in config.jobs if j.notify
+               for u in (j.notify.ping_url, j.notify.webhook) if u}
     secrets |= {u for s in installed for u in rv.secrets(s)}
     return Review(plan, tuple(jobs), masker(keys, values, public, secrets), config.host,
                   config.skipped, is_elsewhere(config.host), tuple(j.name for j in config.jobs),

@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from schedgen import paths
+from schedgen.commands import scopes
+from schedgen.config.model import Config
 from schedgen.config.select import load_here
 from schedgen.doctor import PROBLEM, WARNING, Check, shared
 from schedgen.errors import UsageError
@@ -25,10 +28,17 @@ def doctor(config_path: Path, names: list[str] | None = None) -> list[Check]:
     local = tuple(j for j in jobs
                   if any(registry.get(t).local for t in j.targets if t in registry.names()))
     found: list[Check] = shared.host_checks() if local else []
-    for name in registry.names():
-        mine = tuple(j for j in jobs if name in j.targets)
-        if mine:
-            found += registry.get(name).doctor(mine)
+
+    def targets_checks(part: Config) -> list[Check]:  # each scope's own manager, domain
+        out: list[Check] = []
+        for name in registry.names():
+            mine = tuple(j for j in jobs if name in j.targets and j.scope == paths.scope())
+            if mine:
+                out += registry.get(name).doctor(mine)
+        return out
+
+    for checks in scopes.each(config, config.scopes, targets_checks):
+        found += checks
     for job in local:
         found += shared.job_checks(job)
     order = {j.name: i for i, j in enumerate(jobs)}

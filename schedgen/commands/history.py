@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo
 
+from schedgen.commands import scopes
 from schedgen.config import load as cfg
 from schedgen.config.model import Config, Job
 from schedgen.errors import UsageError
-from schedgen.machine import ownership as state
 from schedgen.outcomes import events, history, missed
 from schedgen.records.shown import shown
 from schedgen.schedule.upcoming import local_zone
@@ -55,7 +55,7 @@ def job_history(config_path: Path, names: list[str] | None, n: int | None, since
     now = now or datetime.now(UTC)
     start = since_of(since, now)
     limit = n if n is not None else (None if start is not None else 20)
-    record = state.load(config.namespace)
+    records = scopes.Records(config.namespace)
     out = []
     for job in jobs:
         skipped = events.Skipped()
@@ -63,7 +63,7 @@ def job_history(config_path: Path, names: list[str] | None, n: int | None, since
         # Missed firings over the span the runs cover (or --since), shown among them.
         truncated = limit is not None and len(runs) >= limit
         span = start if start is not None else (runs[-1].started if truncated else None)
-        m = missed.missed(job, record, now, since=span) if span else missed.missed(job, record, now)
+        m = missed.missed(job, records.of(job), now, since=span) if span else missed.missed(job, records.of(job), now)
         out.append(JobHistory(job, runs, m, truncated, skipped.n))
     return out
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from schedgen.commands import scopes
 from schedgen.commands.next import next_times
 from schedgen.config.model import Config, Job
 from schedgen.config.select import load_here
@@ -76,9 +77,9 @@ def metrics_cmd(config_path: Path, name: str | None, out: Path | None,
         raise UsageError(f"no job named {name!r} in {config.path} (jobs: {known})")
     jobs = [j for j in config.jobs if name is None or j.name == name]
     texts = []
-    record = state.load(config.namespace)
+    records = scopes.Records(config.namespace)
     for job in jobs:
-        whole, sched = job_text(config, job, now, record)
+        whole, sched = job_text(config, job, now, records.of(job))
         texts.append(whole)
         if out is not None:
             atomic_write(out / SCHEDULE_FILE.format(namespace=config.namespace, job=job.name),

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from schedgen import paths
+from schedgen.commands import scopes
+from schedgen.config.model import Config
 from schedgen.config.select import load_here
 from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.machine.fs import atomic_write
-from schedgen.render.artifacts import storing_compiled_templates
+from schedgen.render.artifacts import Artifact, storing_compiled_templates
 from schedgen.render.desired import desired
 from schedgen.render.fit import for_targets
 
@@ -33,8 +36,14 @@ def render(config_path: Path, out: Path, targets: tuple[str, ...] | None,
                                 + "\n".join(f"  {w}" for w in why))
         for w in why:
             (say or print)(f"skipped: {w}")
+
     with storing_compiled_templates():
-        artifacts = desired(config, targets, standalone)
+        def scoped(part: Config) -> list[Artifact]:
+            # a system job's files under system/: its wrappers and units are other files
+            prefix = "system/" if paths.system() else ""
+            return [a._replace(rel=prefix + a.rel) for a in desired(part, targets, standalone)]
+
+        artifacts = [a for part in scopes.each(config, config.scopes, scoped) for a in part]
         for a in artifacts:
             a.content  # noqa: B018 -- rendered here, where compiled templates are kept
     if not artifacts:

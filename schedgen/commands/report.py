@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from schedgen.commands import report_fail as fail
+from schedgen.commands import scopes
 from schedgen.commands.next import next_times
 from schedgen.commands.report_draw import (
     BINS,
@@ -44,7 +45,6 @@ from schedgen.commands.status import unknown as unknown_state
 from schedgen.config.model import Job
 from schedgen.config.select import load_here
 from schedgen.errors import SystemOpError, UsageError
-from schedgen.machine import ownership as state
 from schedgen.machine.fs import atomic_write
 from schedgen.outcomes import history, missed
 from schedgen.records import runs as run_records
@@ -84,12 +84,12 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
     if since is not None and since >= end:
         raise UsageError("--since must be before --until (and before now)")
     start = days_back(end, days) if days is not None else since
-    record = state.load(config.namespace)
+    records = scopes.Records(config.namespace)  # each job's install time from its scope's
     read = {job.name: history.runs(job, since=start) for job in config.jobs}
     fitted = start is None
     if start is None:
         firsts = [min(r.started for r in rs) for rs in read.values() if rs]
-        firsts += [t for job in config.jobs if (t := missed.installed_at(job, record))]
+        firsts += [t for job in config.jobs if (t := missed.installed_at(job, records.of(job)))]
         # One run stamped long ago (a clock reset, a line the job wrote) would leave the
         # rest a sliver at the right edge: a fitted window reaches back FIT_MAX at most.
         firsts = [max(t, end - FIT_MAX) for t in firsts if t < end]
@@ -106,7 +106,7 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
         every = read[job.name]
         last = next((r for r in every if r.outcome != "busy" and r.started <= end), None)
         rs = tuple(r for r in every if start <= r.started <= end)
-        m = missed.missed(job, record, min(now, end), since=start)
+        m = missed.missed(job, records.of(job), min(now, end), since=start)
         gone = tuple(f.at for f in m.missed if f.at <= end) if m else ()
         up = next_times(job, 1, now.astimezone(z).replace(microsecond=0))
         before = sum(1 for r in every if r.started < start) if fitted else 0

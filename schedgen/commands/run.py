@@ -9,6 +9,7 @@ the config says, installed or not.
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -17,6 +18,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from schedgen.config import load as cfg
 from schedgen.config.model import Job
@@ -64,12 +66,34 @@ def run(config_path: Path, job_name: str, smoke: bool = False, quiet_stdout: boo
     env = dict(os.environ, SCHEDGEN_FOREGROUND="1")
     if smoke:
         env["SCHEDGEN_SMOKE"] = "1"
+    account = _account(job, env)
     script, temporary = script_for(job, text, lambda: wrapper(job, config, standalone=True))
     try:
-        return _foreground([_bash(), str(script)], env, quiet_stdout)
+        if temporary and account is not None:
+            os.chown(script, account.pw_uid, account.pw_gid)  # 0600: its user's alone
+        return _foreground([_bash(), str(script)], env, quiet_stdout, account)
     finally:
         if temporary:
             script.unlink(missing_ok=True)
+
+
+def _account(job: Job, env: dict[str, str]) -> pwd.struct_passwd | None:
+    """A system job runs as its user, as its scheduler would run it: root runs it so (its
+    records stay that user's); another account than that user may not run it at all."""
+    if job.user is None:
+        return None
+    try:
+        account = pwd.getpwnam(job.user)
+    except KeyError:
+        raise UsageError(f"job {job.name} runs as {job.user}, an account this host has "
+                         "not") from None
+    if os.geteuid() == account.pw_uid:
+        return None
+    if os.geteuid() != 0:
+        raise UsageError(f"job {job.name} runs as {job.user} (scope = \"system\"): run it "
+                         f"as root (sudo schedgen run {job.name}) or as {job.user}")
+    env.update(HOME=account.pw_dir, USER=account.pw_name, LOGNAME=account.pw_name)
+    return account
 
 
 def last_run_json(config_path: Path, job_name: str, status: int) -> dict[str, object]:
@@ -106,7 +130,8 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _foreground(argv: list[str], env: dict[str, str], quiet_stdout: bool = False) -> int:
+def _foreground(argv: list[str], env: dict[str, str], quiet_stdout: bool = False,
+                account: pwd.struct_passwd | None = None) -> int:
     """Run argv with our stdio; Ctrl-C and TERM reach the wrapper, which settles and exits.
 
     The wrapper shares our process group, so a Ctrl-C at the terminal reaches it directly;
@@ -128,8 +153,14 @@ def _foreground(argv: list[str], env: dict[str, str], quiet_stdout: bool = False
     old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         try:
+            as_user: dict[str, Any] = {} if account is None else {
+                "user": account.pw_uid, "group": account.pw_gid,
+                "extra_groups": os.getgrouplist(account.pw_name, account.pw_gid),
+                # where cron starts it: its home (root's folder may be closed to it)
+                "cwd": account.pw_dir if os.path.isdir(account.pw_dir) else "/"}
             procs.append(subprocess.Popen(argv, env=env,
-                                          stdout=sys.stderr.fileno() if quiet_stdout else None))
+                                          stdout=sys.stderr.fileno() if quiet_stdout else None,
+                                          **as_user))
         except OSError as exc:
             raise SystemOpError(f"cannot run the wrapper: {exc}") from None
         for signum in pending:

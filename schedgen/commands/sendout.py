@@ -1,4 +1,4 @@
-"""One run of a notify command, bounded as a whole and judged by its own exit status.
+"""One run of a notify command (or sendmail, or curl), bounded as a whole and judged by its own exit status.
 
 The command runs in a session of its own, its input and output in files, never pipes:
 a child it leaves behind (`sleep 300 &`, or one that escaped with `setsid`) can hold a
@@ -28,7 +28,7 @@ class Sent(NamedTuple):
 
 
 def run_bounded(argv: list[str], env: dict[str, str], text: str, cwd: str | None,
-                limit: float = TIME_LIMIT) -> Sent:
+                limit: float = TIME_LIMIT, what: str = "notify command") -> Sent:
     token = secrets.token_hex(8)
     env = {**env, TOKEN: token}
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as out:
@@ -38,7 +38,7 @@ def run_bounded(argv: list[str], env: dict[str, str], text: str, cwd: str | None
             proc = subprocess.Popen(argv, env=env, stdin=stdin, stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd)
         except OSError as exc:
-            return Sent(False, f"cannot run the notify command: {exc.strerror}")
+            return Sent(False, f"cannot run the {what}: {exc.strerror}")
         try:
             code = proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -46,11 +46,11 @@ def run_bounded(argv: list[str], env: dict[str, str], text: str, cwd: str | None
         _end(proc.pid, token)
         if code is None:
             proc.wait()
-            return Sent(False, f"notify command killed after {limit:g}s")
+            return Sent(False, f"{what} killed after {limit:g}s")
         if code != 0:
             out.seek(0)
             tail = out.read()[-4096:].decode(errors="replace").strip().splitlines()[-1:] or [""]
-            return Sent(False, f"notify command exit {code}: {tail[0][:200]}")
+            return Sent(False, f"{what} exit {code}: {tail[0][:200]}")
     return Sent(True, "sent")
 
 

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from schedgen import paths
+from schedgen.commands import scopes
 from schedgen.commands.next import next_times
 from schedgen.commands.status_types import JobStatus, Status
 from schedgen.config.model import Config, Job
@@ -18,7 +19,6 @@ from schedgen.config.select import is_elsewhere, load_here
 from schedgen.machine import ownership as state
 from schedgen.outcomes.missed import missed
 from schedgen.plan import changes as p
-from schedgen.plan import selected
 from schedgen.plan.build import build
 from schedgen.records import runs
 from schedgen.render import wordcache
@@ -33,18 +33,30 @@ from schedgen.units import format_duration
 def status(config_path: Path, targets: tuple[str, ...] | None = None,
            now: datetime | None = None, host: str | None = None) -> Status:
     """`host`: the jobs for that host (default: this machine); for another machine only
-    what the config says can be known (`elsewhere`)."""
+    what the config says can be known (`elsewhere`). Each scope is read on its own."""
     config = load_here(config_path, host)
-    skipped = tuple((s.job, s.why) for s in config.skipped)
+    now = now or datetime.now(local_zone())
     if is_elsewhere(host):
-        return _elsewhere(config, targets, now or datetime.now(local_zone()), skipped)
+        return _elsewhere(config, targets, now, tuple((s.job, s.why) for s in config.skipped))
+    found = scopes.of(config)
+    scopes.check_selected(config, found, targets)
+    parts = scopes.each(config, found, lambda part: _status(part, targets, now))
+    if len(parts) == 1:
+        return parts[0]
+    return replace(parts[0], jobs=tuple(j for s in parts for j in s.jobs),
+                   other=tuple(o for s in parts for o in s.other),
+                   warnings=tuple(w for s in parts for w in s.warnings),
+                   unknown=tuple(u for s in parts for u in s.unknown))
+
+
+def _status(config: Config, targets: tuple[str, ...] | None, now: datetime) -> Status:
+    """One scope's jobs (the config given holds them only)."""
+    skipped = tuple((s.job, s.why) for s in config.skipped)
     record = state.load(config.namespace)
-    selected.check(config, record, targets)
     plan = build(config, record, all_targets(), selected=targets, review=True)
     # The schedules in words kept between runs: an in-sync plan renders nothing, so the
     # template environment that reads them is not made.
     wordcache.load(paths.cache_dir())
-    now = now or datetime.now(local_zone())
     by_job = _by_job(plan, config.jobs)  # one pass: a per-job scan made status quadratic
     jobs = tuple(replace(_job(job, by_job.get(job.name, []), now),
                          missed=missed(job, record, now)) for job in config.jobs)
@@ -74,14 +86,16 @@ def _elsewhere(config: Config, targets: tuple[str, ...] | None, now: datetime,
             schedule=" | ".join(job.schedule_text), readable=upcoming.readable,
             installed=None, drift=(), last_run=None,
             next_run=machine(upcoming.times[0]) if upcoming.times else None,
-            next_notes=upcoming.notes, queue=None, lock_held=None, timezone=job.timezone))
+            next_notes=upcoming.notes, queue=None, lock_held=None, timezone=job.timezone,
+            user=job.user))
     return Status(config.namespace, tuple(jobs), (), (), (), config.host, skipped, True)
 
 
 def unknown(config_path: Path) -> tuple[tuple[str, str], ...]:
     """(target, why) for each scheduler of the config that cannot be read here."""
     config = load_here(config_path)
-    return build(config, state.load(config.namespace), all_targets(), review=True).unknown
+    return tuple(u for unknown in scopes.each(config, None, lambda part: build(
+        part, state.load(part.namespace), all_targets(), review=True).unknown) for u in unknown)
 
 
 def _by_job(plan: p.Plan, jobs: tuple[Job, ...]) -> dict[str, list[p.Change]]:
@@ -127,7 +141,7 @@ def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
         installed=installed if job.enabled else False, drift=tuple(drift),
         last_run=runs.last_run(job),
         next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
-        timezone=job.timezone,
+        timezone=job.timezone, user=job.user,
     )
 
 

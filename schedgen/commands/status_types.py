@@ -27,6 +27,7 @@ class JobStatus:
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     missed: Missed | None = None  # firings with no run (schedgen.outcomes.missed)
     timezone: str | None = None  # the job's own zone: its times are shown in it
+    user: str | None = None  # a system-scope job's account (None: a user-scope job)
 
 
 @dataclass(frozen=True)

@@ -80,11 +80,16 @@ SHARED: dict[str, Default] = {
     "path": Default(_host_path, "/usr/local/bin, /usr/bin, /bin, /usr/sbin, /sbin; on macOS "
                                 "/opt/homebrew/bin first"),
     "log_root": Default(lambda: str(paths.default_log_root()),
-                        "macOS ~/Library/Logs/schedgen, else ~/.local/state/schedgen/logs"),
+                        "macOS ~/Library/Logs/schedgen, else ~/.local/state/schedgen/logs; "
+                        "scope system: /var/log/schedgen"),
     "lock_dir": Default(lambda: str(paths.default_lock_dir()),
-                        "<state dir>/locks (created 0700)"),
-    "wrapper_dir": Default(lambda: str(paths.default_wrapper_dir()), "<data dir>/wrappers"),
+                        "<state dir>/locks (created 0700); scope system: "
+                        "/var/lib/schedgen/locks/<user>"),
+    "wrapper_dir": Default(lambda: str(paths.default_wrapper_dir()), "<data dir>/wrappers; "
+                           "scope system: /usr/local/libexec/schedgen"),
     "metrics_dir": Default(None, "none: no metrics file is written"),
+    "scope": Default("user", '"user": installed for the user running schedgen'),
+    "user": Default(None, 'none (required with scope = "system": the account the job runs as)'),
 }
 # Only in [defaults].
 DEFAULTS_ONLY: dict[str, Default] = {

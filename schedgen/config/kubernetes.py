@@ -108,11 +108,12 @@ def unsent(job: Job) -> list[tuple[str, str]]:
                                         "schedgen's wrapper, so nothing would ever ping; ping "
                                         "from the command itself, or keep this job on a "
                                         "machine target"))
-    run_events = [e for e in (n.on if n is not None and n.command else ()) if e != "missed"]
+    run_events = [e for e in (n.on if n is not None and n.channels() else ()) if e != "missed"]
     if run_events:
         out.append((".notify.on", f"target kubernetes: {', '.join(run_events)} would never be "
                                   "told: the pod runs the command without schedgen's wrapper, "
-                                  "which runs the notify command on this machine's targets"))
+                                  "which sends the notify command, mail and webhook on this "
+                                  "machine's targets"))
     return out
 
 

@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from schedgen import paths
 from schedgen.config import defaults as d
 from schedgen.config import hostile
 from schedgen.config import values as f
@@ -124,6 +125,7 @@ class _Checker:
             if isinstance(defaults.get(sub), dict) and isinstance(own.get(sub), dict):
                 merged[sub] = {**defaults[sub], **own[sub]}
         v = Fields(self.problems, w, merged, _JOB_TABLE, self.shared, own)
+        scope, user = self.scope(w, v, merged, own, defaults)
         has_queue = merged.get("queue") is not None
         targets = v.get("targets", f.targets, True)
         schedule = v.get("schedule", parse_schedule, True)
@@ -162,6 +164,8 @@ class _Checker:
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,
             adopts=v.optional("adopts", f.adopts),
+            scope=scope,
+            user=user,
             hosts=v.optional("hosts", f.hosts, True),
         )
         # What each of its targets refuses of it (render --target asks the same).
@@ -170,6 +174,30 @@ class _Checker:
                 self.problems.add(r.where, r.message)
         # Any problem drops the job, so a value that failed to parse never reaches the model.
         return None if len(self.problems.found) > start else job
+
+    def scope(self, w: str, v: Fields, merged: dict[str, Any], own: dict[str, Any],
+              defaults: dict[str, Any]) -> tuple[str, str | None]:
+        """The job's scope and user; a system job's folders not given are the machine's
+        (`merged` and what `v` takes as the job's own are changed to say so)."""
+        scope = v.get("scope", lambda x: f.one_of(x, paths.SCOPES, "scope"), True) or "user"
+        user = v.optional("user", lambda x: f.matches(x, f.USER_NAME, "user name"), True)
+        if scope != paths.SYSTEM:
+            if user is not None:
+                self.problems.add(f"{w}.user", 'only for scope = "system" (a user-scope job '
+                                               "runs as the user who applies it)")
+            return scope, None
+        if user is None:
+            self.problems.add(f"{w}.user", 'missing (required with scope = "system": the '
+                                           "account the job runs as)")
+            return scope, None
+        given = set(own) | set(defaults)
+        folders = {"log_root": paths.system_log_root(), "wrapper_dir": paths.system_wrapper_dir(),
+                   "lock_dir": paths.system_lock_dir(user)}
+        for key, folder in folders.items():
+            if key not in given:
+                merged[key] = str(folder)
+        v.own = given | set(folders)  # parsed for this job, not shared with user-scope jobs
+        return scope, user
 
     def kubernetes(self, w: str, raw: Any, to_kube: bool) -> Kubernetes | None:
         from schedgen.config import kubernetes as kube_config

@@ -56,6 +56,17 @@ class Notify(NamedTuple):
     on: tuple[str, ...]  # failure, recovery, missed
     command: Command | None
     ping_url: str | None
+    mail: tuple[str, ...] = ()  # addresses, through the local sendmail
+    webhook: str | None = None  # URL a JSON body is POSTed to
+    webhook_format: str = "json"  # json, slack, discord, teams
+    after: int = 1  # failure alerts from the Nth failed run in a row on
+    sendmail: str | None = None  # the sendmail program (None: found at run time)
+
+    def channels(self) -> tuple[str, ...]:
+        """What an alert goes out through: command, mail, webhook (in that order)."""
+        return tuple(c for c, on in (("command", self.command is not None),
+                                     ("mail", bool(self.mail)),
+                                     ("webhook", self.webhook is not None)) if on)
 
 
 class Job(NamedTuple):
@@ -87,6 +98,8 @@ class Job(NamedTuple):
     # What `import` found this job in, still installed outside schedgen: (target, its
     # identity there: the crontab line as written, a plist label, a unit name).
     adopts: tuple[str, str] | None = None
+    scope: str = "user"  # "system": installed for the machine, run as `user`
+    user: str | None = None  # the account a system-scope job runs as
     # Host name patterns (config/select.py): "web-*", "!name" excludes; None: every host.
     hosts: tuple[str, ...] | None = None
 
@@ -119,6 +132,8 @@ class Config(NamedTuple):
     path: Path
     namespace: str
     jobs: tuple[Job, ...]
+    # scoped(): the config's jobs in its other scope (their files here go, not as orphans)
+    elsewhere: tuple[str, ...] = ()
     # Set by config/select.py: the machine the jobs were chosen for, and the jobs of the
     # file left out for it (a plain load keeps every job: host None, nothing skipped).
     host: str | None = None
@@ -126,6 +141,17 @@ class Config(NamedTuple):
 
     def job(self, name: str) -> Job | None:
         return next((j for j in self.jobs if j.name == name), None)
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes its jobs are in, user first."""
+        found = {j.scope for j in self.jobs}
+        return tuple(s for s in ("user", "system") if s in found)
+
+    def scoped(self, scope: str) -> Config:
+        """Its jobs of one scope: each scope is installed, recorded and read on its own."""
+        return self._replace(jobs=tuple(j for j in self.jobs if j.scope == scope),
+                             elsewhere=tuple(j.name for j in self.jobs if j.scope != scope))
 
     def for_target(self, target: str) -> tuple[Job, ...]:
         return tuple(j for j in self.jobs if j.enabled and target in j.targets)

@@ -15,7 +15,14 @@ from typing import Any
 from schedgen.config import defaults as cfg
 from schedgen.config import kubernetes as kube_config
 from schedgen.config import values as f
-from schedgen.config.notify import NOTIFY_KEYS
+from schedgen.config.notify import (
+    ADDRESS,
+    CHANNEL_KEYS,
+    MAX_AFTER,
+    NOTIFY_KEYS,
+    SENDMAIL,
+    WEBHOOK_FORMATS,
+)
 from schedgen.schedule.expressions import MACROS
 from schedgen.targets import registry
 
@@ -110,6 +117,11 @@ SHARED_TYPES: dict[str, Schema] = {
     "log_root": _doc("Logs and run directories go under <log_root>/<job>/", _PATH),
     "lock_dir": _doc("Where lock files live", _PATH),
     "wrapper_dir": _doc("Where the generated wrappers are installed", _PATH),
+    "scope": _doc("user: installed for the user running schedgen; system: for the machine "
+                  "(/etc/cron.d, LaunchDaemons, system units), run as `user`, applied as root",
+                  {"enum": ["user", "system"]}),
+    "user": _doc("The account a system-scope job runs as (required there, only there)",
+                 {"type": "string", "pattern": _anchored(f.USER_NAME)}),
     "metrics_dir": _doc("Each run ends by writing schedgen_<namespace>_<job>.prom here "
                         "(Prometheus text format, for node_exporter's textfile collector)",
                         _PATH),
@@ -165,13 +177,28 @@ LOGS_TYPES: dict[str, Schema] = {
     "keep_runs": _doc("Run directories kept", {"type": "integer", "minimum": 1}),
 }
 
+_URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\"'\\\\<>`]+$"
 NOTIFY_TYPES: dict[str, Schema] = {
-    "on": _doc("Events the command is for (default: failure, recovery)", {
+    "on": _doc("Events the command, mail and webhook are for (default: failure, recovery)", {
         "type": "array", "items": {"enum": ["failure", "recovery", "missed"]}}),
     "command": _doc("Run on those events with the run's SCHEDGEN_* values in its environment",
                     _COMMAND),
+    "mail": _doc("Address(es) mailed on those events through the local sendmail", {
+        "oneOf": [{"type": "string", "pattern": f"^{ADDRESS}$"},
+                  {"type": "array", "minItems": 1,
+                   "items": {"type": "string", "pattern": f"^{ADDRESS}$"}}],
+        "examples": ["ops@example.com", ["ops@example.com", "oncall@example.com"]]}),
+    "webhook": _doc("URL the event's JSON payload is POSTed to (a secret: masked in diffs)",
+                    {"type": "string", "pattern": _URL_PATTERN}),
+    "webhook_format": _doc("Body shape for the webhook (default json: the payload itself)",
+                           {"enum": list(WEBHOOK_FORMATS)}),
+    "after": _doc("Failure alerts only from the Nth failed run in a row on (default 1)",
+                  {"type": "integer", "minimum": 1, "maximum": MAX_AFTER}),
+    "sendmail": _doc("The sendmail program (default: sendmail on the job's PATH, then "
+                     "/usr/sbin/sendmail, /usr/lib/sendmail)",
+                     {"type": "string", "pattern": f"^{SENDMAIL}$"}),
     "ping_url": _doc("Heartbeat: URL/start, URL on success, URL/<exit code> on failure",
-                     {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\"'\\\\<>`]+$"}),
+                     {"type": "string", "pattern": _URL_PATTERN}),
 }
 
 
@@ -233,7 +260,7 @@ def schema() -> Schema:
             "logs": _table(cfg.LOGS_KEYS, LOGS_TYPES, "[logs]", cfg.LOGS),
             cfg.KUBERNETES: _table(kube_config.KEYS, KUBERNETES_TYPES, "[kubernetes]"),
             "notify": {**_table(NOTIFY_KEYS, NOTIFY_TYPES, "[notify]"),
-                       "anyOf": [{"required": ["command"]}, {"required": ["ping_url"]}]},
+                       "anyOf": [{"required": [k]} for k in (*CHANNEL_KEYS, "ping_url")]},
         },
     }
 

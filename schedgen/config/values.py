@@ -16,6 +16,8 @@ LOCK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 LABEL_PREFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]|[A-Za-z0-9]")
 NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+# An account name as useradd and macOS take it (a cron.d user field, a plist UserName).
+USER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}")
 # Shell variables the wrapper's runtime relies on (besides its own sg_*): an `env` key
 # may not overwrite them.
 RUNTIME_NAMES = ("IFS", "SECONDS", "EPOCHSECONDS")
@@ -90,6 +92,13 @@ def path(value: Any, base: Path) -> Path:
     if "\n" in text or "\0" in text:
         raise ValueError("a path cannot hold a newline or NUL")
     return expand(text, base)
+
+
+def one_of(value: Any, allowed: tuple[str, ...], what: str) -> str:
+    text = string(value)
+    if text not in allowed:
+        raise ValueError(f"{text!r} is not a valid {what}: use {' or '.join(map(repr, allowed))}")
+    return text
 
 
 def matches(value: Any, pattern: re.Pattern[str], what: str) -> str:

@@ -122,11 +122,34 @@ def _nearest(p: Path) -> Path:
     return p
 
 
+def system_files(job: Job) -> Check:
+    """A system job's file is root's and runs as its user: that user (or anyone but root)
+    must not be able to replace it, nor the folder it is in."""
+    name = "job file owner"
+    if job.user is None:
+        return skipped(name, "a user-scope job: its files are yours")
+    for path in (job.wrapper_dir, job.wrapper_path):
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return warning(name, f"{path} is missing", "run `sudo schedgen apply`")
+        if st.st_uid != 0 or st.st_mode & 0o022:
+            return problem(name, f"{path} is not root's alone (owner uid {st.st_uid}, mode "
+                                 f"{st.st_mode & 0o777:04o}): another account, {job.user} "
+                                 "included, could change what the job runs",
+                           f"chown root {shlex.quote(str(path))} && chmod go-w "
+                           f"{shlex.quote(str(path))}")
+    return ok(name, f"{job.wrapper_path} and its folder are root's; {job.user} can run it, "
+                    "not change it")
+
+
 def lock_dir(job: Job) -> Check:
     name = "lock dir"
     d = job.lock_dir
     if job.lock is None:
         return ok(name, "the job takes no lock")
+    if job.user is not None:
+        return _users_dir(name, d, job.user, 0o022)
     if not d.exists():
         up = _nearest(d)
         if not os.access(up, os.W_OK | os.X_OK):
@@ -144,9 +167,30 @@ def lock_dir(job: Job) -> Check:
     return ok(name, f"{d} is yours and private (mode {st.st_mode & 0o777:04o})")
 
 
+def _users_dir(name: str, d: Path, user: str, unsafe: int) -> Check:
+    """A system job's folder its runs write in: its user's."""
+    import pwd
+
+    try:
+        uid = pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return problem(name, f"no account named {user} on this host (the job's `user`)",
+                       "create the account, or name one this host has")
+    if not d.is_dir():
+        return warning(name, f"{d} is missing", "run `sudo schedgen apply` (it makes it)")
+    st = d.stat()
+    if st.st_uid != uid or st.st_mode & unsafe:
+        return problem(name, f"{d} is not {user}'s alone (owner uid {st.st_uid}, mode "
+                             f"{st.st_mode & 0o777:04o}): the job's runs cannot write there",
+                       "run `sudo schedgen apply` (it gives the folder to the job's user)")
+    return ok(name, f"{d} is {user}'s (mode {st.st_mode & 0o777:04o})")
+
+
 def log_dir(job: Job) -> Check:
     name = "log dir"
     d = job.log_dir
+    if job.user is not None:
+        return _users_dir(name, d, job.user, 0o022)
     if d.exists():
         if d.is_dir() and os.access(d, os.W_OK | os.X_OK):
             return ok(name, f"{d} is writable")
@@ -163,6 +207,22 @@ def log_dir(job: Job) -> Check:
 def notify_mail(job: Job) -> Check:
     """A notify command that sends mail needs its program on the job's PATH and an MTA."""
     name = "mail for notify"
+    if job.notify is not None and job.notify.mail:
+        # As the wrapper finds it: notify.sendmail, else sendmail on PATH, else where MTAs put it.
+        want = job.notify.sendmail
+        prog_: Path | None
+        if want:
+            prog_ = Path(want) if "/" in want else find(want, job.path)
+            prog_ = prog_ if prog_ is not None and os.access(prog_, os.X_OK) else None
+        else:
+            prog_ = find("sendmail", job.path) or next(
+                (Path(p) for p in SENDMAIL if os.access(p, os.X_OK)), None)
+        if prog_ is None:
+            return problem(name, "notify.mail is set, but no sendmail program is on the job's "
+                                 "PATH or in /usr/sbin, /usr/lib: no mail goes out",
+                           "install an MTA that provides sendmail (msmtp-mta, postfix), or "
+                           "set notify.sendmail to its path")
+        return ok(name, f"notify.mail goes through {prog_} -t -i")
     cmd = job.notify.command if job.notify is not None else None
     if cmd is None:
         return ok(name, "no notify command")
@@ -254,8 +314,8 @@ def host_zone(root: Path = Path("/"), tz: str | None = None) -> Check:
 def job_checks(job: Job) -> list[Check]:
     """What every local target's job needs, each check of this job."""
     return [c.of(job.name) for c in (program_on_path(job), working_dir(job), env_file(job),
-                                     lock_dir(job), log_dir(job), notify_mail(job),
-                                     job_timezone(job))]
+                                     lock_dir(job), log_dir(job), system_files(job),
+                                     notify_mail(job), job_timezone(job))]
 
 
 def host_checks() -> list[Check]:

@@ -276,7 +276,8 @@ def render_toml(named: list[tuple[str, Found]], target: str, origin: str,
 _NOTIFY_HEADER = re.compile(r"^(\[(?:defaults|jobs\.[a-z0-9_-]+)\.notify\]\n)", re.MULTILINE)
 _MAIL_WORDS = (
     "# From the crontab's MAILTO: cron mailed that address whatever a job printed. This\n"
-    "# mails it through the local sendmail when a job fails, and when it works again\n"
-    "# after a failure (the last lines of its stderr as the text); each run's output is\n"
-    "# kept in its run directory (`schedgen logs JOB`). Remove this table for no mail.\n"
+    "# mails it through the local sendmail (`sendmail -t -i`) when a job fails, and when\n"
+    "# it works again after a failure (what happened, the last lines of its stderr); each\n"
+    "# run's output is kept in its run directory (`schedgen logs JOB`). Remove this table\n"
+    "# for no mail.\n"
     "\\1")

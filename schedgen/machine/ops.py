@@ -133,6 +133,12 @@ class Ops:
         except OSError as exc:
             raise SystemOpError(f"cannot create {path}: {exc.strerror}") from None
 
+    def chown(self, path: Path, uid: int, gid: int) -> None:
+        try:
+            os.chown(path, uid, gid, follow_symlinks=False)
+        except OSError as exc:
+            raise SystemOpError(f"cannot give {path} to uid {uid}: {exc.strerror}") from None
+
     def run(self, argv: list[str], input: bytes | None = None) -> Result:
         """A command that changes the machine (launchctl bootstrap, crontab FILE); the
         files written before it are durable and in place first."""
@@ -153,6 +159,9 @@ class DryOps(Ops):
         pass
 
     def mkdir(self, path: Path, mode: int = 0o700) -> None:
+        pass
+
+    def chown(self, path: Path, uid: int, gid: int) -> None:
         pass
 
     def run(self, argv: list[str], input: bytes | None = None) -> Result:

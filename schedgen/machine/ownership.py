@@ -114,7 +114,9 @@ def save(record: Record) -> None:
                           for e in sorted(record.entries.values(), key=lambda e: e.key)],
             "jobs": dict(sorted((record.settings or {}).items())),
         }
-        atomic_write(path, _layout(data), 0o600)
+        # The system record is readable by all (status and diff of system jobs as a user);
+        # it holds env values only as digests.
+        atomic_write(path, _layout(data), 0o644 if paths.system() else 0o600)
     except OSError as exc:
         raise SystemOpError(f"cannot write the ownership record {path}: {exc.strerror}") from None
 

@@ -18,6 +18,7 @@ def as_json(s: Status) -> dict[str, Any]:
             "job": j.job, "enabled": j.enabled, "targets": list(j.targets),
             "schedule": j.schedule, "readable": j.readable, "installed": j.installed,
             "drift": list(j.drift),
+            "scope": "system" if j.user else "user", "user": j.user,
             # each target's own facts, by its name (null: none for this job)
             **{name: j.facts.get(name) for name in names},
             "last_run": j.last_run,
@@ -57,6 +58,8 @@ def as_text(s: Status) -> str:
                   else "installed" if j.installed else "not installed")
         lines.append(f"{j.job}  [{', '.join(j.targets)}]  {state_}")
         lines.append(f"  schedule   {j.schedule}  ({j.readable})")
+        if j.user:
+            lines.append(f"  scope      system, runs as {j.user}")
         for name in registry.names():  # each target's own facts, as it writes them
             if j.facts.get(name):
                 lines += registry.get(name).status_lines(j.facts[name])

@@ -106,6 +106,8 @@ class PlanContext:
         if job in self.skipped:
             return f"job {job} is not for this host: {self.skipped[job]}"
         j = self.job(job)
+        if j is None and self.config is not None and job in self.config.elsewhere:
+            return f"job {job} is in the other scope now (its `scope` changed)"
         if j is None:
             return "its job is no longer in jobs.toml"
         if not j.enabled:
@@ -122,7 +124,9 @@ class PlanContext:
         """
         if self.uninstall:
             return True
-        return any(self.job(j) or j in self.renamed or j in self.skipped for j in jobs)
+        moved = self.config.elsewhere if self.config is not None else ()
+        return any(self.job(j) or j in self.renamed or j in self.skipped or j in moved
+                   for j in jobs)
 
 
 _PAST = {"create": "created", "update": "updated", "remove": "removed", "load": "loaded",

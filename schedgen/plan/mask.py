@@ -6,8 +6,9 @@ no longer know) and the desired one:
   `NAME=...` for a key the config names) has its value replaced, whatever it is;
 - in YAML (a CronJob's manifest, and `kubectl diff`), the `value:` line after a
   `- name: KEY` line for a key the config names has its value replaced, whatever it is;
-- the heartbeat URL (`notify.ping_url`: whoever has it can ping as the job) is replaced
-  on the job file's `sg_ping_url=` line and wherever else it occurs;
+- the heartbeat URL (`notify.ping_url`: whoever has it can ping as the job) and the
+  webhook URL (`notify.webhook`: a Slack or Discord one is its own credential) are
+  replaced on the job file's `sg_ping_url=` / `sg_webhook=` lines and wherever else;
 - every env value the config holds (at least `MIN_VALUE` characters long, as written
   and as the wrapper quotes it) is replaced wherever else it occurs, except where it
   stands inside what the config says in public anyway (a job's name or description,
@@ -27,7 +28,7 @@ MIN_VALUE = 4  # shorter values ("1", "yes") would mask unrelated text; the line
 _SETTER = re.compile(r"^(?P<lead>[-+ ]?\s*(?:export\s+)?)(?P<key>[A-Za-z_][A-Za-z0-9_]*)=(?P<v>.*)$")
 # Names the generated files set that are not the user's env (their values are no secret).
 _OURS = re.compile(r"^(PATH|SCHEDGEN_[A-Z_]*|sg_[a-z0-9_]*)$")
-_SECRET_OURS = frozenset({"sg_ping_url"})
+_SECRET_OURS = frozenset({"sg_ping_url", "sg_webhook"})
 # A container's env entry in YAML: `- name: KEY` then `value: ...` (kubectl sorts keys so).
 _YAML_NAME = re.compile(r"^[-+ ]?\s*- name: (?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*$")
 _YAML_VALUE = re.compile(r"^(?P<lead>[-+ ]?\s*value:)(?P<v>.*)$")

@@ -200,8 +200,9 @@ def _env(old: dict[str, str], new: dict[str, str]) -> str:
     return "; ".join(parts)
 
 
-# Settings that are secrets themselves: whoever has a ping URL can ping as the job.
-SECRET_FIELDS = ("notify.ping_url",)
+# Settings that are secrets themselves: whoever has a ping URL can ping as the job, and
+# a webhook URL (Slack's, Discord's) is its own credential.
+SECRET_FIELDS = ("notify.ping_url", "notify.webhook")
 HIDDEN = "<masked>"
 
 

@@ -218,16 +218,18 @@ def notify_text() -> str:
 
 
 def notify_settings(job: Job) -> dict[str, object] | None:
-    """What a run of the job sends: events (with a command only), command, ping URL;
-    None when a run sends nothing (the job file then does not load notify.sh)."""
+    """What a run of the job sends: events (with a channel only), command, mail, webhook,
+    ping URL; None when a run sends nothing (the job file then does not load notify.sh)."""
     n = job.notify
     if n is None:
         return None
-    on = [e for e in n.on if e in NOTIFY_EVENTS] if n.command is not None else []
+    on = [e for e in n.on if e in NOTIFY_EVENTS] if n.channels() else []
     if not on and not n.ping_url:
         return None
     return {"on": " ".join(on), "command": n.command if on else None,
-            "ping_url": n.ping_url or ""}
+            "ping_url": n.ping_url or "", "mail": " ".join(n.mail) if on else "",
+            "sendmail": n.sendmail or "", "webhook": (n.webhook or "") if on else "",
+            "webhook_format": n.webhook_format, "after": n.after}
 
 
 def _program(command: Command | None) -> str | None:

@@ -42,10 +42,12 @@ def desired(config: Config, targets: tuple[str, ...] | None = None,
                                                   artifacts.notify_text, 0o644,
                                                   source.of("runtime", nf, config, ()))
             # 0700: a job file holds the job's env values and its ping URL, which
-            # other users of the machine must not read; only its owner runs it.
+            # other users of the machine must not read; only its owner runs it. A
+            # system job's is root's and run by its user: 0755 (its secrets belong in
+            # an env_file that user owns).
             out.append(artifacts.Artifact(
                 "wrapper", job.name, f"wrappers/{job.name}.sh", job.wrapper_path,
-                _wrapper(job, config, standalone), 0o700,
+                _wrapper(job, config, standalone), 0o755 if job.user else 0o700,
                 None if standalone else source.of("wrapper", job.wrapper_path, config, (job,))))
         out += target.render(config, jobs)
     return [*runtimes.values(), *out]

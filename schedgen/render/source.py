@@ -20,7 +20,7 @@ from schedgen.render.artifacts import RUNTIME_PARTS
 
 # Every file in templates/ outside templates/runtime/ (whose parts artifacts.RUNTIME_PARTS
 # lists): tests/test_in_sync.py checks the list is whole.
-TEMPLATES = ("crontab.j2", "job.sh.j2", "launchd.plist.j2", "notify.sh", "systemd.service.j2",
+TEMPLATES = ("crontab.j2", "crond.j2", "job.sh.j2", "launchd.plist.j2", "notify.sh", "systemd.service.j2",
              "systemd.timer.j2")
 
 

@@ -76,7 +76,7 @@ def unwanted_file(target: str, entry: Installed, ctx: PlanContext) -> p.Change:
                  targets=entry.targets, mode=entry.mode or 0o644)
     gone = ctx.why_unwanted(entry.job)
     return decide.unwanted(c, entry, ctx, owned=carries_marker(before),
-                           jobs=(entry.job,) if entry.job else (), gone=gone,
+                           jobs=(entry.job,) if entry.job else entry.jobs, gone=gone,
                            orphan=f"{gone}; apply --prune removes it")
 
 

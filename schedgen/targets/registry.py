@@ -37,7 +37,7 @@ class Entry(NamedTuple):
 # removals run in the reverse order.
 ENTRIES = (
     Entry("launchd", "schedgen.targets.launchd", ("plist",)),
-    Entry("cron", "schedgen.targets.cron", ("cron",), unrecorded=True),
+    Entry("cron", "schedgen.targets.cron", ("cron", "crond"), unrecorded=True),
     Entry("systemd", "schedgen.targets.systemd", ("service", "timer")),
     Entry("kubernetes", "schedgen.targets.kubernetes", ("cronjob",)),
 )

@@ -79,7 +79,9 @@ sg_init() {
   # Set by the job file only when metrics_dir is (an older one sets none): else off.
   sg_metrics_file=${sg_metrics_file-} sg_metrics_labels=${sg_metrics_labels-}
   # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
-  sg_nfy=0 sg_nfy_started=0 sg_nfy_dir=''
+  sg_nfy=0 sg_nfy_started=0 sg_nfy_dir='' sg_nfy_item='' sg_nfy_rdir='' sg_nfy_rid=''
+  # A plain job's try n of m, set by the runtime for its retries (none from outside).
+  unset SCHEDGEN_ATTEMPT SCHEDGEN_MAX_ATTEMPTS
   [ -z "${sg_notify_on-}${sg_ping_url-}" ] || [ "$sg_smoke" = 1 ] || sg_nfy=1
   sg_shell=$BASH_SUBSHELL   # the wrapper's own level; its subshells have higher ones
   sg_js "$sg_host"

@@ -143,7 +143,14 @@ sg_finish() {
       fields=",\"item\":$sg_j,\"attempt\":$sg_attempt,\"item_to\":\"$sg_item_to\""
     fi
     sg_event finish ",\"exit_code\":$sg_status,\"outcome\":\"$sg_outcome\",\"duration\":$((sg_epoch - sg_start_epoch))$fields"
-    [ -n "$sg_inbox" ] || sg_hook finish
+    if [ -z "$sg_inbox" ]; then
+      sg_hook finish
+    elif [ "$sg_nfy" = 1 ] && [ -n "$sg_item_name" ] && [ "$sg_outcome" != ok ]; then
+      # The queue job's one alert (sg_on_exit) tells of the last item that failed.
+      sg_nfy_item=$sg_item_name sg_nfy_att=$sg_attempt sg_nfy_to=$sg_item_to
+      sg_nfy_path=$sg_item_path sg_nfy_rid=$sg_run_id sg_nfy_rdir=$sg_run_dir
+      sg_nfy_dur=$((sg_epoch - sg_start_epoch)) sg_nfy_code=$sg_status sg_nfy_out=$sg_outcome
+    fi
   else
     sg_manifest
     sg_d_mtext[sg_nd - 1]=$sg_mtext   # for sg_flush's rewrite

@@ -110,12 +110,15 @@ SECRET, SHORT, NEW = "hunter2-long-secret", "x9Q", "n3w-secret-value"
 
 
 def _secrets_job(drv: Driver, token: str, short: str, ping: str) -> str:
-    # A target that runs no wrapper refuses ping_url (the notify case above).
-    notify = f'[jobs.alpha.notify]\nping_url = "{ping}"\n' if drv.runs_wrapper else ""
+    # A target that runs no wrapper refuses ping_url (the notify case above). The webhook
+    # URL is a secret too (a Slack or Discord one is its own credential).
+    hook = ping.replace("hc-ping.example", "hooks.example").replace("uuid", "hook")
+    notify = (f'[jobs.alpha.notify]\nping_url = "{ping}"\nwebhook = "{hook}"\n'
+              if drv.runs_wrapper else "")
     return job("alpha", more=f'env = {{ TOKEN = "{token}", PIN = "{short}" }}\n{notify}')
 
 
-def test_env_values_and_ping_url_are_masked_in_diff(driver: Driver, tmp_path: Path) -> None:
+def test_env_values_ping_url_and_webhook_are_masked_in_diff(driver: Driver, tmp_path: Path) -> None:
     old_ping, new_ping = "https://hc-ping.example/0ld-uuid-1111", "https://hc-ping.example/n3w-uuid-2222"
     config(driver, tmp_path, _secrets_job(driver, SECRET, SHORT, old_ping))
     shown = []
@@ -128,7 +131,8 @@ def test_env_values_and_ping_url_are_masked_in_diff(driver: Driver, tmp_path: Pa
         assert r.returncode == 1, r.stdout + r.stderr
         shown.append(r.stdout + r.stderr)
     for text in shown:
-        for secret in (SECRET, SHORT, NEW, "z7W", "0ld-uuid-1111", "n3w-uuid-2222"):
+        for secret in (SECRET, SHORT, NEW, "z7W", "0ld-uuid-1111", "n3w-uuid-2222",
+                       "0ld-hook-1111", "n3w-hook-2222"):
             assert secret not in text, f"{secret!r} shown in:\n{text}"
     assert "TOKEN" in shown[2] and "<masked>" in shown[2], "the change is not named at all"
 

@@ -1,4 +1,5 @@
-"""The cron target: one managed block per namespace in the user's crontab.
+"""The cron target: one managed block per namespace in the user's crontab; in system
+scope, one whole file per namespace in /etc/cron.d (crond.py).
 
 Its parts: fit (what it refuses), plan (read, plan, apply), crontab (the program and
 the block in the table), importer and cron_text (`import --from cron`).
@@ -26,7 +27,7 @@ class Cron(Defaults):
     """All of a namespace's jobs in one block: its install time starts their schedules."""
 
     name = "cron"
-    kinds: tuple[str, ...] = ("cron",)
+    kinds: tuple[str, ...] = ("cron", "crond")
     imports = True
     adopts = True
     schedule_kinds = kinds
@@ -42,6 +43,12 @@ class Cron(Defaults):
 
         if not jobs:
             return []
+        from schedgen import paths
+
+        if paths.system():
+            from schedgen.targets.cron import crond
+
+            return [crond.artifact(config, jobs)]
         # content rendered on first use only (render.cron_block looked up then)
         return [Artifact("cron", None, "cron/crontab", None,
                          lambda: render.cron_block(config, jobs),
@@ -71,9 +78,15 @@ class Cron(Defaults):
                 "adopted_missing": [{"job": j, "text": t} for j, t in a.missing]}
 
     def kind_words(self, kind: str) -> str:
-        return "crontab lines"
+        return "cron.d file" if kind == "crond" else "crontab lines"
 
     def planner(self) -> Planner:
+        from schedgen import paths
+
+        if paths.system():
+            from schedgen.targets.cron.crond import CrondTarget
+
+            return CrondTarget()
         from schedgen.targets.cron.plan import CronTarget
 
         return CronTarget()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.config.model import PLACEHOLDERS
+from schedgen.config.notify import ADDRESS
 from schedgen.errors import SchedgenError
 from schedgen.importers import cron_system as system_cron
 from schedgen.importers.cron_command import CRON_DEFAULT_SHELL, as_command, unescape_command
@@ -72,18 +73,16 @@ def import_cron(file: Path | None, dest: Path, system: bool = False,
     return ImportResult(result.text, result.jobs, (*notes, *result.notes), result.origins)
 
 
-SENDMAIL = "/usr/sbin/sendmail"  # where cron itself finds it, off the jobs' PATH too
-# The wrapper's notify command gets the event and the job in its environment, the last
-# lines of stderr on stdin; the address is $0, so it needs no quoting.
-MAIL_SCRIPT = ("{ printf 'To: %s\\nSubject: schedgen: job %s: %s%s\\n\\n' \"$0\" "
-               "\"$SCHEDGEN_JOB\" \"$SCHEDGEN_EVENT\" "
-               "\"${SCHEDGEN_EXIT_CODE:+ (exit $SCHEDGEN_EXIT_CODE)}\"; cat; } | "
-               + SENDMAIL + " -i -- \"$0\"")
+_ADDRESS = re.compile(ADDRESS)
 
 
-def mail_notify(address: str) -> dict[str, Any]:
-    """MAILTO as a [notify]: mail through the local sendmail, as cron did."""
-    return {"on": ["failure", "recovery"], "command": ["/bin/sh", "-c", MAIL_SCRIPT, address]}
+def mail_notify(mailto: str) -> dict[str, Any] | None:
+    """MAILTO as a [notify]: mail through the local sendmail, as cron did (its
+    comma-separated addresses as a list); None when no address in it is one schedgen takes."""
+    to = [a.strip() for a in mailto.split(",") if _ADDRESS.fullmatch(a.strip())]
+    if not to:
+        return None
+    return {"on": ["failure", "recovery"], "mail": to[0] if len(to) == 1 else to}
 
 
 class _State:
@@ -195,7 +194,10 @@ def _set_env(state: _State, name: str, value: str, at: str, notes: list[Note]) -
                                   "it as they are"))
     elif name == "MAILTO":
         state.mailto = value  # MAILTO="" turns mail off, as schedgen has it anyway
-        if value:
+        if value and mail_notify(value) is None:
+            notes.append(Note(at, f"MAILTO={value}: no address schedgen can mail (user@host, "
+                                  "or a local user); the jobs below it get no [notify]"))
+        elif value:
             notes.append(Note(at, f"MAILTO={value}: the jobs below it get a [notify] that mails "
                                   "it through the local sendmail on a failure and on the "
                                   "recovery after one (cron mailed any output); read it in "
@@ -236,10 +238,6 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
             skip(f"a system crontab line is: time fields, user, command; this one has only "
                  f"{rest!r} after the times")
             return None
-        if split.user != me:
-            skip(f"runs as user {split.user!r} (the user field of a system crontab); schedgen "
-                 f"installs jobs into your own crontab ({me})")
-            return None
         command = split.command
         remark = f"user {split.user}"
     else:
@@ -268,21 +266,24 @@ def _job(line: str, state: _State, description: str, at: str, notes: list[Note],
     if unescape_command(rest, bsd=True) != unescape_command(rest, bsd=False):
         notes.append(Note(at, "'\\\\' in the command: Debian's cron and cronie make it '\\', "
                               "BSD and macOS cron keep both; read as this host's cron does"))
-    if remark:
-        notes.append(Note(at, f"runs as {me} (the user field of a system crontab), who you "
-                              "are: imported into your own crontab"))
     cmd = as_command(command, state.shell, home_from_env=state.home is not None)
     keys: dict[str, Any] = {}
     if description:
         keys["description"] = description
     keys["command"] = cmd
     keys["schedule"] = entry.text
-    keys["working_dir"] = state.home or "~"
+    if system:  # the machine's job, run as the line's user (apply as root installs it)
+        keys["scope"] = "system"
+        keys["user"] = remark.removeprefix("user ")
+    if state.home or not system:  # cron starts a system line in its user's home
+        keys["working_dir"] = state.home or "~"
     if state.env:
         keys["env"] = dict(state.env)
     keys["path"] = list(state.path)
     if state.mailto:
-        keys["notify"] = mail_notify(state.mailto)
+        mail = mail_notify(state.mailto)
+        if mail is not None:
+            keys["notify"] = mail
     if not system:  # a line of the user's own crontab: apply turns it off, uninstall back on
         keys["adopts"] = f"cron: {line}"
     return Found(source=at, name_hint=what_it_does(cmd), keys=keys, remark=remark)

@@ -33,6 +33,15 @@ def cron_lines(job: Job) -> list[str]:
     return exprs
 
 
+def crond_file(config: Config, jobs: tuple[Job, ...]) -> str:
+    """The namespace's whole file in the system cron folder: each line with its user."""
+    env = _env()
+    env.filters.setdefault("cron_escape", cron_escape)
+    env.filters.setdefault("cron_command", cron_command)
+    return env.get_template("crond.j2").render(
+        jobs=[(j, cron_lines(j)) for j in jobs], h=header(config))
+
+
 def cron_block(config: Config, jobs: tuple[Job, ...]) -> str:
     env = _env()
     env.filters.setdefault("cron_escape", cron_escape)

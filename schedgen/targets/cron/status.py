@@ -22,6 +22,10 @@ def job_parts(c: p.Change, jobs: tuple[Job, ...]) -> dict[str, p.Change]:
             five, one = body.split(" ", 5), body.split(" ", 1)
             name = tokens.get(five[-1]) if len(five) == 6 else None
             name = name or (tokens.get(one[-1]) if len(one) == 2 else None)
+            if name is None:  # a cron.d line: a user field before the command
+                six, two = body.split(" ", 6), body.split(" ", 2)
+                name = tokens.get(six[-1]) if len(six) == 7 else None
+                name = name or (tokens.get(two[-1]) if len(two) == 3 else None)
             if name is not None:
                 out[name] = out.get(name, "") + line
         return out

@@ -12,6 +12,11 @@ from schedgen.targets.interface import Refusal
 
 def refusals(job: Job, w: str) -> list[Refusal]:
     out = []
+    if job.scope != "user":  # the CronJob runs in the cluster: no machine, no account here
+        out.append(Refusal(f"{w}.scope", 'target kubernetes: scope = "system" has no meaning '
+                                         "for a CronJob (it runs in the cluster, as its pod's "
+                                         "user); give this job its own targets without "
+                                         "kubernetes, or leave scope out"))
     if job.kubernetes is None:
         out.append(Refusal(f"{w}.kubernetes", "missing (required for target kubernetes): "
                                               f"add [{w}.kubernetes] with at least image = \"...\""))

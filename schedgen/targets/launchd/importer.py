@@ -82,7 +82,8 @@ def import_launchd(file: Path | None, dest: Path, lock: bool = True) -> ImportRe
     plists, notes, origin = read_plists(file)
     found: list[Found] = []
     for path, data in plists:
-        job = plist_job(path.name, data, notes)
+        # A LaunchDaemon is the machine's: a system-scope job, run as its UserName
+        job = plist_job(path.name, data, notes, daemon=path.parent.name == "LaunchDaemons")
         if job is not None:
             if path.parent == launch_agents_dir():  # apply unloads it, uninstall loads it
                 job.keys["adopts"] = f"launchd: {path.name}"
@@ -101,8 +102,10 @@ def label_name(label: str) -> str:
     return "-".join(parts) or label
 
 
-def plist_job(where: str, data: bytes, notes: list[Note], user: str | None = None) -> Found | None:
-    """``user``: who runs schedgen (default: the current user)."""
+def plist_job(where: str, data: bytes, notes: list[Note], user: str | None = None,
+              daemon: bool = False) -> Found | None:
+    """``user``: who runs schedgen (default: the current user); ``daemon``: a LaunchDaemon,
+    imported as a system-scope job that runs as its UserName (root when it has none)."""
     def skip(why: str) -> None:
         notes.append(Note(where, f"skipped: {why}"))
 
@@ -134,7 +137,10 @@ def plist_job(where: str, data: bytes, notes: list[Note], user: str | None = Non
         return None
 
     me = user or import_cron_system.current_user()
-    if "UserName" in plist and plist["UserName"] != me:
+    if "UserName" in plist and not isinstance(plist["UserName"], str):
+        skip("UserName is not a string")
+        return None
+    if "UserName" in plist and plist["UserName"] != me and not daemon:
         skip(f"runs as user {plist['UserName']!r} (UserName); schedgen installs jobs for you "
              f"({me}) only")
         return None
@@ -182,7 +188,10 @@ def plist_job(where: str, data: bytes, notes: list[Note], user: str | None = Non
         keys["throttle_interval"] = plist["ThrottleInterval"]
     if plist.get("Disabled") is True:
         keys["enabled"] = False
-    if "UserName" in plist:
+    if daemon:
+        keys["scope"] = "system"
+        keys["user"] = plist.get("UserName", "root")
+    elif "UserName" in plist:
         notes.append(Note(where, f"UserName {me} is you: imported as one of your jobs"))
     for key in sorted(set(plist) - _HANDLED - {"KeepAlive", "OnDemand", "EnableGlobbing",
                                                 "UserName"}):

@@ -47,7 +47,10 @@ def unknown_words(cause: str) -> str:
 
 
 def domain() -> str:
-    return f"gui/{os.getuid()}"
+    """The user's login session; in system scope, the machine's (LaunchDaemons, as root)."""
+    from schedgen import paths
+
+    return "system" if paths.system() else f"gui/{os.getuid()}"
 
 
 def listing(unknown_ok: bool = False) -> dict[str, Service] | None:

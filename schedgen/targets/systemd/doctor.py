@@ -6,6 +6,7 @@ from __future__ import annotations
 import getpass
 import shutil
 
+from schedgen import paths
 from schedgen.doctor import Check, ok, problem, skipped, warning
 from schedgen.machine.ops import run
 from schedgen.targets.systemd import systemctl
@@ -15,7 +16,7 @@ def manager() -> Check:
     name = "systemd user manager"
     if shutil.which("systemctl") is None:
         return skipped(name, "systemctl not found (no systemd here)")
-    r = run([*systemctl.SYSTEMCTL, "show", "--property=Version"])
+    r = run([*systemctl.systemctl(), "show", "--property=Version"])
     if not r.ok:
         return problem(name, f"no user manager answers ({r.message()})",
                        "run schedgen in your login session (XDG_RUNTIME_DIR set), or enable "
@@ -38,4 +39,6 @@ def linger() -> Check:
 
 
 def checks(jobs: tuple[object, ...]) -> list[Check]:
+    if jobs and paths.system():  # the system manager: no login session, no lingering
+        return [manager()]
     return [manager(), linger()] if jobs else []

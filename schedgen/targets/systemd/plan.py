@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from schedgen import paths
 from schedgen.errors import SystemOpError
 from schedgen.machine.record_format import Installed
 from schedgen.plan import changes as p
@@ -40,7 +41,9 @@ class SystemdTarget:
 
         changes = [c for k in KINDS for c in base.plan_files(self.name, k, wanted[k], ctx, targets_of)]
         units = _query(ctx, [c.path.name for c in changes if c.path is not None])
-        if units is not None and wanted["timer"] and systemctl.lingering() is False:
+        # the system manager runs whoever is logged in: lingering is the user manager's
+        if (units is not None and wanted["timer"] and not paths.system()
+                and systemctl.lingering() is False):
             ctx.warnings.append(
                 "lingering is off for this user: systemd stops your timers when you log out and "
                 "they fire again only after you log in; `loginctl enable-linger` keeps them "

@@ -94,6 +94,9 @@ def timer(job: Job, config: Config) -> str:
 
 
 def unit_dir() -> Path:
+    """The user's units; in system scope, the machine's own (/etc/systemd/system)."""
+    if paths.system():
+        return paths.system_path("/etc/systemd/system")
     return paths.config_dir() / "systemd" / "user"
 
 

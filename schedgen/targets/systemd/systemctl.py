@@ -18,7 +18,11 @@ from schedgen.machine.ops import Ops, Result, run
 
 NOT_ARMED = "timer not enabled and active in systemd"  # a plan's note
 
-SYSTEMCTL = ["systemctl", "--user"]
+def systemctl() -> list[str]:
+    """The user's manager; in system scope, the machine's (system units, as root)."""
+    from schedgen import paths
+
+    return ["systemctl"] if paths.system() else ["systemctl", "--user"]
 PROPS = ("Id", "LoadState", "ActiveState", "SubState", "UnitFileState", "Result", "MainPID",
          "ExecMainStatus", "NextElapseUSecRealtime", "LastTriggerUSec")
 
@@ -68,15 +72,15 @@ def available() -> bool:
 def _failed(what: str, r: Result) -> SystemOpError:
     msg = r.message()
     if "Failed to connect" in msg or "not been booted with systemd" in msg:
-        return NoManager(f"systemctl --user {what}: no systemd user manager to talk to ({msg}). "
+        return NoManager(f"{' '.join(systemctl())} {what}: no systemd user manager to talk to ({msg}). "
                          "Run schedgen in your login session (XDG_RUNTIME_DIR must be set), "
                          "or enable lingering: loginctl enable-linger")
-    return SystemOpError(f"systemctl --user {what} failed: {msg}")
+    return SystemOpError(f"{' '.join(systemctl())} {what} failed: {msg}")
 
 
 def check_manager() -> None:
     """Raise NoManager (exit 3) unless a user manager answers."""
-    r = run([*SYSTEMCTL, "show", "--property=Version"])
+    r = run([*systemctl(), "show", "--property=Version"])
     if not r.ok:
         raise _failed("show", r)
 
@@ -85,7 +89,7 @@ def show(units: list[str]) -> dict[str, Unit]:
     """The state of each unit (an unknown unit is LoadState=not-found, not an error)."""
     if not units:
         return {}
-    r = run([*SYSTEMCTL, "--timestamp=unix", "show", f"--property={','.join(PROPS)}", "--",
+    r = run([*systemctl(), "--timestamp=unix", "show", f"--property={','.join(PROPS)}", "--",
              *units])
     if not r.ok:
         raise _failed("show", r)
@@ -120,24 +124,24 @@ def _time(text: str) -> datetime | None:
 
 
 def daemon_reload(ops: Ops) -> None:
-    r = ops.run([*SYSTEMCTL, "daemon-reload"])
+    r = ops.run([*systemctl(), "daemon-reload"])
     if not r.ok:
         raise _failed("daemon-reload", r)
 
 
 def enable_now(ops: Ops, unit: str) -> None:
-    r = ops.run([*SYSTEMCTL, "enable", "--now", unit])
+    r = ops.run([*systemctl(), "enable", "--now", unit])
     if not r.ok:
         raise _failed(f"enable --now {unit}", r)
 
 
 def disable_now(ops: Ops, unit: str) -> None:
     """Disable and stop a timer; a unit whose file is already gone is only stopped."""
-    r = ops.run([*SYSTEMCTL, "disable", "--now", unit])
+    r = ops.run([*systemctl(), "disable", "--now", unit])
     if r.ok:
         return
     if "does not exist" in r.message() or "not loaded" in r.message():
-        r = ops.run([*SYSTEMCTL, "stop", unit])
+        r = ops.run([*systemctl(), "stop", unit])
         if r.ok or "not loaded" in r.message():
             return
     raise _failed(f"disable --now {unit}", r)

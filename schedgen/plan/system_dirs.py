@@ -1,0 +1,70 @@
+"""A system-scope job's folders, made by apply (as root) before its files are written.
+
+The job file and the runtime are root's, in a folder only root may write (0755): the
+job's user runs them but cannot replace them, which would run its own code as root's
+job. What the runs write is the job user's: its log folder (<log_root>/<job>, with
+the run records) and its lock folder (0700), in root-owned parents.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import stat
+from pathlib import Path
+
+from schedgen.config.model import Config, Job
+from schedgen.errors import SystemOpError, UsageError
+from schedgen.plan import changes as p
+from schedgen.plan.context import ApplyContext
+
+
+def prepare(config: Config, plan: p.Plan, ctx: ApplyContext) -> None:
+    wanted = {c.job for c in plan.changes if c.after is not None and c.job}
+    wanted |= {j for c in plan.changes if c.after is not None for j in c.jobs}
+    for job in config.jobs:
+        if job.name in wanted and job.user:
+            _job(job, ctx)
+
+
+def _job(job: Job, ctx: ApplyContext) -> None:
+    try:
+        account = pwd.getpwnam(job.user or "")
+    except KeyError:  # a dry run asks no root and no account first
+        raise UsageError(f"no account named {job.user} on this host (`user` of job "
+                         f"{job.name})") from None
+    _root_dir(job.wrapper_dir, ctx)
+    _root_dir(job.log_root, ctx)
+    _root_dir(job.lock_dir.parent, ctx)
+    _users_dir(job.log_dir, 0o755, account, ctx)
+    _users_dir(job.lock_dir, 0o700, account, ctx)
+
+
+def _root_dir(path: Path, ctx: ApplyContext) -> None:
+    """Made root's 0755 when missing; an existing one another account could write to
+    (its owner, or group/other write) is refused: that account could swap the files."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        ctx.ops.mkdir(path, 0o755)
+        ctx.did("create", f"folder {path} (root's, 0755)")
+        return
+    if st.st_uid != 0 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise SystemOpError(
+            f"{path} is writable by others than root (owner uid {st.st_uid}, mode "
+            f"{stat.S_IMODE(st.st_mode):04o}): a system job's files there could be replaced "
+            f"by another account; nothing was installed. chown root {path} && chmod go-w "
+            f"{path}, or set wrapper_dir/log_root/lock_dir elsewhere")
+
+
+def _users_dir(path: Path, mode: int, account: pwd.struct_passwd, ctx: ApplyContext) -> None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        ctx.ops.mkdir(path, mode)
+        ctx.ops.chown(path, account.pw_uid, account.pw_gid)
+        ctx.did("create", f"folder {path} ({account.pw_name}'s, {mode:04o})")
+        return
+    if st.st_uid != account.pw_uid:
+        ctx.ops.chown(path, account.pw_uid, account.pw_gid)
+        ctx.did("update", f"folder {path} given to {account.pw_name}")
