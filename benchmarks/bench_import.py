@@ -7,7 +7,9 @@ of the per-round ratios 20,000 / 2,000. Goal: linear (a ratio near 10, at most ~
 and 20,000 lines in under 2 s on an idle machine. Before the fix the ratio was about
 25 for 8,000 / 2,000 (names and shared values were compared pairwise).
 
-Run `python benchmarks/bench_import.py` (or `--quick`: one round, for CI).
+Run `python benchmarks/bench_import.py` (or `--quick`: one round, for CI;
+`--baseline DIR`: another source tree, say an earlier commit checked out, timed in the
+same rounds).
 """
 
 from __future__ import annotations
@@ -39,9 +41,12 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def timed(file: Path, home: Path) -> tuple[float, float]:
-    """(wall, CPU) seconds of one import: CPU time is what a busy machine changes least."""
+def timed(file: Path, home: Path, src: Path | None = None) -> tuple[float, float]:
+    """(wall, CPU) seconds of one import: CPU time is what a busy machine changes least.
+    ``src``: a source tree to import schedgen from instead of the installed one."""
     env = {**os.environ, "HOME": str(home), "XDG_STATE_HOME": str(home / "state")}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
     c = _cpu()
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "schedgen", "import", "--from", "cron", "--file",
@@ -56,24 +61,36 @@ def timed(file: Path, home: Path) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="one round")
-    rounds = 1 if ap.parse_args().quick else 3
+    ap.add_argument("--baseline", metavar="DIR", type=Path,
+                    help="another schedgen source tree, timed in the same rounds")
+    args = ap.parse_args()
+    rounds = 1 if args.quick else 3
+    trees: dict[str, Path | None] = {"schedgen": None}
+    if args.baseline:
+        trees["schedgen@base"] = args.baseline.resolve()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         files = {}
         for n in SIZES:
             files[n] = root / f"crontab-{n}"
             files[n].write_text(crontab(n))
-        times: dict[int, list[tuple[float, float]]] = {n: [] for n in SIZES}
+        times: dict[tuple[str, int], list[tuple[float, float]]] = {
+            (t, n): [] for t in trees for n in SIZES}
         for _ in range(rounds):
             for n in SIZES:
-                times[n].append(timed(files[n], root))
+                for label, src in trees.items():
+                    times[label, n].append(timed(files[n], root, src))
     small, big = SIZES
-    for n in SIZES:
-        print(f"import --from cron, {n:,} lines: median {statistics.median(w for w, _ in times[n]):.2f} s"
-              f" wall, {statistics.median(c for _, c in times[n]):.2f} s CPU")
-    for i, what in ((0, "wall"), (1, "CPU")):
-        ratio = statistics.median(b[i] / a[i] for a, b in zip(times[small], times[big], strict=True))
-        print(f"ratio {big:,} / {small:,} ({what}): {ratio:.1f} (linear: 10 at most)")
+    for label in trees:
+        for n in SIZES:
+            t = times[label, n]
+            print(f"{label}: import --from cron, {n:,} lines: median "
+                  f"{statistics.median(w for w, _ in t):.2f} s wall, "
+                  f"{statistics.median(c for _, c in t):.2f} s CPU")
+        for i, what in ((0, "wall"), (1, "CPU")):
+            ratio = statistics.median(b[i] / a[i] for a, b in
+                                      zip(times[label, small], times[label, big], strict=True))
+            print(f"{label}: ratio {big:,} / {small:,} ({what}): {ratio:.1f} (linear: 10 at most)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from schedgen.cli import main
+from schedgen.quick import main
 
 if __name__ == "__main__":
     main()

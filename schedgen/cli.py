@@ -6,19 +6,17 @@ import copy
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from schedgen import __version__, completion, error_handler
+from schedgen import __version__, completion, error_handler, verbs
 from schedgen.config.discover import config_path
 from schedgen.errors import (
-    EXIT_CHANGES,
     EXIT_OK,
     EXIT_UNKNOWN,
     ConfigError,
     SchedgenError,
-    UsageError,
 )
 from schedgen.targets import registry
 
@@ -56,13 +54,9 @@ def _root(
     pass
 
 
-def _targets(values: list[str] | None) -> tuple[str, ...] | None:
-    if not values:
-        return None
-    for v in values:
-        if v not in registry.names():
-            raise UsageError(f"--target {v!r}: expected one of {', '.join(registry.names())}")
-    return tuple(dict.fromkeys(values))
+_targets = verbs.targets
+_quiet = verbs.quiet
+_outcome_json = verbs.outcome_json
 
 
 @app.command()
@@ -124,16 +118,8 @@ def diff_cmd(config: ConfigOpt = None, target: TargetOpt = None, prune: PruneOpt
     values masked. Names the jobs whose `hosts` skip this host, and why.
     --host NAME: the plan as if this machine were NAME, against what is installed here.
     Exit 0 in sync, 1 pending."""
-    from schedgen.commands.diff import review_diff
-    from schedgen.output import plan as report
-    from schedgen.output import review
-
-    r = review_diff(config_path(config), _targets(target), prune=prune, force=force, host=host)
-    if as_json:
-        typer.echo(json.dumps(review.as_json(r, stat), indent=2))
-    else:
-        typer.echo(review.text(r, report.use_color(sys.stdout), stat, full), nl=False)
-    raise typer.Exit(EXIT_OK if r.plan.in_sync else EXIT_CHANGES)
+    raise typer.Exit(verbs.diff(typer.echo, config, target, prune, force, as_json, stat, full,
+                                host))
 
 
 @app.command("apply")
@@ -148,34 +134,7 @@ def apply_cmd(
     jobs that no longer match.
 
     Jobs with scope = "system" go to /etc/cron.d, LaunchDaemons or system units; only root may apply them (run by another user, apply changes nothing: exit 2)."""
-    from schedgen.commands import apply
-
-    out = apply.apply(config_path(config), _targets(target), dry_run=dry_run, prune=prune,
-                      force=force, say=_quiet if as_json else typer.echo)
-    if as_json:
-        typer.echo(json.dumps(_outcome_json(out), indent=2))
-    elif dry_run:
-        typer.echo(f"dry run, nothing changed: namespace {out.plan.namespace}: "
-                   f"{out.plan.summary()}")
-    else:
-        typer.echo(f"done: namespace {out.plan.namespace}: {out.plan.summary(done=True)}")
-
-
-def _quiet(_line: str) -> None:
-    """--json: the steps go into the JSON, not onto the screen one by one."""
-
-
-def _outcome_json(out: Any) -> dict[str, Any]:
-    """apply/uninstall --json: what was (or would be) done, and the plan behind it."""
-    from schedgen.output.plan import change_json
-    from schedgen.plan import changes as p
-
-    plan = out.plan
-    return {"namespace": plan.namespace, "dry_run": out.dry_run, "done": list(out.done),
-            "summary": {a: plan.count(a) for a in p.ACTIONS if a != p.FORGET},
-            "changes": [change_json(c, with_diff=False) for c in plan.changes
-                        if c.action != p.FORGET],
-            "warnings": list(plan.warnings)}
+    raise typer.Exit(verbs.apply(typer.echo, config, target, dry_run, prune, force, as_json))
 
 
 @app.command("status")
@@ -189,17 +148,7 @@ def status_cmd(
     on PATH, no cluster): its jobs' state is unknown and no drift is claimed for them.
     --host NAME of another machine: its jobs, schedules and next runs only (what is
     installed there cannot be read from here); not with --check."""
-    from schedgen.commands.status import status
-    from schedgen.config.select import is_elsewhere
-    from schedgen.output import status as out
-
-    if check and is_elsewhere(host):
-        raise UsageError(f"--check with --host {host}: drift is read on the machine itself; "
-                         f"run `schedgen status --check` on {host}")
-    st = status(config_path(config), _targets(target), host=host)
-    typer.echo(json.dumps(out.as_json(st), indent=2) if as_json else out.as_text(st))
-    raise typer.Exit(EXIT_CHANGES if check and st.drifted
-                     else EXIT_UNKNOWN if st.unknown else EXIT_OK)
+    raise typer.Exit(verbs.status(typer.echo, config, target, as_json, check, host))
 
 
 app.command("reconcile", help="Same as status: what is installed against jobs.toml.")(status_cmd)
@@ -315,6 +264,33 @@ def run_cmd(
     if as_json:
         typer.echo(json.dumps(last_run_json(path, job, status), indent=2))
     raise typer.Exit(status)
+
+
+@app.command("pause")
+def pause_cmd(
+    jobs: Annotated[list[str], typer.Argument(metavar="JOB...", autocompletion=completion.jobs,
+                                              help="the jobs to pause")],
+    until: Annotated[Optional[str], typer.Option(  # noqa: UP007
+        "--until", metavar="TIME", help="end the pause at this time (2026-12-24T08:00, the "
+                                        "host's local time unless an offset is given)")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Pause jobs: they stay installed, each firing is skipped (recorded, not missed)."""
+    from schedgen.commands.pause import pause
+
+    raise typer.Exit(pause(config_path(config), jobs, until, say=typer.echo))
+
+
+@app.command("resume")
+def resume_cmd(
+    jobs: Annotated[list[str], typer.Argument(metavar="JOB...", autocompletion=completion.jobs,
+                                              help="the jobs to resume")],
+    config: ConfigOpt = None,
+) -> None:
+    """Resume paused jobs: their next firing runs."""
+    from schedgen.commands.pause import resume
+
+    raise typer.Exit(resume(config_path(config), jobs, say=typer.echo))
 
 
 @app.command("doctor")
@@ -478,6 +454,8 @@ EXAMPLES = {
     "next": "schedgen next backup -n 3",
     "schema": "schedgen schema > jobs.schema.json",
     "run": "schedgen run backup --smoke",
+    "pause": "schedgen pause backup --until 2026-12-24T08:00",
+    "resume": "schedgen resume backup",
     "history": "schedgen history backup --since 2d",
     "logs": "schedgen logs backup --stderr",
     "check": "schedgen check --notify   (from cron, every 15 minutes)",

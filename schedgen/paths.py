@@ -149,3 +149,8 @@ def expand(value: str, base: Path) -> Path:
 def config_dir() -> Path:
     """$XDG_CONFIG_HOME, else ~/.config."""
     return _xdg("XDG_CONFIG_HOME", ".config")
+
+
+def pause_file(namespace: str, job: str) -> Path:
+    """Exists while the job is paused (schedgen pause; schedgen/machine/pause.py)."""
+    return state_dir() / "paused" / namespace / job

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import pytest
 
-from schedgen import cli
+from schedgen import quick
 
 
 def build_file_tree(root: Path, tree: dict[str, str | bytes | dict]) -> None:
@@ -89,7 +89,7 @@ def schedgen(*args: str, cwd: Path | None = None, env: dict[str, str] | None = N
         sys.argv = ["schedgen", *args]
         with redirect_stdout(out), redirect_stderr(err):
             try:
-                cli.main()
+                quick.main()  # the entry point: apply, diff, status without typer
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

@@ -63,3 +63,32 @@ def test_many_jobs_of_one_program_are_named_in_one_pass() -> None:
     taken.add("sync-2")
     assert [job_name("sync", taken, tried) for _ in range(3)] == ["sync", "sync-3", "sync-4"]
     assert tried == {"backup": 5, "sync": 4}
+
+
+def _shlex_words(command: str) -> list[str]:
+    import shlex
+
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    return list(lexer)
+
+
+def test_a_plain_command_splits_as_shlex_splits_it() -> None:
+    # A command with no quote, escape or comment is split by one regex; shlex (kept for
+    # the rest) gives the same words for every such command.
+    import random
+
+    from schedgen.importers.document import _SHLEX_SPECIAL, _words
+
+    alphabet = "ab/.-_=~*?$%{}[]+:,@!1 \t\r\n();<>|&é\u00a0\u2028"
+    rng = random.Random(41)
+    cases = ["cd /srv && ./run.py nightly>>log 2>&1", "a;b||c&&(d)|e &", "x>y<z", "",
+             "  ", "env A=1 B=2 nice -n5 ./x.sh --f=1", "echo a\u00a0b"]
+    cases += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(30)))
+              for _ in range(5000)]
+    for command in cases:
+        assert _SHLEX_SPECIAL.search(command) is None
+        assert _words(command) == _shlex_words(command), repr(command)
+    # Quotes, escapes and comments still go through shlex.
+    for command in ("echo 'a b'", 'echo "a;b"', "echo a\\ b", "echo a #c"):
+        assert _words(command) == _shlex_words(command)

@@ -93,7 +93,7 @@ def _tree(home: Path) -> Path:
             d="Nightly backup, 100%% sure", x="/usr/bin/restic backup %h/docs",
             extra="WorkingDirectory=%h\nEnvironment=\"RESTIC_REPO=/srv/r\" MODE=fast\n"
                   "EnvironmentFile=-%h/.restic.env\nNice=10\n"),
-        "poll.timer": "[Timer]\nOnBootSec=2min\nOnUnitActiveSec=15min\n",
+        "poll.timer": "[Timer]\nOnBootSec=2min\nOnUnitActiveSec=15min\nRandomizedDelaySec=90\n",
         "poll.service": SERVICE.format(d="Poll", x="/usr/local/bin/poll --quiet", extra=""),
         "first-monday.timer": "[Timer]\nOnCalendar=Mon *-*-01..07 09:00\n",
         "first-monday.service": SERVICE.format(d="Report", x="/bin/true", extra=""),
@@ -124,7 +124,11 @@ def test_import_from_systemd_user_folder(home: Path, tmp_path: Path) -> None:
     assert b["env"] == {"RESTIC_REPO": "/srv/r", "MODE": "fast"}
     assert b["env_file"] == f"{home}/.restic.env"
     assert b["working_dir"] == str(home)
+    assert b["catch_up"] == "once" and "random_delay" not in b   # Persistent=true
     assert jobs["poll"]["schedule"] == "@every 15m"  # OnBootSec only placed the first run
+    # RandomizedDelaySec, fresh each time as systemd draws it without FixedRandomDelay.
+    assert (jobs["poll"]["random_delay"], jobs["poll"]["random_delay_stable"]) == ("1m30s", False)
+    assert "catch_up" not in jobs["poll"]
     assert jobs["greet"]["schedule"] == "@reboot"
     assert jobs["greet"]["command"] == '/bin/echo hi "$USER"'
     assert "first-monday.timer: skipped" in r.stderr and "weekday AND the date" in r.stderr

@@ -43,7 +43,9 @@ RANK = {
 }
 BASE = {"schedgen", "schedgen.errors", "schedgen.paths", "schedgen.units"}
 # the completion callbacks are the cli's too: they load a config only while the shell asks
-LAZY_ALLOWED = {"schedgen.cli", "schedgen.completion"}
+# quick.py (the entry point) loads cli.py only for what it does not read itself, and
+# verbs.py (the bodies both run) the one command it runs
+LAZY_ALLOWED = {"schedgen.cli", "schedgen.completion", "schedgen.quick", "schedgen.verbs"}
 # Besides the cli, these imports alone may sit inside a function, each so that a command
 # does not load, at every start, code that only some configs use (a cron-only `diff`
 # never needs launchd, systemd, kubernetes or time-zone code). Pairs, not modules: any
@@ -51,7 +53,7 @@ LAZY_ALLOWED = {"schedgen.cli", "schedgen.completion"}
 # rank checks (they are edges like every other import).
 LAZY_EDGES = {
     ("schedgen.config.load", "schedgen.config.kubernetes"): "configs with kubernetes jobs only",
-    ("schedgen.render.artifacts", "schedgen.render.tzrender"): "zoned jobs only",
+    ("schedgen.render.artifacts", "schedgen.render.tzrender"): "zoned jobs and catch-ups only",
 }
 REGISTRY = {"schedgen.targets.registry", "schedgen.targets.interface"}
 CLI_ONLY = ("typer", "click")
@@ -75,7 +77,7 @@ def stage(module: str) -> str:
     if module in BASE:
         return "base"
     if module in ("schedgen.cli", "schedgen.__main__", "schedgen.error_handler",
-                  "schedgen.completion"):
+                  "schedgen.completion", "schedgen.quick", "schedgen.verbs"):
         return "cli"
     if module in REGISTRY:
         return "registry"

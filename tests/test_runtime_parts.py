@@ -25,6 +25,8 @@ CUT_CONDITIONS = {
     "smoke": '[ "${SCHEDGEN_SMOKE:-}" = 1 ]',
     "foreground": '[ "${SCHEDGEN_FOREGROUND:-}" = 1 ]',
     "zone": '[ -n "${sg_tz_zone:-}" ]',
+    "paused": '[ -n "$sg_paused" ]',
+    "policy": '[ -n "${sg_policy:-}" ]',
 }
 
 # (caller before the cut, callee after it): the cut condition its guard implies.
@@ -46,6 +48,7 @@ ALLOWED = {
     ("sg_on_exit", "sg_close_claim"): "inbox",
     ("sg_metrics_write", "sg_metrics_queue"): "inbox",  # [ -z "$sg_inbox" ] ||
     ("sg_main", "sg_tz_dropped"): "zone",          # sg_tz_drop: set by the gate only
+    ("sg_main", "sg_policy_start"): "paused",       # [ -z "${sg_paused-}${sg_policy-}" ] ||
 }
 
 # Defined by the job file (templates/job.sh.j2).

@@ -123,18 +123,28 @@ def _timer(config, job: str) -> list[tuple[str, str]]:
 
 def test_timer_settings_per_schedule_kind(tmp_path: Path) -> None:
     config = loads(CONFIG.replace("__WRAPPERS__", "/opt/w"), tmp_path / "jobs.toml")
-    assert _timer(config, "funnel") == [("OnCalendar", "*-*-* 10,16:40:00"),
-                                        ("Persistent", "true")]
+    assert _timer(config, "funnel") == [("OnCalendar", "*-*-* 10,16:40:00")]
     assert _timer(config, "either") == [("OnCalendar", "*-*-01,15 00:00:00"),
-                                        ("OnCalendar", "Mon *-*-* 00:00:00"),
-                                        ("Persistent", "true")]
-    # Monotonic only: Persistent would mean nothing to systemd.
+                                        ("OnCalendar", "Mon *-*-* 00:00:00")]
     assert _timer(config, "every") == [("OnActiveSec", "1h 30min"),
                                        ("OnUnitActiveSec", "1h 30min")]
     assert _timer(config, "boot") == [("OnCalendar", "Mon..Sat *-*-* 09:00:00"),
-                                      ("OnStartupSec", "0"), ("Persistent", "true")]
-    assert _timer(config, "weekly") == [("OnCalendar", "Sun *-*-* 00:00:00"),
-                                        ("Persistent", "true")]
+                                      ("OnStartupSec", "0")]
+    assert _timer(config, "weekly") == [("OnCalendar", "Sun *-*-* 00:00:00")]
+
+
+def test_catch_up_and_random_delay_are_systemds_own_keys(tmp_path: Path) -> None:
+    text = CONFIG.replace("__WRAPPERS__", "/opt/w").replace(
+        "[defaults]", '[defaults]\ncatch_up = "once"\nrandom_delay = "15m"', 1)
+    config = loads(text, tmp_path / "jobs.toml")
+    assert _timer(config, "funnel") == [("OnCalendar", "*-*-* 10,16:40:00"), ("Persistent", "true"),
+                                        ("RandomizedDelaySec", "15min"),
+                                        ("FixedRandomDelay", "true")]
+    # Monotonic only: Persistent would mean nothing to systemd.
+    assert ("Persistent", "true") not in _timer(config, "every")
+    fresh = loads(text.replace('random_delay = "15m"', 'random_delay = "15m"\n'
+                               "random_delay_stable = false"), tmp_path / "jobs.toml")
+    assert ("FixedRandomDelay", "false") in _timer(fresh, "funnel")
 
 
 def test_service_runs_the_wrapper_once_with_specifiers_escaped(tmp_path: Path) -> None:

@@ -47,6 +47,8 @@ class Health(NamedTuple):
     problems: tuple[Problem, ...]
     # (target, why): a scheduler that could not be read; no drift is claimed for it
     unknown: tuple[tuple[str, str], ...] = ()
+    # (job, "paused until ..."): no problem, said so that a quiet job is not a mystery
+    paused: tuple[tuple[str, str], ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -66,7 +68,8 @@ def check(config_path: Path, targets: tuple[str, ...] | None = None,
     for js in st.jobs:
         job = by_name[js.job]
         problems += _job(job, js, now)
-    return Health(config.namespace, config.jobs, tuple(problems), st.unknown)
+    paused = tuple((js.job, js.paused.text()) for js in st.jobs if js.paused is not None)
+    return Health(config.namespace, config.jobs, tuple(problems), st.unknown, paused)
 
 
 def _when(t: datetime) -> str:
@@ -170,6 +173,7 @@ def _files(folder: Path, pattern: str) -> list[tuple[str, float]]:
 
 def as_text(h: Health) -> str:
     unknown = [f"unknown: {w}" for _, w in h.unknown]
+    unknown += [f"note: {job}: {words}; its firings are skipped, not missed" for job, words in h.paused]
     if not h.problems:
         n = len(h.jobs)
         jobs = f"{n} job{'s' if n != 1 else ''}"
@@ -185,7 +189,8 @@ def as_json(h: Health, notified: list[dict[str, Any]] | None = None) -> dict[str
                          "healthy": not h.problems and not h.unknown,
                          "unknown": [{"target": t, "text": w} for t, w in h.unknown],
                          "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                         "problems": [p.as_json() for p in h.problems]}
+                         "problems": [p.as_json() for p in h.problems],
+                         "paused": [{"job": j, "text": w} for j, w in h.paused]}
     if notified is not None:
         d["notified"] = notified
     return d

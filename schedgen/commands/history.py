@@ -56,6 +56,7 @@ def job_history(config_path: Path, names: list[str] | None, n: int | None, since
     start = since_of(since, now)
     limit = n if n is not None else (None if start is not None else 20)
     records = scopes.Records(config.namespace)
+    made: missed.Made = {}  # one index of the record per record
     out = []
     for job in jobs:
         skipped = events.Skipped()
@@ -63,7 +64,8 @@ def job_history(config_path: Path, names: list[str] | None, n: int | None, since
         # Missed firings over the span the runs cover (or --since), shown among them.
         truncated = limit is not None and len(runs) >= limit
         span = start if start is not None else (runs[-1].started if truncated else None)
-        m = missed.missed(job, records.of(job), now, since=span) if span else missed.missed(job, records.of(job), now)
+        m = missed.missed(job, records.of(job), now, since=span or None,
+                          installs=missed.installs_of(made, records.of(job)))
         out.append(JobHistory(job, runs, m, truncated, skipped.n))
     return out
 

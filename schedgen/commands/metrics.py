@@ -49,7 +49,8 @@ def from_records(job: Job) -> tuple[metrics.State, int]:
                          newest.duration or 0, newest.exit_code or 0), busy
 
 
-def job_text(config: Config, job: Job, now: datetime, record: state.Record) -> tuple[str, str]:
+def job_text(config: Config, job: Job, now: datetime, record: state.Record,
+             installs: missed.Installs | None = None) -> tuple[str, str]:
     """(every family, the schedule's families only) for one job."""
     st = metrics.read_state(job.log_dir)
     busy = metrics.read_busy(job.log_dir)
@@ -57,7 +58,7 @@ def job_text(config: Config, job: Job, now: datetime, record: state.Record) -> t
         st, busy = from_records(job)
     q = run_records.queue_depth(job)
     queue = (q.inbox, q.processing, q.failed) if q else None
-    m = missed.missed(job, record, now)
+    m = missed.missed(job, record, now, installs=installs)
     n_missed = len(m.missed) if m else 0
     up = next_times(job, 1, now.astimezone())
     nxt = int(up.times[0].timestamp()) if up.times else None
@@ -78,8 +79,10 @@ def metrics_cmd(config_path: Path, name: str | None, out: Path | None,
     jobs = [j for j in config.jobs if name is None or j.name == name]
     texts = []
     records = scopes.Records(config.namespace)
+    made: missed.Made = {}  # one index of the record per record
     for job in jobs:
-        whole, sched = job_text(config, job, now, records.of(job))
+        record = records.of(job)
+        whole, sched = job_text(config, job, now, record, missed.installs_of(made, record))
         texts.append(whole)
         if out is not None:
             atomic_write(out / SCHEDULE_FILE.format(namespace=config.namespace, job=job.name),

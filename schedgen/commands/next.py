@@ -10,11 +10,14 @@ from zoneinfo import ZoneInfo
 from schedgen.config.model import Config, Job
 from schedgen.config.select import load_here
 from schedgen.errors import UsageError
+from schedgen.machine import pause
+from schedgen.render import policies
 from schedgen.schedule.describe import describe_zoned
 from schedgen.schedule.expressions import Cron
 from schedgen.schedule.tznext import dst_mark
 from schedgen.schedule.upcoming import firings, local_zone
 from schedgen.targets import registry
+from schedgen.units import format_duration
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,28 @@ def upcoming(config: Config, names: list[str] | None, n: int,
     else:
         jobs = list(config.jobs)
     when = start if start is not None else datetime.now(local_zone()).replace(microsecond=0)
-    return [next_times(job, n, when) for job in jobs]
+    return [next_times(job, n, when, config.namespace) for job in jobs]
 
 
-def next_times(job: Job, n: int, start: datetime) -> Upcoming:
+def policy_notes(job: Job, namespace: str, now: datetime) -> list[str]:
+    """What the run policies (docs/policies.md) do to the times: pause, start delay, catch-up."""
+    out = []
+    p = pause.paused(namespace, job.name, now.astimezone(UTC))
+    if p is not None:
+        out.append(f"{p.text()} (schedgen pause): its firings are skipped")
+    w = policies.window(job, namespace)
+    if w is not None:
+        lo, hi = (int(x.total_seconds()) for x in w)
+        out.append(f"starts {format_duration(lo)} after each time (random_delay, this host's "
+                   "stable offset)" if lo == hi else
+                   f"starts between each time and {format_duration(hi)} after it (random_delay)")
+    if job.catch_up == "once":
+        out.append("a firing missed while the machine was off or asleep runs once when it is "
+                   f"back, if less than {format_duration(job.max_lateness)} late (catch_up)")
+    return out
+
+
+def next_times(job: Job, n: int, start: datetime, namespace: str = "default") -> Upcoming:
     notes: list[str] = []
     times: tuple[datetime, ...] = ()
     host = start.tzinfo
@@ -83,6 +104,7 @@ def next_times(job: Job, n: int, start: datetime) -> Upcoming:
         notes += found
         if job.run_at_load and loads:
             notes.append(f"also whenever {loads[0]} loads it (run_at_load)")
+        notes += policy_notes(job, namespace, start)
     marks: tuple[str, ...] = ()
     crons = [e for e in job.schedule if isinstance(e, Cron)]
     if job.timezone and times and others:

@@ -45,6 +45,7 @@ from schedgen.commands.status import unknown as unknown_state
 from schedgen.config.model import Job
 from schedgen.config.select import load_here
 from schedgen.errors import SystemOpError, UsageError
+from schedgen.machine import pause
 from schedgen.machine.fs import atomic_write
 from schedgen.outcomes import history, missed
 from schedgen.records import runs as run_records
@@ -66,6 +67,7 @@ class Lane(NamedTuple):
     last: history.Run | None = None  # the newest run that was not busy, in or before the window
     next_at: datetime | None = None  # the schedule's next firing after now
     next_note: str = ""  # why there is none (disabled, @reboot only...)
+    paused: str = ""  # "paused until ..." while `schedgen pause` holds it
     before: int = 0  # runs older than a fitted window (FIT_MAX), not drawn
 
 
@@ -86,10 +88,11 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
     start = days_back(end, days) if days is not None else since
     records = scopes.Records(config.namespace)  # each job's install time from its scope's
     read = {job.name: history.runs(job, since=start) for job in config.jobs}
+    made: missed.Made = {}  # one index of the record per record
     fitted = start is None
     if start is None:
         firsts = [min(r.started for r in rs) for rs in read.values() if rs]
-        firsts += [t for job in config.jobs if (t := missed.installed_at(job, records.of(job)))]
+        firsts += [t for job in config.jobs if (t := missed.installs_of(made, records.of(job)).at(job))]
         # One run stamped long ago (a clock reset, a line the job wrote) would leave the
         # rest a sliver at the right edge: a fitted window reaches back FIT_MAX at most.
         firsts = [max(t, end - FIT_MAX) for t in firsts if t < end]
@@ -106,13 +109,15 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
         every = read[job.name]
         last = next((r for r in every if r.outcome != "busy" and r.started <= end), None)
         rs = tuple(r for r in every if start <= r.started <= end)
-        m = missed.missed(job, records.of(job), min(now, end), since=start)
+        m = missed.missed(job, records.of(job), min(now, end), since=start,
+                          installs=missed.installs_of(made, records.of(job)))
         gone = tuple(f.at for f in m.missed if f.at <= end) if m else ()
-        up = next_times(job, 1, now.astimezone(z).replace(microsecond=0))
+        up = next_times(job, 1, now.astimezone(z).replace(microsecond=0), config.namespace)
+        p = pause.paused(config.namespace, job.name, now)
         before = sum(1 for r in every if r.started < start) if fitted else 0
         lanes.append(Lane(job, rs, gone, run_records.queue_depth(job),
                           last or history.last(job), up.times[0] if up.times else None,
-                          "; ".join(up.notes), before))
+                          "; ".join(up.notes), p.text() if p else "", before))
     return config.namespace, lanes, start, end
 
 
@@ -143,7 +148,7 @@ def _next_words(lane: Lane) -> str:
 
 
 def _summary_row(lane: Lane) -> str:
-    done = [r for r in lane.runs if r.outcome not in ("busy", "empty", "running")]
+    done = [r for r in lane.runs if r.outcome not in ("busy", "empty", "running", "skipped")]
     ok = sum(1 for r in done if r.outcome == "ok")
     bad = sum(1 for r in done if outcome_class(r.outcome) in ("failed", "timeout"))
     rate = f"{100 * ok / len(done):.1f}%" if done else "–"
@@ -233,7 +238,9 @@ def _lane(lane: Lane, frame: Frame, marks_at: list[tuple[float, str]],
     nxt = f"next {_next_words(lane)}"
     return (f'<section class="lane" data-job="{name}" data-mode="{"binned" if binned else "marks"}">'
             f'<div class="name" title="{escape(lane.job.description or lane.job.name)}">{name}'
-            f"<small>{schedule}</small><small>{nxt}</small></div>"
+            f"<small>{schedule}</small><small>{nxt}</small>"
+            + (f'<small class="paused">{escape(lane.paused)}</small>' if lane.paused else "")
+            + "</div>"
             f'<div class="track">{none}'
             f'<svg viewBox="0 0 {W} {H}" preserveAspectRatio="none" role="img" '
             f'aria-label="runs of {name}">{grid(marks_at, H)}{"".join(drawn)}</svg>'

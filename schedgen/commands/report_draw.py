@@ -22,11 +22,11 @@ BINS = 240
 W, H = 1000, 28  # a lane's SVG user space (stretched to the lane's width)
 PLOT_H = 40  # the duration plot's, drawn about as many pixels high
 COLOURS = {"ok": "#2f9e5b", "empty": "#9fd5b3", "failed": "#d62839", "timeout": "#f28c28",
-           "busy": "#8a94a6", "missed": "#6a3d9a", "running": "#3a86ff"}
+           "busy": "#8a94a6", "missed": "#6a3d9a", "running": "#3a86ff", "skipped": "#c9cfd8"}
 DURATION = "#1b4f8a"  # the duration plot's line
 # Outcomes shown as "failed" (they all mean the work was not done).
 AS_FAILED = {"interrupted", "crashed", "precondition"}
-ORDER = ("ok", "empty", "running", "busy", "timeout", "failed", "missed")
+ORDER = ("ok", "empty", "running", "busy", "skipped", "timeout", "failed", "missed")
 PROBLEMS = ("timeout", "failed")
 # Runs closer than GAP units apart are drawn as one group (a stacked mark with a count),
 # a group spanning at most SPAN units; a failure or timeout is at least WIDE units wide.

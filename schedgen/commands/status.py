@@ -17,7 +17,8 @@ from schedgen.commands.status_types import JobStatus, Status
 from schedgen.config.model import Config, Job
 from schedgen.config.select import is_elsewhere, load_here
 from schedgen.machine import ownership as state
-from schedgen.outcomes.missed import missed
+from schedgen.machine import pause
+from schedgen.outcomes.missed import Installs, missed
 from schedgen.plan import changes as p
 from schedgen.plan.build import build
 from schedgen.records import runs
@@ -58,8 +59,10 @@ def _status(config: Config, targets: tuple[str, ...] | None, now: datetime) -> S
     # template environment that reads them is not made.
     wordcache.load(paths.cache_dir())
     by_job = _by_job(plan, config.jobs)  # one pass: a per-job scan made status quadratic
-    jobs = tuple(replace(_job(job, by_job.get(job.name, []), now),
-                         missed=missed(job, record, now)) for job in config.jobs)
+    installs = Installs(record)  # the same for the record's entries
+    jobs = tuple(replace(_job(job, by_job.get(job.name, []), now, config.namespace),
+                         missed=missed(job, record, now, installs=installs))
+                 for job in config.jobs)
     for name in registry.names():  # each target adds the facts of its own it knows
         mine = [c for c in plan.changes if c.target == name]
         if mine and registry.get(name).facts:
@@ -109,7 +112,7 @@ def _by_job(plan: p.Plan, jobs: tuple[Job, ...]) -> dict[str, list[p.Change]]:
     return out
 
 
-def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
+def _job(job: Job, changes: list[p.Change], now: datetime, namespace: str = "default") -> JobStatus:
     drift: list[str] = []
     installed: bool | None = True
     unknown = False
@@ -125,7 +128,7 @@ def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
         installed = False  # e.g. --target excludes all of its targets
     if installed and unknown:
         installed = None
-    upcoming = next_times(job, 1, now)
+    upcoming = next_times(job, 1, now, namespace)
     next_run = machine(upcoming.times[0]) if upcoming.times else None
     notes = upcoming.notes
     every = next((e for e in job.schedule if isinstance(e, Every)), None)
@@ -141,7 +144,7 @@ def _job(job: Job, changes: list[p.Change], now: datetime) -> JobStatus:
         installed=installed if job.enabled else False, drift=tuple(drift),
         last_run=runs.last_run(job),
         next_run=next_run, next_notes=notes, queue=runs.queue_depth(job), lock_held=runs.lock_held(job),
-        timezone=job.timezone, user=job.user,
+        timezone=job.timezone, user=job.user, paused=pause.paused(namespace, job.name, now),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from schedgen.machine.pause import Pause
 from schedgen.outcomes.missed import Missed
 from schedgen.records import runs
 
@@ -27,6 +28,7 @@ class JobStatus:
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     missed: Missed | None = None  # firings with no run (schedgen.outcomes.missed)
     timezone: str | None = None  # the job's own zone: its times are shown in it
+    paused: Pause | None = None  # schedgen pause: its firings are skipped
     user: str | None = None  # a system-scope job's account (None: a user-scope job)
 
 

@@ -71,6 +71,11 @@ JOB: dict[str, Default] = {
     KUBERNETES: Default(None, "none (required for target kubernetes: at least `image`)"),
     "notify": Default(None, "none: nobody is told"),
     "adopts": Default(None, "none: the job replaces nothing installed by hand"),
+    # Run policies (docs/policies.md).
+    "catch_up": Default("none", '"none": a firing missed while the machine was off is not run'),
+    "max_lateness": Default("1h", '"1h": a start later than that after its firing is dropped'),
+    "random_delay": Default(0, "0: every run starts on its firing"),
+    "random_delay_stable": Default(True, "true: the same offset in every run"),
     "hosts": Default(None, "none: every host"),
 }
 # Keys that describe where and how jobs are installed: also given per job or in [defaults].

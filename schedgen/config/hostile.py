@@ -98,10 +98,14 @@ def too_long(path: Path) -> str | None:
 
 def _lengths(job: Job, problem: Report) -> None:
     w = f"jobs.{job.name}"
-    checks = [("wrapper_dir", job.wrapper_path), ("log_root", job.log_dir / "events.jsonl")]
+    checks = [("wrapper_dir", job.wrapper_dir, f"{job.name}.sh"),
+              ("log_root", job.log_root, f"{job.name}/events.jsonl")]
     if job.lock is not None:
-        checks.append(("lock_dir", job.lock_dir / f"{job.lock.name}.lock"))
-    for field, path in checks:
+        checks.append(("lock_dir", job.lock_dir, f"{job.lock.name}.lock"))
+    for field, folder, name in checks:
+        if len(os.fsencode(str(folder))) + 1 + len(os.fsencode(name)) <= NAME_MAX:
+            continue  # no part of it can be longer: no path made (20,000 jobs import)
+        path = folder / name
         long = too_long(path)
         if long:
             problem(f"{w}.{field}", f"{path.name} there would be {long}")

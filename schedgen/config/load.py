@@ -20,7 +20,7 @@ from schedgen.config.notify import parse as notify_parse
 from schedgen.config.problems import Fields, Problems
 from schedgen.config.timezone import conflicts, zone_name
 from schedgen.errors import ConfigError, Problem, SchedgenError
-from schedgen.schedule.expressions import parse_schedule
+from schedgen.schedule.expressions import Every, Reboot, parse_schedule
 from schedgen.targets import registry
 
 __all__ = ["FORMAT", "config_path", "load", "loads"]
@@ -40,13 +40,16 @@ def load(path: Path) -> Config:
     return loads(text, path)
 
 
-def loads(text: str, path: Path) -> Config:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        raise ConfigError(str(path), [Problem("toml", f"syntax error: {exc}",
-                                              int(m.group(1)) if m else None)]) from None
+def loads(text: str, path: Path, data: dict[str, Any] | None = None) -> Config:
+    """``data``: the document as tomllib reads ``text``, when the caller has it (import
+    writes ``text`` from it with tomli-w: reading it back was a third of an import)."""
+    if data is None:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            m = re.search(r"line (\d+)", str(exc))
+            raise ConfigError(str(path), [Problem("toml", f"syntax error: {exc}",
+                                                  int(m.group(1)) if m else None)]) from None
     problems = Problems(text)
     config = _Checker(problems, path.resolve().parent).config(data, path)
     hostile.check(config, problems.add)
@@ -114,7 +117,7 @@ class _Checker:
 
     def job(self, name: str, raw: Any, defaults: dict[str, Any]) -> Job | None:
         # A name that is no bare TOML key (a.b, .., spaces) is shown quoted, as written.
-        w = f"jobs.{name}" if re.fullmatch(r"[A-Za-z0-9_-]+", name) else f"jobs.{json.dumps(name)}"
+        w = f"jobs.{name}" if _BARE_KEY.fullmatch(name) else f"jobs.{json.dumps(name)}"
         start = len(self.problems.found)
         if not f.JOB_NAME.fullmatch(name):
             self.problems.add(w, "invalid job name: use a-z, 0-9, '_' and '-', starting with a "
@@ -132,6 +135,13 @@ class _Checker:
         if merged.get("timezone") is not None and schedule:
             for message in conflicts(schedule, merged.get("run_at_load") is True, targets or ()):
                 self.problems.add(f"{w}.timezone", message)
+        no_catch_up = False
+        if merged.get("catch_up") == "once" and schedule:
+            found = catch_up_conflicts(schedule, merged.get("run_at_load") is True, targets or ())
+            # "once" from [defaults] is for the jobs it can mean something for.
+            no_catch_up = bool(found) and "catch_up" not in own
+            for message in [] if no_catch_up else found:
+                self.problems.add(f"{w}.catch_up", message)
         to_kube = d.KUBERNETES in (targets or ())
         job = Job(
             name=name,
@@ -164,10 +174,17 @@ class _Checker:
             notify=notify(self.problems, w, merged["notify"])
             if merged.get("notify") is not None else None,
             adopts=v.optional("adopts", f.adopts),
+            catch_up="none" if no_catch_up else v.get("catch_up", _catch_up, True),
+            max_lateness=v.get("max_lateness", _positive_duration, True),
+            random_delay=v.get("random_delay", f.duration, True),
+            random_delay_stable=v.get("random_delay_stable", f.boolean, True),
             scope=scope,
             user=user,
             hosts=v.optional("hosts", f.hosts, True),
         )
+        if job.random_delay and job.random_delay >= job.max_lateness:
+            self.problems.add(f"{w}.random_delay", "must be shorter than max_lateness "
+                                                   f"({job.max_lateness} s): a delayed start is a late one")
         # What each of its targets refuses of it (render --target asks the same).
         for t in targets or ():
             for r in registry.get(t).refusals(job, w):
@@ -206,10 +223,33 @@ class _Checker:
 
 
 _JOB_TABLE = {**d.SHARED, **d.JOB}
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _positive_duration(value: Any) -> int:
     return f.duration(value, positive=True)
+
+
+CATCH_UP = ("none", "once")
+
+
+def catch_up_conflicts(schedule: tuple[object, ...], run_at_load: bool,
+                       targets: tuple[str, ...]) -> list[str]:
+    """What a job that catches up cannot have: its gate tests calendar times."""
+    out = []
+    if any(isinstance(e, (Every, Reboot)) for e in schedule):
+        out.append('"once" catches up calendar firings: @every and @reboot have none; give '
+                   "them a job of their own")
+    if run_at_load and any(registry.get(t).on_load for t in targets):
+        out.append('"once" starts the job at load only for a missed firing, run_at_load at '
+                   "every load; drop one of the two")
+    return out
+
+
+def _catch_up(value: Any) -> str:
+    if value not in CATCH_UP:
+        raise ValueError(f"expected one of {', '.join(map(repr, CATCH_UP))}, got {value!r}")
+    return str(value)
 
 
 def _natural(value: Any) -> int:

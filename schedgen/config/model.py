@@ -98,6 +98,14 @@ class Job(NamedTuple):
     # What `import` found this job in, still installed outside schedgen: (target, its
     # identity there: the crontab line as written, a plist label, a unit name).
     adopts: tuple[str, str] | None = None
+    # Run policies (docs/policies.md): a missed firing run once at boot or load ("once")
+    # or not ("none"); no start more than max_lateness seconds after its firing; each
+    # start delayed by up to random_delay seconds, by one offset per job and host (stable)
+    # or a fresh one each run.
+    catch_up: str = "none"
+    max_lateness: int = 3600
+    random_delay: int = 0
+    random_delay_stable: bool = True
     scope: str = "user"  # "system": installed for the machine, run as `user`
     user: str | None = None  # the account a system-scope job runs as
     # Host name patterns (config/select.py): "web-*", "!name" excludes; None: every host.

@@ -115,6 +115,12 @@ class Fields:
 
     def get(self, key: str, parse: Callable[[Any], T], inherit: bool = False) -> T:
         """The key's value, or (with the problem recorded) a placeholder of no use."""
+        if inherit and self.shared is not None and key not in self.own:
+            hit = self.shared.get(key)  # parsed for an earlier job: the same raw value
+            if hit is not None:
+                if hit[1] is not None:
+                    self.problems.add(f"{self.where}.{key}", hit[1])
+                return hit[0]  # type: ignore[no-any-return]  # (cast is a call: 20,000 jobs)
         raw = self._raw(key)
         if raw is REQUIRED:
             self.problems.add(f"{self.where}.{key}", "missing (required)")

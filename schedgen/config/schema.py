@@ -100,6 +100,13 @@ JOB_TYPES: dict[str, Schema] = {
                    "'<target>: <its line or name there>'; apply turns it off, uninstall "
                    "puts it back", {"type": "string", "pattern": "^[a-z0-9_-]+: .*$",
                                     "examples": ["cron: */5 * * * * ~/bin/backup.sh"]}),
+    "catch_up": _doc("After a power-off, sleep or stopped scheduler: run the latest missed "
+                     "firing once ('once') or not ('none')", {"enum": ["none", "once"]}),
+    "max_lateness": _doc("No start more than this after its firing (catch-ups, late "
+                         "starts; Kubernetes startingDeadlineSeconds)", _POSITIVE_DURATION),
+    "random_delay": _doc("Start each run up to this long after its firing", _DURATION),
+    "random_delay_stable": _doc("true: one offset per job and host, the same every run; "
+                                "false: a fresh one each run", {"type": "boolean"}),
     "hosts": _doc("Hosts the job is installed on: globs on the short host name (up to the "
                   "first dot, any case); '!name' excludes, and an exclusion always wins; only "
                   "exclusions: every host but those", {

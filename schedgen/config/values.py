@@ -141,7 +141,7 @@ def command(value: Any, queue: bool) -> Command:
         raise ValueError(f"the program {args[0]!r} starts with '-': give its full path")
     if not queue and any("{item}" in a for a in args):
         raise ValueError("uses {item} but the job has no [queue]")
-    return tuple(_expand_home(a) for a in args)
+    return tuple(_expand_home(a) if a[:1] == "~" else a for a in args)
 
 
 def _expand_home(arg: str) -> str:
@@ -182,8 +182,8 @@ def adopts(value: Any) -> tuple[str, str]:
     if not sep or not what or "\n" in text or "\r" in text:
         raise ValueError("expected \"<target>: <its line or name there>\" on one line, e.g. "
                          "\"cron: */5 * * * * ~/bin/backup.sh\"")
-    able = [n for n in registry.names() if registry.get(n).adopts]
-    if target not in able:
+    if target not in registry.names() or not registry.get(target).adopts:
+        able = [n for n in registry.names() if registry.get(n).adopts]
         raise ValueError(f"{target!r} cannot hand a job over; targets that can: "
                          f"{', '.join(able)}")
     return target, what

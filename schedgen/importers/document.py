@@ -137,9 +137,20 @@ def _stem(word: str) -> str:
     return re.split(r"[.$(`{%]", base, maxsplit=1)[0].strip("-_")
 
 
+# A command with no quote, escape or comment splits as shlex would split it (at blanks
+# and around runs of its punctuation) with one regex: shlex read 20,000 lines char by char.
+_SHLEX_SPECIAL = re.compile(r"['\"\\#]")
+_PLAIN_WORDS = re.compile(r"[();<>|&]+|[^ \t\r\n();<>|&]+")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
+_DURATION = re.compile(r"[0-9.]+[smhd]?")
+_BLANK = re.compile(r"\s")
+
+
 def _words(command: str | list[str]) -> list[str]:
     if not isinstance(command, str):
         return list(command)
+    if _SHLEX_SPECIAL.search(command) is None:
+        return _PLAIN_WORDS.findall(command)
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -150,7 +161,7 @@ def _words(command: str | list[str]) -> list[str]:
 
 def _segment_program(words: list[str]) -> str | None:
     i = 0
-    while i < len(words) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[i]):
+    while i < len(words) and _ASSIGNMENT.fullmatch(words[i]):
         i += 1  # FOO=bar before the program
     if i >= len(words) or words[i] in _SETUP:
         return None
@@ -161,8 +172,8 @@ def _segment_program(words: list[str]) -> str | None:
             inner = rest[rest.index("-c") + 1:]
             return program_name(inner[0]) if inner else prog
         # what it runs is a file or a program: not an option, a duration or inline code
-        args = [w for w in rest if not w.startswith("-") and not re.fullmatch(r"[0-9.]+[smhd]?", w)
-                and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w) and not re.search(r"\s", w)]
+        args = [w for w in rest if not w.startswith("-") and not _DURATION.fullmatch(w)
+                and not _ASSIGNMENT.fullmatch(w) and not _BLANK.search(w)]
         if args:
             inner_found = _segment_program(args)
             if inner_found:
@@ -185,12 +196,12 @@ def build(found: list[Found], target: str, origin: str, path: Path,
     named = [(job_name(f.name_hint, taken, tried), f) for f in found]
     factor = True
     while True:
-        text = render_toml(named, target, origin, factor, lock)
+        text, doc = _toml(named, target, origin, factor, lock)
         if not named:
             return ImportResult(text, (), tuple(notes))
         origins = tuple((n, f.source) for n, f in named)
         try:
-            cfg.loads(text, path)
+            cfg.loads(text, path, _as_read(doc))
         except ConfigError as exc:
             bad = _jobs_named(exc, {n for n, _ in named})
             if not bad and factor:
@@ -227,8 +238,28 @@ def _jobs_named(exc: ConfigError, names: set[str]) -> set[str]:
     return {h for h in hit if h}
 
 
+def _as_read(value: Any) -> Any:
+    """The document as tomllib would read it back: tuples are arrays (lists), tables are
+    new dicts (the loader never shares one with a Found)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: v if type(v) in _SCALARS else _as_read(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [v if type(v) in _SCALARS else _as_read(v) for v in value]
+    return value
+
+
+_SCALARS = frozenset((str, int, float, bool))
+
+
 def render_toml(named: list[tuple[str, Found]], target: str, origin: str,
                 factor: bool = True, lock: bool = True) -> str:
+    return _toml(named, target, origin, factor, lock)[0]
+
+
+def _toml(named: list[tuple[str, Found]], target: str, origin: str,
+          factor: bool = True, lock: bool = True) -> tuple[str, dict[str, Any]]:
+    """The jobs.toml text and the document it is written from."""
     import tomli_w
 
     jobs = {name: dict(f.keys) for name, f in named}
@@ -270,7 +301,7 @@ def render_toml(named: list[tuple[str, Found]], target: str, origin: str,
         "",
     ]
     body = tomli_w.dumps(doc, multiline_strings=False)
-    return "\n".join(lines) + _NOTIFY_HEADER.sub(_MAIL_WORDS, body)
+    return "\n".join(lines) + _NOTIFY_HEADER.sub(_MAIL_WORDS, body), doc
 
 
 _NOTIFY_HEADER = re.compile(r"^(\[(?:defaults|jobs\.[a-z0-9_-]+)\.notify\]\n)", re.MULTILINE)

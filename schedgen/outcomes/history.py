@@ -1,6 +1,7 @@
 """The runs of a job, newest first, from its events (the one record every run leaves).
 
-A run is what one start, busy, empty or precondition event began; its finish event
+A run is what one start, busy, empty, precondition or skipped (a firing of a paused job,
+`schedgen pause`) event began; its finish event
 (seen first, reading backwards) gives outcome, exit code and duration.
 """
 
@@ -15,7 +16,7 @@ from schedgen.outcomes import events
 from schedgen.records.runs import dead_here
 from schedgen.records.shown import field, shown
 
-BEGINS = frozenset({"start", "busy", "empty", "precondition"})
+BEGINS = frozenset({"start", "busy", "empty", "precondition", "skipped"})
 # Outcomes that mean the job did not do its work.
 FAILED = frozenset({"failed", "timeout", "interrupted", "crashed", "precondition"})
 
@@ -25,7 +26,7 @@ class Run(NamedTuple):
     run_id: str
     started: datetime  # UTC
     duration: int | None  # seconds, once finished
-    outcome: str  # ok failed timeout interrupted busy empty precondition running crashed
+    outcome: str  # ok failed timeout interrupted busy empty precondition running crashed skipped
     exit_code: int | None
     item: str | None
     attempt: int | None
@@ -91,8 +92,8 @@ def _run(job: str, name: str, run_id: str, when: datetime, ev: dict[str, Any],
                _int(ev.get("attempt")), ev.get("smoke") is True, pid, host)
     if name == "busy":
         return base._replace(exit_code=busy_exit, duration=0)
-    if name == "empty":
-        return base._replace(outcome="empty", exit_code=0, duration=0)
+    if name in ("empty", "skipped"):
+        return base._replace(outcome=name, exit_code=0, duration=0)
     if name == "precondition":
         return base._replace(exit_code=_int(ev.get("exit_code")) or 78, duration=0)
     if fin is None:

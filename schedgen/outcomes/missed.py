@@ -16,19 +16,16 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import NamedTuple
 
 from schedgen.config.model import Job
-from schedgen.machine.ownership import Record
+from schedgen.machine.ownership import Installed, Record
 from schedgen.outcomes import events
 from schedgen.outcomes.firings import epochs
 from schedgen.outcomes.history import BEGINS
-from schedgen.render.tzgate import MAX_LATENESS
 from schedgen.schedule.expressions import Cron, Every, every_as_cron, parse_cron
 from schedgen.schedule.upcoming import local_zone
 from schedgen.schedule.when import human
 from schedgen.targets import registry
 
 GRACE = timedelta(minutes=5)
-# A zoned job's wrapper runs a start up to MAX_LATENESS late for its firing (tzgate.py).
-ZONED_GRACE = timedelta(minutes=MAX_LATENESS)
 EARLY = timedelta(seconds=30)  # clocks of cron and the wrapper may differ a little
 LOOKBACK = timedelta(days=7)  # status and check judge the last week
 _MAX = 20_000  # firings judged at most, newest kept (an every-minute job: two weeks)
@@ -63,14 +60,41 @@ def zone(job: Job) -> tzinfo:
     return local_zone()
 
 
+class Installs:
+    """Each job's entries in the ownership record, found once per record: looking each
+    job up in the whole record made `status` quadratic in its jobs."""
+
+    def __init__(self, record: Record) -> None:
+        self.by_job: dict[str, list[Installed]] = {}
+        for e in record.entries.values():
+            for name in dict.fromkeys((*((e.job,) if e.job else ()), *e.jobs)):
+                self.by_job.setdefault(name, []).append(e)
+
+    def at(self, job: Job) -> datetime | None:
+        """When the job's schedule was last installed: its crontab block or plist, else
+        its wrapper."""
+        kinds = {k for t in job.targets for k in registry.get(t).schedule_kinds}
+        mine = self.by_job.get(job.name, [])
+        entries = [e for e in mine if e.kind in kinds] or [e for e in mine if e.job == job.name]
+        times = [t for e in entries if (t := events.ts(e.installed_at)) is not None]
+        return max(times) if times else None
+
+
+Made = dict[int, tuple[Record, Installs]]  # Installs by record (installs_of)
+
+
+def installs_of(made: Made, record: Record) -> Installs:
+    """The record's Installs, made once per record (a config's jobs can sit in two
+    scopes' records) and kept in ``made``."""
+    hit = made.get(id(record))
+    if hit is None or hit[0] is not record:
+        hit = made[id(record)] = (record, Installs(record))
+    return hit[1]
+
+
 def installed_at(job: Job, record: Record) -> datetime | None:
     """When the job's schedule was last installed: its crontab block or plist, else wrapper."""
-    kinds = {k for t in job.targets for k in registry.get(t).schedule_kinds}
-    sched = [e for e in record.entries.values()
-             if e.kind in kinds and (e.job == job.name or job.name in e.jobs)]
-    entries = sched or [e for e in record.entries.values() if e.job == job.name]
-    times = [t for e in entries if (t := events.ts(e.installed_at)) is not None]
-    return max(times) if times else None
+    return Installs(record).at(job)
 
 
 def expressions(job: Job) -> list[Cron]:
@@ -119,18 +143,24 @@ def judge(firings: list[int], begins: list[int], launchd: bool, z: tzinfo,
     return out
 
 
-def missed(job: Job, record: Record, now: datetime, since: datetime | None = None) -> Missed | None:
+def missed(job: Job, record: Record, now: datetime, since: datetime | None = None,
+           installs: Installs | None = None) -> Missed | None:
     """Judge the firings from ``since`` (default: LOOKBACK) up to GRACE (a zoned job's:
-    ZONED_GRACE) ago.
-    None when there is nothing to judge (not installed, disabled, no calendar)."""
+    its max_lateness, up to which its wrapper runs a late start) ago. ``installs``: the
+    record's, built once by a caller that judges many jobs. None when there is nothing
+    to judge (not installed, disabled, no calendar)."""
     if not job.enabled or not expressions(job):
         return None
-    start = installed_at(job, record)
+    start = (installs or Installs(record)).at(job)
     if start is None:
         return None
     window = since if since is not None else now - LOOKBACK
     start = max(start, window)
-    grace = ZONED_GRACE if job.timezone else GRACE
+    # A start delay makes every start late by up to it; a gated job (zoned, or catching
+    # up) runs a start up to max_lateness late for its firing.
+    grace = GRACE + timedelta(seconds=job.random_delay)
+    if job.timezone or job.catch_up == "once":
+        grace = max(grace, timedelta(seconds=job.max_lateness))
     end = now - grace
     if start >= end:
         return Missed(start, ())

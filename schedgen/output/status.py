@@ -6,7 +6,7 @@ from typing import Any
 
 from schedgen.commands.status_types import Status
 from schedgen.outcomes.missed import missed_json, missed_text
-from schedgen.schedule.when import human, parse
+from schedgen.schedule.when import human, machine, parse
 from schedgen.targets import registry
 
 
@@ -25,6 +25,8 @@ def as_json(s: Status) -> dict[str, Any]:
             "next_run": j.next_run, "next_notes": list(j.next_notes),
             "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
             "missed": missed_json(j.missed),
+            "paused": None if j.paused is None else {"until": machine(j.paused.until)
+                                                     if j.paused.until else None},
         } for j in s.jobs],
         # the shape of diff --json's "host"
         "host": {"name": s.host, "this_machine": not s.elsewhere,
@@ -81,6 +83,9 @@ def as_text(s: Status) -> str:
                          f"{q.failed} failed")
         if j.lock_held is not None:
             lines.append(f"  lock       {'held (a run is active)' if j.lock_held else 'free'}")
+        if j.paused is not None:
+            lines.append(f"  paused     {j.paused.until_text()}"
+                         " (schedgen resume to end it)")
         if j.missed and j.missed.firings:
             lines.append(f"  firings    {missed_text(j.missed)}")
         for d in j.drift:

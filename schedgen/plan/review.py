@@ -87,6 +87,15 @@ def remember(config: Config, plan: p.Plan, record: Record) -> None:
     changes = _by_job(plan)
     installed_jobs = {e.job for e in record.entries.values() if e.job}
     installed_jobs |= {j for e in record.entries.values() for j in e.jobs}
+    digests: dict[str, str] = {}
+
+    def hashed(c: p.Change) -> str:
+        # Once per change: the crontab block is wanted by every cron job, and hashing it
+        # for each made this quadratic.
+        if c.key not in digests:
+            digests[c.key] = p.digest(c.after or "")
+        return digests[c.key]
+
     for job in config.jobs:
         wanted = [c for c in changes.get(job.name, []) if c.after is not None]
         if not job.enabled or not wanted:
@@ -95,7 +104,7 @@ def remember(config: Config, plan: p.Plan, record: Record) -> None:
             continue
         if job.name in settings_ and all(_proven(c, record) for c in wanted):
             continue  # made from the job the settings were kept for: they still hold
-        if all((e := record.get(c.key)) is not None and e.sha256 == p.digest(c.after or "")
+        if all((e := record.get(c.key)) is not None and e.sha256 == hashed(c)
                for c in wanted):
             settings_[job.name] = settings(job)
     names = {j.name for j in config.jobs}
@@ -186,7 +195,8 @@ def _value(field: str, value: Any) -> str:
         return ", ".join(value) if value else "(none)"
     if field == "schedule":
         return _schedule(value)
-    if field in ("timeout", "lock.wait", "queue.stale_after") and isinstance(value, int):
+    if field in ("timeout", "lock.wait", "queue.stale_after", "max_lateness", "random_delay") \
+            and isinstance(value, int):
         return format_duration(value)
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -9,14 +9,16 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.config import metrics_names as metrics
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
-from schedgen.render import shipped, wordcache
+from schedgen.render import policies, shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
+
+if TYPE_CHECKING:  # jinja2 is imported on the first render: an apply in sync renders nothing
+    import jinja2
 
 MARKER = "schedgen-managed"  # in every generated file, so schedgen can recognise its own
 # (a fixed marker, no version: an upgrade that changes no behaviour changes no file)
@@ -27,7 +29,8 @@ RUNTIME_PARTS = (
     "00-head.bash", "10-clock.bash", "20-lock.bash", "30-run-id.bash", "40-command.bash",
     "50-records.bash", "60-rotation.bash", "65-metrics.bash", "70-main.bash", "80-cut.bash", "81-tzgate.sh",
     "82-timeout.bash", "83-smoke.bash", "84-queue-claim.bash", "85-queue-items.bash",
-    "86-queue-journal.bash", "87-queue-recovery.bash", "88-queue-metrics.bash", "90-fscheck.sh", "99-end.bash",
+    "86-queue-journal.bash", "87-queue-recovery.bash", "88-queue-metrics.bash", "89-policies.bash",
+    "90-fscheck.sh", "99-end.bash",
 )
 NOTIFY = "notify.sh"  # installed beside the runtime; sourced by jobs with notify settings
 NOTIFY_EVENTS = ("failure", "recovery")  # the events a run sends ("missed" is check's)
@@ -96,9 +99,12 @@ def _env() -> jinja2.Environment:
 
 @cache
 def _environment(store: bool, folder: Path) -> jinja2.Environment:
+    import jinja2
+
     wordcache.load(folder.parent)  # the schedules in words, kept like the templates
     env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(shipped.text), bytecode_cache=_TemplateCache(folder, store),
+        loader=jinja2.FunctionLoader(shipped.text),
+        bytecode_cache=_template_cache(jinja2)(folder, store),
         autoescape=jinja2.select_autoescape(enabled_extensions=("plist.j2",), default=False),
         keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
@@ -110,34 +116,39 @@ def _environment(store: bool, folder: Path) -> jinja2.Environment:
     return env
 
 
-class _TemplateCache(jinja2.FileSystemBytecodeCache):
-    """Compiled templates kept between runs: compiling them was most of a `diff`.
+def _template_cache(jinja2: Any) -> Any:
+    """The class below, made once jinja2 is imported."""
 
-    Read by every command; written only by those that write anyway (`render`, `apply`),
-    so `diff`, `status` and dry runs leave the disk alone. Keyed by each template's
-    checksum (and the Python version, by jinja2); the folder is per schedgen version
-    because the lexer options live in code, not in the templates.
-    """
+    class _TemplateCache(jinja2.FileSystemBytecodeCache):  # type: ignore[misc]
+        """Compiled templates kept between runs: compiling them was most of a `diff`.
 
-    def __init__(self, folder: Path, writable: bool) -> None:
-        self.writable = writable
-        self.folder = folder
-        super().__init__(str(folder))
+        Read by every command; written only by those that write anyway (`render`, `apply`),
+        so `diff`, `status` and dry runs leave the disk alone. Keyed by each template's
+        checksum (and the Python version, by jinja2); the folder is per schedgen version
+        because the lexer options live in code, not in the templates.
+        """
 
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except OSError:
-            pass  # unreadable (say, the cache folder is a file): compile instead
+        def __init__(self, folder: Path, writable: bool) -> None:
+            self.writable = writable
+            self.folder = folder
+            super().__init__(str(folder))
 
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        if not self.writable:
-            return
-        try:
-            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except OSError:
+                pass  # unreadable (say, the cache folder is a file): compile instead
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            if not self.writable:
+                return
+            try:
+                self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass  # a cache that cannot be written only costs time
+
+    return _TemplateCache
 
 
 @contextmanager
@@ -246,11 +257,12 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
     prog, smoke_prog = _program(job.command), _program(job.smoke)
     notify = notify_settings(job)
     tz = ""
-    if job.timezone:
-        # The zone code only for zoned jobs (tests/test_layout.py: LAZY_EDGES).
+    if job.timezone or job.catch_up == "once":
+        # The zone code only for zoned jobs and those that catch up (tests/test_layout.py:
+        # LAZY_EDGES).
         from schedgen.render import tzrender
 
-        tz = tzrender.gate_settings(job).rstrip("\n")
+        tz = tzrender.gate_settings(job).rstrip("\n") if tzrender.gated(job) else ""
     return _env().get_template("job.sh.j2").render(
         job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
         smoke_prog=smoke_prog if smoke_prog and smoke_prog != prog else "",
@@ -259,5 +271,7 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         runtime_text=runtime_text().rstrip("\n") if standalone else "",
         notify=notify, notify_file=notify_name(config.namespace),
         notify_text=notify_text().rstrip("\n") if standalone and notify else "", tz=tz,
+        pause_file=str(paths.pause_file(config.namespace, job.name)),
+        policy=policies.settings(job, config.namespace),
         metrics_file=str(metrics.prom_path(job, config.namespace) or ""),
         metrics_labels=metrics.labels(config.namespace, job.name))

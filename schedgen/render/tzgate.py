@@ -30,7 +30,8 @@ from schedgen.schedule.upcoming import local_zone
 KEY = "%Y%m%d%H%M"
 REPEAT_LIMIT = 180  # minutes the clock may go back and a fixed firing still counts as run
 # A start with no firing in its minute runs the latest firing before it when that is
-# less than this late (minutes; docs/timezones.md), and once: a later start is dropped.
+# less than this late (minutes; the job's max_lateness, docs/policies.md), and once: a
+# later start is dropped.
 MAX_LATENESS = 60
 # How far past the bound a start still looks for a firing it came too late for (to say
 # so), when the state tells which firing was decided last.
@@ -42,13 +43,14 @@ class Gate(NamedTuple):
     zone: str
     crons: tuple[Cron, ...]
     gaps: frozenset[str]  # zone-local keys (KEY) of moved fixed-time firings
-    late: int = MAX_LATENESS
+    late: int = MAX_LATENESS * 60  # seconds: the job's max_lateness
+    catch: int | None = None  # a job that catches up: no late start before its first firing
 
     @classmethod
-    def of(cls, zone: str, crons: list[Cron], window: Window) -> Gate:
+    def of(cls, zone: str, crons: list[Cron], window: Window, late: int = MAX_LATENESS * 60) -> Gate:
         tz = ZoneInfo(zone)
         keys = frozenset(t.astimezone(tz).strftime(KEY) for t in gap_firings(crons, tz, window))
-        return cls(zone, tuple(crons), keys)
+        return cls(zone, tuple(crons), keys, late)
 
     def decide(self, at: datetime, state: list[int | None]) -> bool:
         """Run at instant ``at``? ``state`` is [the last fixed firing's local minute, the
@@ -76,7 +78,9 @@ class Gate(NamedTuple):
             state[:] = [nlast, rmin]
             return RUN
         # A late start: the latest firing before it, on the zone's wall clock.
-        cap = self.late + LOOK_PAST if rlast is not None else self.late - 1
+        if rlast is None and self.catch is not None:
+            return NOT_NOW
+        cap = self.late // 60 + LOOK_PAST if rlast is not None else (self.late - 1) // 60
         wall = local.replace(tzinfo=None, second=0, microsecond=0)
         k = 0
         while True:
@@ -94,7 +98,7 @@ class Gate(NamedTuple):
             if fixed and not wild and last is not None and 0 <= last - lmin < REPEAT_LIMIT:
                 return NOT_NOW
             state[:] = [lmin if fixed else last, rmin - k]
-            return RUN if k * 60 + sec < self.late * 60 else DROPPED
+            return RUN if k * 60 + sec < self.late else DROPPED
 
     def _kinds(self, wall: datetime) -> tuple[bool, bool]:
         """(a fixed-time firing, a wildcard firing) at the zone-local wall time."""
@@ -143,14 +147,24 @@ def _array(name: str, items: list[str]) -> str:
     return f"{name}=({' '.join(shlex.quote(i) for i in items)})"
 
 
-def settings(gate: Gate, state_file: str) -> str:
+# The gate's zone for a job read in the host's local time (catch_up = "once"): the wrapper
+# reads the clock without TZ, and knows no gap instants (cron and launchd move those).
+HOST_LOCAL = "localtime"
+
+
+def settings(gate: Gate, state_file: str, catch_up: int | None = None) -> str:
     """The shell variables the runtime's gate reads, for the job file: three lines (the
     zone, its state file and the lateness bound; the expressions' value lists; the
-    instants after gaps)."""
+    instants after gaps). ``catch_up``: the job catches up (catch_up = "once"): a late
+    start later than this many seconds is recorded as a catch-up, and none is made
+    before the job has run a firing (a fresh install loads with nothing to catch up)."""
     c = gate.crons
+    extra = f" sg_tz_catch={catch_up}" if catch_up is not None else ""
+    if gate.zone == HOST_LOCAL:
+        extra += " sg_tz_host=1"
     lines = [
         f"sg_tz_zone={shlex.quote(gate.zone)} sg_tz_state={shlex.quote(state_file)} "
-        f"sg_tz_late={gate.late}",
+        f"sg_tz_late={gate.late}{extra}",
         " ".join([
             f"sg_tz_n={len(c)}",
             _array("sg_tz_min", [_list(x.minutes, frozenset(range(60))) for x in c]),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from zoneinfo import ZoneInfo
 
 from schedgen.config.model import Job
-from schedgen.render.tzgate import Gate, host_zone, render_window, settings
+from schedgen.render.tzgate import HOST_LOCAL, Gate, host_zone, render_window, settings
 from schedgen.schedule.expressions import Cron
 from schedgen.schedule.to_calendar import CalendarDict
 from schedgen.schedule.tzwiden import Window, calendar, cron_lines
@@ -35,7 +35,22 @@ def state_file(job: Job) -> str:
     return str(job.log_dir / ".tzgate")
 
 
+# A start within this of its firing (plus the job's start delay) is on time, as `check`
+# counts it (outcomes/missed.py GRACE); a later one a catch-up.
+ON_TIME = 300
+
+
+def gated(job: Job) -> bool:
+    """Does the job's wrapper run the gate: a zoned job, or one that catches up (the gate
+    decides which firing a start at boot, load or wake is for, and runs it once)."""
+    return bool(job.timezone) or (job.catch_up == "once" and bool(_crons(job)))
+
+
 def gate_settings(job: Job, window: Window | None = None) -> str:
     """The gate's settings, for the job file (the gate is the runtime's: 81-tzgate.sh)."""
-    assert job.timezone
-    return settings(Gate.of(job.timezone, _crons(job), window or render_window()), state_file(job))
+    catch = job.random_delay + ON_TIME if job.catch_up == "once" else None
+    if not job.timezone:
+        gate = Gate(HOST_LOCAL, tuple(_crons(job)), frozenset(), job.max_lateness)
+        return settings(gate, state_file(job), catch)
+    gate = Gate.of(job.timezone, _crons(job), window or render_window(), job.max_lateness)
+    return settings(gate, state_file(job), catch)

@@ -20,7 +20,7 @@ sg_run() {
     fields=",\"item\":$sg_j,\"attempt\":$sg_attempt"
     sg_event claim "$fields"
   fi
-  sg_event start "$fields,\"smoke\":$sg_smoke_j${sg_tz_j-}"
+  sg_event start "$fields,\"smoke\":$sg_smoke_j${sg_tz_j-}${sg_delay_j-}"
   sg_hook start
   # A signal held since the critical section began stops the run before the command
   # starts: it never ran, so an item goes back without counting an attempt.

@@ -28,6 +28,8 @@ sg_main() {
   fi
   # A zoned job started too late for its firing: said in the events, not run.
   [ -z "${sg_tz_drop-}" ] || sg_tz_dropped
+  # Paused (schedgen pause), or a start delay (random_delay): read past the cut.
+  [ -z "${sg_paused-}${sg_policy-}" ] || sg_policy_start
 
   # Settings and secrets from the env file, read at run time (never copied into the job
   # file). Its own errors are not shown: they can quote its contents.
@@ -80,3 +82,7 @@ sg_main() {
   sg_run 1
   exit "$sg_status"
 }
+
+# A paused job: its pause file exists (schedgen pause; the one stat a plain run adds).
+sg_paused=''
+[ ! -e "${sg_pause_file-}" ] || sg_paused=1

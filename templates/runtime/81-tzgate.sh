@@ -15,6 +15,11 @@
 #   sg_tz_gaps   " YYYYmmddHHMM ... ": zone-local instants right after a spring-forward
 #                gap that a fixed-time firing inside the gap moves to
 #   sg_tz_state  file holding the zone-local minute of the last fixed-time firing run
+#   sg_tz_late   max_lateness, in seconds
+#   sg_tz_host   1: the host's local time (a job with catch_up = "once" and no timezone;
+#                sg_tz_zone is then "localtime")
+#   sg_tz_catch  set for catch_up = "once": a late start more than this many seconds
+#                late is recorded as a catch-up; none is made before a first firing ran
 #
 # sg_tz_gate returns 0: run now; 1: not a firing now (exit 0 at once, write nothing);
 # 2: the zone is unknown on this host (a precondition failure). A run in the foreground
@@ -36,7 +41,7 @@ sg_tz_main() {
 # "late" event says which firing was dropped, and the run ends there (exit 0).
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_dropped() {
-  sg_event late "${sg_tz_j},\"zone\":\"$sg_tz_zone\",\"max_lateness\":$((${sg_tz_late:-60} * 60)),\"outcome\":\"dropped\""
+  sg_event late "${sg_tz_j},\"zone\":\"$sg_tz_zone\",\"max_lateness\":${sg_tz_late:-3600},\"outcome\":\"dropped\""
   [ "$sg_fg" != 1 ] || printf 'schedgen: %s: start dropped: too late for its firing\n' "$sg_job" >&2
   exit 0
 }
@@ -56,7 +61,11 @@ sg_tz_in() {
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_now() {
   local now era yoe doy y IFS=' '
-  now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w %S %s') || return 1
+  if [ -n "${sg_tz_host-}" ]; then
+    now=$(date '+%Y %m %d %H %M %w %S %s') || return 1   # the host's own time
+  else
+    now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w %S %s') || return 1
+  fi
   # shellcheck disable=SC2086 # split the fields on purpose
   set -- $now
   sg_tz_key=$1$2$3$4$5
@@ -111,16 +120,16 @@ sg_tz_kinds() {
 # sg_tz_gate: 0 run, 1 not now, 2 cannot tell, 3 a start too late for its firing (see
 # the top of this file). A start in a minute with no firing belongs to the latest firing
 # before it (found by walking the zone's clock back, skipping days and hours no
-# expression has): it runs that firing when it is less than sg_tz_late minutes late and
+# expression has): it runs that firing when it is less than sg_tz_late seconds late and
 # the firing has not run yet. The state file holds "LAST RLAST": the zone-local minute
 # of the last fixed-time firing run, and the real minute (since the epoch) of the last
 # firing run or dropped, so each firing runs once.
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_gate() {
-  local last='' rlast='' k=0 late=${sg_tz_late:-60} cap nlast y mo d h mi w i hk lmin dk=''
+  local last='' rlast='' k=0 late=${sg_tz_late:-3600} cap nlast y mo d h mi w i hk lmin dk=''
   [ "${SCHEDGEN_FOREGROUND-}" != 1 ] || return 0
   # date falls back to UTC, silently, for a zone it does not have.
-  if [ ! -f "${TZDIR:-/usr/share/zoneinfo}/$sg_tz_zone" ]; then
+  if [ -z "${sg_tz_host-}" ] && [ ! -f "${TZDIR:-/usr/share/zoneinfo}/$sg_tz_zone" ]; then
     printf 'schedgen: time zone %s is not in this host'\''s zone database\n' "$sg_tz_zone" >&2
     return 2
   fi
@@ -152,8 +161,11 @@ sg_tz_gate() {
   # No firing in this minute: a late start? Without a state the walk stays within the
   # bound (a fresh job's first fire reports no firing from before it was set up); with
   # one it goes back to the last firing decided, a day past the bound at most.
-  cap=$((late + 1440))
-  [ -n "$rlast" ] || cap=$((late - 1))
+  cap=$((late / 60 + 1440))
+  [ -n "$rlast" ] || cap=$(((late - 1) / 60))
+  # A job that catches up does so only once it has run a firing: a load at install time
+  # has nothing to catch up.
+  [ -n "$rlast" ] || [ -z "${sg_tz_catch-}" ] || return 1
   y=$sg_tz_y mo=$sg_tz_mo d=$sg_tz_d h=$sg_tz_h mi=$sg_tz_mi w=$sg_tz_w
   while :; do
     k=$((k + 1)) mi=$((mi - 1))
@@ -217,7 +229,11 @@ sg_tz_gate() {
     fi
     [ "$sg_tz_fx" = 0 ] || nlast=$lmin
     sg_tz_ran "$nlast" $((sg_tz_rmin - k)) "$sg_tz_key" $((k * 60 + sg_tz_sec))
-    [ $((k * 60 + sg_tz_sec)) -lt $((late * 60)) ] && return 0
+    # Later than on time (and its start delay): a catch-up, said in its records.
+    [ -z "${sg_tz_catch-}" ] || [ $((k * 60 + sg_tz_sec)) -le "$sg_tz_catch" ] ||
+      sg_tz_j=$sg_tz_j',"catch_up":true'
+
+    [ $((k * 60 + sg_tz_sec)) -lt "$late" ] && return 0
     sg_tz_drop=1
     return 3
   done

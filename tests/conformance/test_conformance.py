@@ -82,6 +82,30 @@ def test_a_firing_runs_the_wrapper(driver: Driver, tmp_path: Path) -> None:
     assert '"ok"' in r.stdout, r.stdout
 
 
+def test_a_paused_job_skips_its_firings_until_resumed(driver: Driver, tmp_path: Path) -> None:
+    out = tmp_path / "fired"
+    config(driver, tmp_path, job("alpha", f"echo ran >> {out}"))
+    applied(tmp_path)
+
+    def suspended() -> bool:
+        obj = json.loads(driver.installed("alpha") or b"{}")
+        return obj["spec"]["suspend"] is True
+
+    assert cli(tmp_path, "pause", "alpha").returncode == 0
+    if driver.runs_wrapper:
+        assert driver.fire("alpha") == 0 and not out.exists()
+        runs = json.loads(cli(tmp_path, "history", "alpha", "--json").stdout)["jobs"][0]["runs"]
+        assert [r["outcome"] for r in runs] == ["skipped"]
+    else:
+        assert suspended()
+    assert cli(tmp_path, "diff").returncode == 0   # paused is in sync: nothing to apply
+    assert cli(tmp_path, "resume", "alpha").returncode == 0
+    if driver.runs_wrapper:
+        assert driver.fire("alpha") == 0 and out.read_text() == "ran\n"
+    else:
+        assert not suspended()
+
+
 def test_notify_and_ping_are_delivered_after_the_run_ends(driver: Driver, tmp_path: Path,
                                                           pinghub: PingHub) -> None:
     told = tmp_path / "told"

@@ -11,7 +11,8 @@ from schedgen.targets.interface import Refusal
 def refusals(job: Job, w: str) -> list[Refusal]:
     problems = [every_cron_problem(e.seconds) for e in job.schedule or () if isinstance(e, Every)]
     out = [Refusal(f"{w}.schedule", f"target cron: {problem}") for problem in problems if problem]
-    if job.wrapper_dir is not None and "\\%" in str(job.wrapper_path):
+    # (the folder's text and the name's: a "/" stands between them in the path)
+    if job.wrapper_dir is not None and ("\\%" in str(job.wrapper_dir) or "\\%" in job.name):
         # cron takes a backslash before % as escaping it, so the %-escaped line would name
         # another path (and end at that %); refused rather than quoted around, as rare.
         out.append(Refusal(f"{w}.wrapper_dir", "a backslash right before a % cannot be written in a "

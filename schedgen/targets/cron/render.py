@@ -6,7 +6,7 @@ import shlex
 
 from schedgen.config.model import Config, Job
 from schedgen.render.artifacts import _env, header
-from schedgen.schedule.expressions import Every, every_as_cron
+from schedgen.schedule.expressions import Cron, Every, every_as_cron
 
 
 def cron_escape(text: str) -> str:
@@ -20,17 +20,20 @@ def cron_command(job: Job) -> str:
 
 
 def cron_lines(job: Job) -> list[str]:
+    # catch_up = "once": cron has no catch-up of its own, so the wrapper is also started
+    # at boot, and its gate runs the latest missed firing once (docs/policies.md).
+    boot = ["@reboot"] if job.catch_up == "once" and any(isinstance(e, Cron) for e in job.schedule) else []
     if job.timezone:
         from schedgen.render import tzrender
 
-        return tzrender.host_cron_lines(job)
+        return tzrender.host_cron_lines(job) + boot
     exprs = []
     for e in job.schedule:
         if isinstance(e, Every):
             exprs.append(every_as_cron(e.seconds) or "")
         else:
             exprs.append(e.text)
-    return exprs
+    return exprs + boot
 
 
 def crond_file(config: Config, jobs: tuple[Job, ...]) -> str:

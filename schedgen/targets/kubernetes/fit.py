@@ -21,6 +21,12 @@ def refusals(job: Job, w: str) -> list[Refusal]:
         out.append(Refusal(f"{w}.kubernetes", "missing (required for target kubernetes): "
                                               f"add [{w}.kubernetes] with at least image = \"...\""))
     out += [Refusal(f"{w}{field}", message) for field, message in kube_config.unfit(job)]
+    if job.random_delay:
+        out.append(Refusal(f"{w}.random_delay", "a CronJob has no start delay (its pod runs the "
+                                                "command, not the wrapper): drop it or the target"))
+    if job.max_lateness < 10:
+        out.append(Refusal(f"{w}.max_lateness", "the CronJob controller looks every 10 s: a "
+                                                "startingDeadlineSeconds under 10 may never start it"))
     # The CronJob is fine without what no wrapper would send: said, not skipped.
     return out + [Refusal(f"{w}{field}", message, renders=True)
                   for field, message in kube_config.unsent(job)]

@@ -36,5 +36,7 @@ def plist(job: Job, config: Config) -> str:
     env.filters.setdefault("xml_comment", xml_comment)
     return env.get_template("launchd.plist.j2").render(
         job=job, h=header(config), calendar=calendar,
-        interval=every, run_at_load=job.run_at_load or reboot,
+        # catch_up = "once": launchd runs a missed firing after a wake, not after a boot;
+        # RunAtLoad starts the wrapper at load, and its gate runs the latest missed firing.
+        interval=every, run_at_load=job.run_at_load or reboot or (job.catch_up == "once" and bool(crons)),
     )

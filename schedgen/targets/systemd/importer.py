@@ -28,7 +28,8 @@ from schedgen.units import format_duration
 SYSTEMD_DEFAULT_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin",
                         "/bin"]
 _TIMER_KEYS = {"OnCalendar", "OnBootSec", "OnStartupSec", "OnActiveSec", "OnUnitActiveSec",
-               "Unit", "Persistent", "AccuracySec", "RandomizedDelaySec", "WakeSystem"}
+               "Unit", "Persistent", "AccuracySec", "RandomizedDelaySec", "WakeSystem",
+               "FixedRandomDelay"}
 _SERVICE_KEYS = {"Type", "ExecStart", "WorkingDirectory", "Environment", "EnvironmentFile"}
 # A unit name as systemd accepts one (unit_name_is_valid): never a path.
 _UNIT_NAME = re.compile(r"[A-Za-z0-9:_.\\@-]{1,250}\.(?:service|timer)")
@@ -194,9 +195,29 @@ def timer_job(timer: Path, notes: list[Note]) -> Found | None:
         notes.append(Note(where, f"{key} ignored: schedgen does not carry this key over"))
     for key in sorted(set(s) - _SERVICE_KEYS):
         notes.append(Note(unit, f"{key} ignored: schedgen does not carry this key over"))
+    keys.update(_policies(t))
     if timer.parent == unit_dir():  # the user's own: apply turns it off, uninstall back on
         keys["adopts"] = f"systemd: {timer.name}"
     return Found(source=where, name_hint=_hint(timer.stem), keys=keys)
+
+
+def _policies(t: dict[str, list[str]]) -> dict[str, Any]:
+    """Persistent= and RandomizedDelaySec= as schedgen's run policies (docs/policies.md)."""
+    keys: dict[str, Any] = {}
+    if t.get("OnCalendar") and _yes((t.get("Persistent") or ["no"])[-1]):
+        keys["catch_up"] = "once"
+    delay = seconds((t.get("RandomizedDelaySec") or ["0"])[-1])
+    if delay > 0:
+        keys["random_delay"] = format_duration(delay)
+        # systemd draws a fresh delay each time unless FixedRandomDelay= says otherwise.
+        keys["random_delay_stable"] = _yes((t.get("FixedRandomDelay") or ["no"])[-1])
+        if delay >= 3600:  # a delayed start is a late one: the bound must be above it
+            keys["max_lateness"] = format_duration(delay + 3600)
+    return keys
+
+
+def _yes(value: str) -> bool:
+    return value.strip().lower() in ("1", "yes", "y", "true", "t", "on")
 
 
 def _schedule(t: dict[str, list[str]]) -> list[str]:

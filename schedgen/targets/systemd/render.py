@@ -3,8 +3,9 @@
 Cron expressions become OnCalendar lines (schedgen.oncalendar), `@reboot` becomes
 OnStartupSec=0 (the user manager's start: boot with lingering, else the first login),
 `@every` becomes OnActiveSec + OnUnitActiveSec (from the timer's start, then from
-each run's start). Persistent=true catches up a calendar firing missed while the
-machine was off, as systemd users expect (cron would skip it).
+each run's start). Persistent=true (catch_up = "once") runs a calendar firing missed
+while the machine was off once at boot; random_delay is RandomizedDelaySec, with
+FixedRandomDelay for a stable offset (docs/policies.md).
 """
 
 from __future__ import annotations
@@ -73,8 +74,11 @@ def timer_settings(job: Job) -> list[tuple[str, str]]:
     for e in job.schedule:
         if isinstance(e, Every):
             out += [("OnActiveSec", timespan(e.seconds)), ("OnUnitActiveSec", timespan(e.seconds))]
-    if crons:
+    if crons and job.catch_up == "once":
         out.append(("Persistent", "true"))
+    if job.random_delay:
+        out.append(("RandomizedDelaySec", timespan(job.random_delay)))
+        out.append(("FixedRandomDelay", "true" if job.random_delay_stable else "false"))
     return out
 
 

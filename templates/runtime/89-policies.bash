@@ -1,0 +1,33 @@
+# Run policies read past the cut: pause and a start delay (docs/policies.md).
+#
+# Settings (the job file's): sg_pause_file  schedgen's pause file for the job (it exists
+# only while the job is paused; one line: the epoch it ends at, or 0 for until resumed);
+# sg_delay  a stable start delay in seconds (worked out at render time from the
+# namespace, job and host); sg_delay_max  the bound of a fresh one (0: none).
+# shellcheck shell=bash disable=SC2154
+
+# sg_policy_start: a paused firing ends here, said as skipped; else the start delay.
+sg_policy_start() {
+  local until='' left
+  if [ -n "${sg_paused-}" ]; then
+    [ ! -r "$sg_pause_file" ] || read -r until <"$sg_pause_file" 2>/dev/null || :
+    case $until in '' | *[!0-9]*) until=0 ;; esac
+    until=$((10#$until))
+    if [ "$until" = 0 ] || [ "$sg_epoch" -lt "$until" ]; then
+      sg_event skipped "${sg_tz_j-},\"reason\":\"paused\",\"until\":$until,\"outcome\":\"skipped\""
+      [ "$sg_fg" != 1 ] || printf 'schedgen: %s: paused; this firing is skipped\n' "$sg_job" >&2
+      exit 0
+    fi
+  fi
+  # A start delay: before the lock, never in the foreground or a smoke run.
+  # Under systemd the timer's RandomizedDelaySec did it (SCHEDGEN_DELAYED, from the unit).
+  [ "$sg_fg" != 1 ] && [ "$sg_smoke" != 1 ] && [ "${SCHEDGEN_DELAYED-}" != 1 ] || return 0
+  left=${sg_delay:-0}
+  if [ "${sg_delay_max:-0}" -gt 0 ]; then
+    left=$(((RANDOM * 32768 + RANDOM) % (sg_delay_max + 1)))
+  fi
+  [ "$left" -gt 0 ] || return 0
+  sg_delay_j=",\"delay\":$left"
+  sleep "$left"
+  sg_now
+}

@@ -1,0 +1,141 @@
+"""apply, diff and status without typer: the same options, output and exit codes."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from schedgen import cli, quick
+from tests.fakes import FakeCrontab
+from tests.helpers import write_config
+
+JOBS = """
+[defaults]
+targets = ["cron"]
+
+[jobs.alpha]
+command = ["echo", "alpha"]
+schedule = "*/5 * * * *"
+
+[jobs.beta]
+command = "echo beta \\u001b[31mred"
+schedule = "@hourly"
+"""
+
+
+def _click_command(name: str) -> typer.main.click.Command:  # type: ignore[name-defined]
+    group = typer.main.get_command(cli.app)
+    return group.commands[name]  # type: ignore[attr-defined,no-any-return]
+
+
+@pytest.mark.parametrize("name", sorted(quick.OPTIONS))
+def test_each_option_read_without_typer_is_the_typer_commands_own(name: str) -> None:
+    params = {}
+    for p in _click_command(name).params:
+        for opt in (*p.opts, *getattr(p, "secondary_opts", ())):
+            params[opt] = p
+    for opt, (dest, takes_value, repeatable) in quick.OPTIONS[name].items():
+        p = params[opt]
+        assert p.name == dest, opt
+        assert getattr(p, "is_flag", False) == (not takes_value), opt
+        assert p.multiple == repeatable, opt
+    # and every option of the command but --help is known here (else it goes to typer)
+    assert set(params) - {"--help"} == set(quick.OPTIONS[name])
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["--help"], ["apply", "--help"], ["diff", "--bogus"], ["apply", "-cjobs.toml"],
+    ["apply", "--json=1"], ["apply", "-nv"], ["diff", "-c", "a", "-c", "b"],
+    ["diff", "-c", "-x"], ["diff", "-c"], ["diff", "--config="], ["status", "extra"],
+    ["apply", "--", "-c", "x"], ["validate"], ["uninstall"], ["status", "--check", "--check"],
+])
+def test_anything_else_goes_to_typer(argv: list[str]) -> None:
+    assert quick.parse(argv) is None
+
+
+def test_plain_arguments_are_read_as_click_reads_them() -> None:
+    assert quick.parse(["apply", "-c", "j.toml", "-n", "--target=cron", "-t", "launchd",
+                        "--json"]) == ("apply", {"config": "j.toml", "dry_run": True,
+                                                 "target": ["cron", "launchd"],
+                                                 "as_json": True})
+    assert quick.parse(["diff", "--config=a=b.toml", "-v", "--stat"]) == (
+        "diff", {"config": "a=b.toml", "full": True, "stat": True})
+    assert quick.parse(["reconcile"]) == ("reconcile", {})
+
+
+def _run(main: object, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.argv
+    sys.argv = ["schedgen", *args]
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                main()  # type: ignore[operator]
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    finally:
+        sys.argv = saved
+    return code, out.getvalue(), err.getvalue()
+
+
+def _same(*args: str) -> tuple[int, str, str]:
+    fast, full = _run(quick.main, *args), _run(cli.main, *args)
+    assert fast == full, args
+    return fast
+
+
+def test_both_paths_print_and_exit_alike(fake_crontab: FakeCrontab, tmp_path: Path) -> None:
+    fake_crontab.set(b"# mine\n0 1 * * * echo mine\n")
+    config = str(write_config(tmp_path / "jobs.toml", JOBS))
+    for args in (["diff"], ["diff", "--stat"], ["diff", "--json"], ["diff", "-v"],
+                 ["apply", "-n"], ["apply", "--dry-run", "--json"], ["status"],
+                 ["status", "--check"], ["reconcile", "--json"], ["diff", "-t", "launchd"],
+                 ["diff", "-t", "nosuch"]):
+        code, out, err = _same(*args, "-c", config)
+        assert code in (0, 1, 2, 4), (args, err)
+        assert "\x1b" not in out  # styles stripped off a terminal, as click does
+    first = _run(quick.main, "apply", "-c", config)
+    assert first[0] == 0 and first[1].startswith("create"), first
+    for args in (["diff"], ["apply"], ["apply", "--json"], ["status", "--check"],
+                 ["status", "--json"]):
+        assert _same(*args, "-c", config)[0] == 0, args
+    missing = str(tmp_path / "none.toml")
+    assert _same("diff", "-c", missing)[0] == 2
+
+
+def _python(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: print('typer' in sys.modules, file=sys.stderr))\n"
+            f"sys.argv = ['schedgen', *{args!r}]\n"
+            "from schedgen.quick import main\nmain()\n")
+    return subprocess.Popen([sys.executable, "-c", code], cwd=cwd, env={**os.environ, **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_an_in_sync_apply_and_diff_never_import_typer(fake_crontab: FakeCrontab,
+                                                      tmp_path: Path) -> None:
+    config = str(write_config(tmp_path / "jobs.toml", JOBS))
+    for args, loaded in ((["apply", "-c", config], "False"), (["diff", "-c", config], "False"),
+                         (["status", "--check", "-c", config], "False"),
+                         (["diff", "--help"], "True")):
+        p = _python(args, tmp_path, fake_crontab.env)
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0 and err.splitlines()[-1] == loaded, (args, err)
+
+
+def test_a_reader_that_goes_away_ends_it_with_exit_1_and_no_word(fake_crontab: FakeCrontab,
+                                                                 tmp_path: Path) -> None:
+    config = str(write_config(tmp_path / "jobs.toml", JOBS))
+    p = _python(["diff", "-c", config], tmp_path, fake_crontab.env)
+    assert p.stdout is not None
+    p.stdout.close()  # before it writes: its first write finds no reader
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 1 and err.splitlines() == ["False"], err
