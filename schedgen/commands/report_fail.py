@@ -40,7 +40,8 @@ def _run_dir(log_dir: Path, run_id: str) -> Path | None:
     if run_id in ("", ".", "..") or "/" in run_id or "\\" in run_id or not run_id.isprintable():
         return None
     d = log_dir / "runs" / run_id
-    return d if d.is_dir() else None
+    # The job's command owns the folder: a link out of it is not its run.
+    return d if d.is_dir() and not d.is_symlink() else None
 
 
 def tail(log_dir: Path, path: Path) -> list[str]:
@@ -68,7 +69,7 @@ def tail(log_dir: Path, path: Path) -> list[str]:
 
 
 def _link(path: Path, out_dir: Path | None, label: str) -> str:
-    if out_dir is None or not path.is_file():
+    if out_dir is None or path.is_symlink() or not path.is_file():
         return ""
     try:
         rel = path.resolve().relative_to(out_dir.resolve())

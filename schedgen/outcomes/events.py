@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,7 +65,8 @@ def lines_back(path: Path) -> Iterator[bytes]:
     except OSError:
         return
     try:
-        pos = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        pos = st.st_size if stat.S_ISREG(st.st_mode) else 0
         rest = b""
         while pos > 0:
             step = min(BLOCK, pos)
