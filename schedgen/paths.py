@@ -9,6 +9,7 @@ $SCHEDGEN_SYSTEM_ROOT puts the system folders under another root (tests).
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,11 +33,19 @@ def system() -> bool:
 
 @contextmanager
 def in_scope(name: str) -> Iterator[None]:
+    """`name`'s folders in force. In system scope the umask keeps group and others from
+    writing whatever is made (a folder made 0777 under a root's umask 000 would let any
+    account swap a system job's files or its record)."""
     token = _SCOPE.set(name)
+    umask = os.umask(0o022) if name == SYSTEM else None
+    if umask is not None:
+        os.umask(umask | 0o022)
     try:
         yield
     finally:
         _SCOPE.reset(token)
+        if umask is not None:
+            os.umask(umask)
 
 
 def system_path(path: str) -> Path:
@@ -154,3 +163,20 @@ def config_dir() -> Path:
 def pause_file(namespace: str, job: str) -> Path:
     """Exists while the job is paused (schedgen pause; schedgen/machine/pause.py)."""
     return state_dir() / "paused" / namespace / job
+
+
+def open_above(path: Path) -> Path | None:
+    """The first folder above `path` (links resolved: they are what the scheduler
+    follows) that is not root's, or in which another account may rename: writable by
+    another account and not sticky-and-root's (/tmp, where others cannot rename what is
+    not theirs). None: every folder above is root's alone."""
+    real = Path(os.path.realpath(path))
+    for folder in real.parents:
+        try:
+            st = os.stat(folder)
+        except FileNotFoundError:
+            continue  # made by apply, root's
+        others = st.st_mode & stat.S_IWOTH or (st.st_mode & stat.S_IWGRP and st.st_gid != 0)
+        if st.st_uid != 0 or (others and not st.st_mode & stat.S_ISVTX):
+            return folder
+    return None

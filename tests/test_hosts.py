@@ -4,6 +4,10 @@ the jobs they leave out (the apply/diff of three hosts on every target: conforma
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,11 +141,13 @@ def test_status_for_another_host_says_what_can_be_known(tmp_path: Path,
     r = schedgen("status", "--host", "web-1", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert doc["host"] == "web-1" and doc["this_machine"] is False
+    # the one shape diff --json gives too
+    assert doc["host"]["name"] == "web-1" and doc["host"]["this_machine"] is False
+    assert doc["host"]["jobs"] == ["web", "all"]
     assert [(j["job"], j["installed"], j["last_run"]) for j in doc["jobs"]] == [
         ("web", None, None), ("all", None, None)]
     assert all(j["next_run"] for j in doc["jobs"])
-    assert [s["job"] for s in doc["skipped"]] == ["backup"]
+    assert [s["job"] for s in doc["host"]["skipped"]] == ["backup"]
     text = schedgen("status", "--host", "web-1", cwd=tmp_path).stdout
     assert "not known here" in text and "on another host" in text and "last run" not in text
     r = schedgen("status", "--host", "web-1", "--check", cwd=tmp_path)
@@ -172,7 +178,50 @@ def test_check_and_status_here_ignore_the_jobs_of_other_hosts(
     assert r.returncode == 0, r.stdout + r.stderr  # backup is not "missing" here
     r = schedgen("status", "--json", cwd=tmp_path)
     doc = json.loads(r.stdout)
-    assert doc["drift"] is False and doc["host"] == "web-1" and doc["this_machine"] is True
+    assert doc["drift"] is False and doc["host"]["this_machine"] is True
+    assert doc["host"] == json.loads(schedgen("diff", "--json", cwd=tmp_path).stdout)["host"]
     assert [j["job"] for j in doc["jobs"]] == ["web", "all"]
     assert all(j["installed"] for j in doc["jobs"])
-    assert [s["job"] for s in doc["skipped"]] == ["backup"]
+    assert [s["job"] for s in doc["host"]["skipped"]] == ["backup"]
+
+
+def _as_machine(nodename: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """schedgen run on a machine whose kernel host name is ``nodename`` (a UTS namespace
+    of its own: the real uname, not the SCHEDGEN_HOST seam)."""
+    code = ("import os, socket, sys; socket.sethostname(sys.argv[1].encode()); "
+            "os.execv(sys.executable, [sys.executable, '-m', 'schedgen', *sys.argv[2:]])")
+    env = {k: v for k, v in os.environ.items() if k != "SCHEDGEN_HOST"}
+    return subprocess.run(["unshare", "--uts", sys.executable, "-c", code, nodename, *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+needs_uts = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None
+    or subprocess.run(["unshare", "--uts", "true"], capture_output=True).returncode != 0,
+    reason="needs root and unshare for a host name of its own")
+
+
+@needs_uts
+@pytest.mark.parametrize("nodename", ["(none)", "Büro PC", "my_box"])
+def test_a_machine_with_an_odd_name_runs_a_file_without_hosts(tmp_path: Path,
+                                                              nodename: str) -> None:
+    write_config(tmp_path / "jobs.toml", job("a"))
+    r = _as_machine(nodename, "next", "-n", "1", cwd=tmp_path)
+    assert r.returncode == 0 and "a" in r.stdout, r.stderr
+
+
+@needs_uts
+def test_a_machine_whose_name_hosts_cannot_match_is_told_of_the_seam(tmp_path: Path) -> None:
+    write_config(tmp_path / "jobs.toml", FLEET)
+    r = _as_machine("(none)", "next", cwd=tmp_path)
+    assert r.returncode == 2 and "(none)" in r.stderr and "SCHEDGEN_HOST" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("hosts", ['["!*"]', '["web-1", "!*"]', '["!**"]'])
+def test_validate_warns_of_a_job_that_excludes_every_host(hosts: str) -> None:
+    # `hosts = []` is refused for running nowhere; "!*" says the same and is warned of.
+    c = cfg(job("gone", hosts) + job("b", '["web-1"]'))
+    found = dict(unmatched(c))
+    assert "excludes every host" in found.get("jobs.gone.hosts", ""), found
+    assert [j.name for j in here(c, "web-1").jobs] == ["b"]
+    assert unmatched(cfg(job("a", '["!web-*"]'))) == []

@@ -451,3 +451,129 @@ def test_the_window_options(tmp_path: Path, fake_crontab: FakeCrontab, args: lis
         assert r.returncode == 0 and r.stdout.endswith(said + "\n"), (r.stdout, r.stderr)
     else:
         assert r.returncode == 2 and said in r.stderr and not (tmp_path / "r.html").exists()
+
+
+def test_a_log_that_is_no_plain_file_of_the_run_is_not_read(tmp_path: Path) -> None:
+    """A job's command owns its run folder: its logs may be replaced by a link to a file
+    the reader can read and the job cannot (/etc/shadow when root makes the page), a FIFO
+    (open would wait for a writer for ever) or a device. None is read or linked."""
+    import signal
+
+    from schedgen.commands import report_fail
+    from schedgen.outcomes.history import Run
+
+    logs = tmp_path / "logs"
+    secret = tmp_path / "secret"
+    secret.write_text("root:SECRETHASH:20000::::::\n")
+    (logs / "runs").mkdir(parents=True)
+    for rid, make in [("link", lambda p: p.symlink_to(secret)),
+                      ("fifo", lambda p: os.mkfifo(p)),
+                      ("dev", lambda p: p.symlink_to("/dev/zero"))]:
+        (logs / "runs" / rid).mkdir()
+        make(logs / "runs" / rid / "stderr.log")
+    # A run folder that is itself a link out of the runs folder.
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "stderr.log").write_text("root:SECRETHASH:20000::::::\n")
+    (logs / "runs" / "away").symlink_to(tmp_path / "elsewhere")
+
+    def hung(*_: object) -> None:
+        raise AssertionError("reading a log hung")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        pages = [report_fail.item("pub", logs, report_fail.Failure("f0-0", Run(
+            "pub", rid, at(NOW), 3, "failed", 1, None, None)), tmp_path)
+            for rid in ("link", "fifo", "dev", "away")]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    for page in pages:
+        assert "SECRETHASH" not in page and "href" not in page and "\\0" not in page, page
+
+
+def _hourly(tmp_path: Path, extra: list[dict[str, object]], first: bool = False) -> Path:
+    """A job with 20 hourly runs up to NOW (events as the wrapper writes them) and
+    ``extra`` events appended after them, or put before them with ``first``."""
+    logs = tmp_path / "logs"
+    config = write_config(tmp_path / "jobs.toml", f'[defaults]\ntargets = ["cron"]\n'
+                          f'log_root = "{logs}"\n[jobs.pub]\ncommand = "true"\n'
+                          'schedule = "@hourly"\n')
+    lines: list[dict[str, object]] = []
+    for i in range(20):
+        t = at(NOW) - timedelta(hours=20 - i)
+        ts, rid = t.strftime("%Y-%m-%dT%H:%M:%SZ"), f"{t:%Y%m%dT%H%M%SZ}-{100 + i}"
+        lines += [{"ts": ts, "event": "start", "run_id": rid, "pid": 100 + i},
+                  {"ts": ts, "event": "finish", "run_id": rid, "pid": 100 + i,
+                   "outcome": "ok", "exit_code": 0, "duration": 2}]
+    lines = extra + lines if first else lines + extra
+    (logs / "pub").mkdir(parents=True)
+    (logs / "pub" / "events.jsonl").write_text(
+        "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines))
+    return config
+
+
+def _skewed(ts: str) -> list[dict[str, object]]:
+    # A run of a machine whose clock was reset (a board without a clock, before NTP), or
+    # what a job's command wrote into its own events.
+    return [{"ts": ts, "event": "start", "run_id": "skewed", "pid": 7},
+            {"ts": ts, "event": "finish", "run_id": "skewed", "pid": 7, "outcome": "ok",
+             "exit_code": 0, "duration": 1}]
+
+
+def test_one_run_stamped_long_ago_hides_no_other_from_days(tmp_path: Path) -> None:
+    config = _hourly(tmp_path, _skewed("1970-01-01T00:00:10Z"))
+    _, lanes, start, end = htmlreport.collect(config, days=2, now=at(NOW))
+    assert end - start == timedelta(days=2) and len(lanes[0].runs) == 20
+
+
+def test_one_run_stamped_long_ago_does_not_stretch_the_fitted_window(tmp_path: Path) -> None:
+    config = _hourly(tmp_path, _skewed("1970-01-01T00:00:10Z"), first=True)
+    _, lanes, start, end = htmlreport.collect(config, now=at(NOW))
+    assert end - start <= htmlreport.FIT_MAX and len(lanes[0].runs) == 20
+    page = htmlreport.render("default", lanes, start, end, words="since then")
+    assert "1 older run not drawn" in page
+    labels = re.findall(r'class="tick"[^>]*>([^<]+)<', page)
+    assert labels and all(re.search(r"\b(2025|2026)\b", x) for x in labels), labels
+
+
+@pytest.mark.parametrize(("days", "since", "until", "said"), [
+    (None, "99999999999d", None, "--since: '99999999999d' reaches before 1970"),
+    (None, "1000000d", None, "--since: '1000000d' reaches before 1970"),
+    (1_000_000, None, None, "--days 1000000 reaches before 1970"),
+    (99_999_999_999_999, None, None, "--days 99999999999999 reaches before 1970"),
+    (None, "0001-01-01T00:00+01:00", None, "reaches before 1970"),
+    (None, "0001-01-01", None, "reaches before 1970"),
+    (None, None, "9999-12-31T23:59", "--until: '9999-12-31T23:59' is after 9998"),
+])
+def test_a_window_no_record_can_be_in_is_a_usage_error(tmp_path: Path, days: int | None,
+                                                       since: str | None, until: str | None,
+                                                       said: str) -> None:
+    from schedgen.commands.report_when import when
+    from schedgen.errors import UsageError
+
+    config = _hourly(tmp_path, [])
+    with pytest.raises(UsageError, match=re.escape(said)):
+        htmlreport.collect(config, days, at(NOW), when(since, at(NOW), "--since"),
+                           when(until, at(NOW), "--until"))
+
+
+def test_events_that_are_a_fifo_do_not_hang_the_page(tmp_path: Path) -> None:
+    import signal
+
+    config = _hourly(tmp_path, [])
+    events = tmp_path / "logs" / "pub" / "events.jsonl"
+    events.unlink()
+    os.mkfifo(events)  # what a job's command can leave in its own log folder
+
+    def hung(*_: object) -> None:
+        raise AssertionError("reading the events hung")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        _, lanes, _, _ = htmlreport.collect(config, now=at(NOW))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert lanes[0].runs == ()

@@ -97,8 +97,14 @@ def uninstall(config_path: Path, namespace: str | None = None, *, dry_run: bool 
             hostile.namespace_name(namespace)
         except ValueError as exc:
             raise SchedgenError(f"--namespace {exc}") from None
-    ns = namespace or cfg.load(config_path).namespace
-    found = tuple(s for s in paths.SCOPES if s == paths.USER or scopes.recorded(ns, s))
+    if namespace is None:  # the config's: its system install only if it made it
+        loaded = cfg.load(config_path)
+        ns = loaded.namespace
+        found = tuple(s for s in paths.SCOPES
+                      if s == paths.USER or scopes.left(loaded.path, ns, s))
+    else:  # the namespace named: all of it
+        ns = namespace
+        found = tuple(s for s in paths.SCOPES if s == paths.USER or scopes.recorded(ns, s))
     if not dry_run and paths.SYSTEM in found:
         scopes.require_root(Config(Path(config_path), ns, ()), found, "uninstall")
     outcomes = []

@@ -40,6 +40,7 @@ from schedgen.commands.report_draw import (
     pct,
     ticks,
 )
+from schedgen.commands.report_when import days_back
 from schedgen.commands.status import unknown as unknown_state
 from schedgen.config.model import Job
 from schedgen.config.select import load_here
@@ -51,10 +52,11 @@ from schedgen.records import runs as run_records
 from schedgen.schedule.upcoming import local_zone
 from schedgen.units import format_duration
 
-__all__ = ["BINS", "COLOURS", "DURATION", "MAX_MARKS", "Lane", "collect", "render", "report"]
+__all__ = ["BINS", "COLOURS", "DURATION", "FIT_MAX", "MAX_MARKS", "Lane", "collect", "render", "report"]
 
 MIN_SPAN = timedelta(minutes=10)  # a fitted window is never narrower
 EMPTY_SPAN = timedelta(days=1)  # the window when there is no record at all
+FIT_MAX = timedelta(days=366)  # a fitted window is never wider
 
 
 class Lane(NamedTuple):
@@ -66,6 +68,7 @@ class Lane(NamedTuple):
     next_at: datetime | None = None  # the schedule's next firing after now
     next_note: str = ""  # why there is none (disabled, @reboot only...)
     paused: str = ""  # "paused until ..." while `schedgen pause` holds it
+    before: int = 0  # runs older than a fitted window (FIT_MAX), not drawn
 
 
 def collect(config_path: Path, days: int | None = None, now: datetime | None = None,
@@ -82,18 +85,22 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
     end = until or now
     if since is not None and since >= end:
         raise UsageError("--since must be before --until (and before now)")
-    start = end - timedelta(days=days) if days is not None else since
+    start = days_back(end, days) if days is not None else since
     records = scopes.Records(config.namespace)  # each job's install time from its scope's
     read = {job.name: history.runs(job, since=start) for job in config.jobs}
     made: missed.Made = {}  # one index of the record per record
+    fitted = start is None
     if start is None:
-        firsts = [rs[-1].started for rs in read.values() if rs]
+        firsts = [min(r.started for r in rs) for rs in read.values() if rs]
         firsts += [t for job in config.jobs if (t := missed.installs_of(made, records.of(job)).at(job))]
-        firsts = [t for t in firsts if t < end]
+        # One run stamped long ago (a clock reset, a line the job wrote) would leave the
+        # rest a sliver at the right edge: a fitted window reaches back FIT_MAX at most.
+        firsts = [max(t, end - FIT_MAX) for t in firsts if t < end]
         if firsts:
             first = min(firsts)
             span = max(MIN_SPAN, end - first)
             start = (end - span - span * 0.01).replace(second=0, microsecond=0)
+            start = max(start, end - FIT_MAX)
         else:
             start = end - EMPTY_SPAN
     lanes = []
@@ -107,9 +114,10 @@ def collect(config_path: Path, days: int | None = None, now: datetime | None = N
         gone = tuple(f.at for f in m.missed if f.at <= end) if m else ()
         up = next_times(job, 1, now.astimezone(z).replace(microsecond=0), config.namespace)
         p = pause.paused(config.namespace, job.name, now)
+        before = sum(1 for r in every if r.started < start) if fitted else 0
         lanes.append(Lane(job, rs, gone, run_records.queue_depth(job),
                           last or history.last(job), up.times[0] if up.times else None,
-                          "; ".join(up.notes), p.text() if p else ""))
+                          "; ".join(up.notes), p.text() if p else "", before))
     return config.namespace, lanes, start, end
 
 
@@ -270,6 +278,11 @@ def render(namespace: str, lanes: list[Lane], start: datetime, end: datetime,
             f'<span><i class="dot {k}"></i>{k}</span>' for k in ORDER)
         + '<span><i class="dot duration"></i>duration</span></div>',
     ]
+    before = sum(lane.before for lane in lanes)
+    if before:
+        parts.append(f'<p class="before">{before:,} older run{"s" if before != 1 else ""} '
+                     f"not drawn (a fitted window reaches back a year at most; --since or "
+                     f"--days to see them)</p>")
     # a scheduler that could not be read: missed firings may be its jobs not installed
     parts += [f'<p class="unknown" data-target="{escape(t)}">state unknown: {escape(w)}</p>'
               for t, w in unknown]

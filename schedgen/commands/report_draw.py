@@ -233,7 +233,7 @@ def ticks(frame: Frame) -> list[tuple[float, str]]:
         fmt = "%H:%M" if frame.span <= 86400 else "%d %H:%M"
     else:
         t = midnight + timedelta(days=1) if first > midnight else midnight
-        fmt = "%b %d"
+        fmt = "%b %d" if frame.span <= 180 * 86400 else "%d %b %Y"  # a year's ends apart
     while t <= frame.end:
         if t >= frame.start:
             out.append(((t - frame.start).total_seconds() / frame.span, t.strftime(fmt)))

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from schedgen.commands.report_draw import PROBLEMS, local, outcome_class
 from schedgen.outcomes import history
+from schedgen.records import untrusted
 from schedgen.records.shown import shown
 from schedgen.units import format_duration
 
@@ -39,13 +40,19 @@ def _run_dir(log_dir: Path, run_id: str) -> Path | None:
     if run_id in ("", ".", "..") or "/" in run_id or "\\" in run_id or not run_id.isprintable():
         return None
     d = log_dir / "runs" / run_id
-    return d if d.is_dir() else None
+    # The job's command owns the folder: a link out of it is not its run.
+    return d if d.is_dir() and not d.is_symlink() else None
 
 
-def tail(path: Path) -> list[str]:
-    """The last lines of a log, read from its end (a log can be large), shown safely."""
+def tail(log_dir: Path, path: Path) -> list[str]:
+    """The last lines of a log, read from its end (a log can be large), shown safely;
+    read as untrusted.py says (the log folder may be another account's)."""
     try:
-        with path.open("rb") as f:
+        fd = untrusted.open_below(log_dir, path)
+    except OSError:
+        return []
+    try:
+        with os.fdopen(fd, "rb") as f:
             size = f.seek(0, os.SEEK_END)
             f.seek(max(0, size - TAIL_BYTES))
             data = f.read(TAIL_BYTES)
@@ -62,7 +69,7 @@ def tail(path: Path) -> list[str]:
 
 
 def _link(path: Path, out_dir: Path | None, label: str) -> str:
-    if out_dir is None or not path.is_file():
+    if out_dir is None or path.is_symlink() or not path.is_file():
         return ""
     try:
         rel = path.resolve().relative_to(out_dir.resolve())
@@ -88,7 +95,7 @@ def item(job: str, log_dir: Path, f: Failure, out_dir: Path | None) -> str:
     else:
         links = " ".join(x for x in (_link(run_dir / "stderr.log", out_dir, "stderr.log"),
                                      _link(run_dir / "stdout.log", out_dir, "stdout.log")) if x)
-        err, out = tail(run_dir / "stderr.log"), tail(run_dir / "stdout.log")
+        err, out = tail(log_dir, run_dir / "stderr.log"), tail(log_dir, run_dir / "stdout.log")
         which, lines = ("stderr", err) if err else ("stdout", out)
         text = "\n".join(escape(x) for x in lines)
         body = ((f'<p class="links">{links}</p>' if links else "")

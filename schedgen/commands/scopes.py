@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import pwd
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from schedgen import paths
 from schedgen.config.model import Config, Job
-from schedgen.errors import UsageError
+from schedgen.errors import SchedgenError, UsageError
 from schedgen.machine import ownership
 from schedgen.plan import selected
 
@@ -28,12 +29,26 @@ def recorded(namespace: str, scope: str) -> bool:
         return ownership.record_path(namespace).exists()
 
 
+def left(config_path: Path, namespace: str, scope: str) -> bool:
+    """Did this jobs.toml install something of the namespace in that scope? A system
+    install of the namespace from another file (root's /etc one, while a user keeps
+    jobs of the same namespace name for themselves) is that file's, not this one's."""
+    with paths.in_scope(scope):
+        if not ownership.record_path(namespace).exists():
+            return False
+        try:
+            made_by = ownership.load(namespace).config
+        except SchedgenError:
+            return True  # unreadable: the command working on it says so
+    return not made_by or made_by == str(config_path)
+
+
 def of(config: Config) -> tuple[str, ...]:
     """The scopes to work on: the config's, and a scope it left that still has a record
-    (its jobs are removed there). A config of user-scope jobs only, with nothing of the
-    namespace installed system-wide, is the user scope alone, as before scopes."""
+    it wrote (its jobs are removed there). A config of user-scope jobs only, with nothing
+    of it installed system-wide, is the user scope alone, as before scopes."""
     found = set(config.scopes) or {paths.USER}
-    if paths.SYSTEM not in found and recorded(config.namespace, paths.SYSTEM):
+    if paths.SYSTEM not in found and left(config.path, config.namespace, paths.SYSTEM):
         found.add(paths.SYSTEM)
     return tuple(s for s in paths.SCOPES if s in found)
 

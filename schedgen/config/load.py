@@ -211,8 +211,9 @@ class _Checker:
                                                "runs as the user who applies it)")
             return scope, None
         if user is None:
-            self.problems.add(f"{w}.user", 'missing (required with scope = "system": the '
-                                           "account the job runs as)")
+            if v._raw("user") is None:  # an invalid one was said already
+                self.problems.add(f"{w}.user", 'missing (required with scope = "system": the '
+                                               "account the job runs as)")
             return scope, None
         given = set(own) | set(defaults)
         folders = {"log_root": paths.system_log_root(), "wrapper_dir": paths.system_wrapper_dir(),

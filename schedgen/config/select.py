@@ -68,9 +68,16 @@ def why_not(job: Job, host: str) -> Skipped | None:
 def here(config: Config, host: str | None = None) -> Config:
     """The config's jobs for `host` (default: this machine), the rest in `skipped`."""
     name = short(host) if host is not None else this_host()
-    if not re.fullmatch(r"[a-z0-9_-]+", name):
+    # The kernel's name is only judged when a job asks for hosts: a machine named
+    # "(none)" still runs a file that never says `hosts`.
+    told = host is not None or bool(os.environ.get(HOST_ENV))
+    if not re.fullmatch(r"[a-z0-9_-]+", name) and (
+            told or any(j.hosts is not None for j in config.jobs)):
+        seam = "" if told else (f"; this machine's name is {os.uname().nodename!r}: set "
+                                f"${HOST_ENV} to the name jobs.toml's `hosts` use for it")
         raise UsageError(f"host name {host if host is not None else name!r}: expected letters, "
-                         "digits, '-' and '_' (the short host name, up to the first dot)")
+                         "digits, '-' and '_' (the short host name, up to the first dot)"
+                         + seam)
     jobs, skipped = [], []
     for job in config.jobs:
         why = why_not(job, name)
@@ -119,6 +126,13 @@ def unmatched(config: Config) -> list[tuple[str, str]]:
                 named.setdefault(bare.lower(), set()).add(job.name)
     out = []
     for job in config.jobs:
+        if job.hosts is not None and any(p.startswith("!") and set(p[1:]) == {"*"}
+                                         for p in job.hosts):
+            listed = ", ".join(f'"{p}"' for p in job.hosts)
+            out.append((f"jobs.{job.name}.hosts",
+                        f"[{listed}] excludes every host: the job runs nowhere (leave it "
+                        "out of `hosts`, or say so with enabled = false)"))
+            continue
         if job.hosts is None or all(p.startswith("!") for p in job.hosts):
             continue
         include = [p.lower() for p in job.hosts if not p.startswith("!")]

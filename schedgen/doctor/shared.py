@@ -12,6 +12,7 @@ import shlex
 import time
 from pathlib import Path
 
+from schedgen import paths
 from schedgen.config.model import Job
 from schedgen.doctor import Check, ok, problem, skipped, warning
 
@@ -88,6 +89,45 @@ def program_on_path(job: Job, user_path: str | None = None) -> Check:
                    "then run `schedgen apply`")
 
 
+def _may(job: Job, path: Path, mode: int) -> bool:
+    """May the account the job runs as read (R_OK) or enter (X_OK) `path`? A system
+    job's runs are its user's, whoever asks: root's own access says nothing of theirs."""
+    if job.user is None:
+        return os.access(path, mode)
+    import pwd
+
+    try:
+        account = pwd.getpwnam(job.user)
+    except KeyError:
+        return False
+    if account.pw_uid == os.geteuid():
+        return os.access(path, mode)
+    if account.pw_uid == 0:
+        return True
+    groups = set(os.getgrouplist(account.pw_name, account.pw_gid))
+
+    def allowed(p: Path, want: int) -> bool:  # want: 4 read, 1 enter/run
+        try:
+            st = os.stat(p)
+        except OSError:
+            return False
+        if st.st_uid == account.pw_uid:
+            bits = st.st_mode >> 6
+        elif st.st_gid in groups:
+            bits = st.st_mode >> 3
+        else:
+            bits = st.st_mode
+        return bits & want == want
+
+    real = Path(os.path.realpath(path))
+    want = (4 if mode & os.R_OK else 0) | (1 if mode & os.X_OK else 0)
+    return all(allowed(d, 1) for d in real.parents) and allowed(real, want)
+
+
+def _who(job: Job) -> str:
+    return job.user if job.user is not None else "you"
+
+
 def working_dir(job: Job) -> Check:
     name = "working_dir"
     d = job.working_dir
@@ -96,9 +136,11 @@ def working_dir(job: Job) -> Check:
     if not d.is_dir():
         return problem(name, f"{d} is not a directory",
                        f"create {d}, or fix `working_dir` of job {job.name}")
-    if not os.access(d, os.R_OK | os.X_OK):
-        return problem(name, f"{d} is not readable by you",
-                       f"chmod u+rx {shlex.quote(str(d))}")
+    if not _may(job, d, os.R_OK | os.X_OK):
+        return problem(name, f"{d} is not readable by {_who(job)}",
+                       f"chmod u+rx {shlex.quote(str(d))}" if job.user is None else
+                       f"let {job.user} read and enter {shlex.quote(str(d))} and the "
+                       "folders above it")
     return ok(name, f"{d} is a readable directory")
 
 
@@ -110,9 +152,11 @@ def env_file(job: Job) -> Check:
     if not f.is_file():
         return problem(name, f"{f} does not exist (the job stops with exit 78)",
                        f"create {f}, or fix `env_file` of job {job.name}")
-    if not os.access(f, os.R_OK):
-        return problem(name, f"{f} is not readable by you (the job stops with exit 78)",
-                       f"chmod u+r {shlex.quote(str(f))}")
+    if not _may(job, f, os.R_OK):
+        return problem(name, f"{f} is not readable by {_who(job)} (the job stops with exit "
+                             "78)", f"chmod u+r {shlex.quote(str(f))}" if job.user is None else
+                       f"let {job.user} read {shlex.quote(str(f))} (its runs source it as "
+                       f"{job.user}, not as root)")
     return ok(name, f"{f} is readable")
 
 
@@ -139,6 +183,12 @@ def system_files(job: Job) -> Check:
                                  "included, could change what the job runs",
                            f"chown root {shlex.quote(str(path))} && chmod go-w "
                            f"{shlex.quote(str(path))}")
+    up = paths.open_above(job.wrapper_dir)
+    if up is not None:
+        return problem(name, f"{up} is writable by others than root: another account, "
+                             f"{job.user} included, could rename {job.wrapper_dir} away and put "
+                             "its own job file in its place",
+                       f"chown root {shlex.quote(str(up))} && chmod go-w {shlex.quote(str(up))}")
     return ok(name, f"{job.wrapper_path} and its folder are root's; {job.user} can run it, "
                     "not change it")
 

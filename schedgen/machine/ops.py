@@ -139,6 +139,20 @@ class Ops:
         except OSError as exc:
             raise SystemOpError(f"cannot give {path} to uid {uid}: {exc.strerror}") from None
 
+    def give_tree(self, path: Path, old_uid: int, uid: int, gid: int) -> None:
+        """`path` and what is in it that `old_uid` owns, given to uid:gid. The folder is
+        the old account's: no link is followed (each entry changed as itself, through the
+        folder's descriptor), and what it does not own (a hard link to another's file)
+        is left as it is."""
+        try:
+            os.chown(path, uid, gid, follow_symlinks=False)
+            for _, dirs, files, fd in os.fwalk(path, follow_symlinks=False):
+                for name in (*dirs, *files):
+                    if os.stat(name, dir_fd=fd, follow_symlinks=False).st_uid == old_uid:
+                        os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
+        except OSError as exc:
+            raise SystemOpError(f"cannot give {path} to uid {uid}: {exc.strerror}") from None
+
     def run(self, argv: list[str], input: bytes | None = None) -> Result:
         """A command that changes the machine (launchctl bootstrap, crontab FILE); the
         files written before it are durable and in place first."""
@@ -162,6 +176,9 @@ class DryOps(Ops):
         pass
 
     def chown(self, path: Path, uid: int, gid: int) -> None:
+        pass
+
+    def give_tree(self, path: Path, old_uid: int, uid: int, gid: int) -> None:
         pass
 
     def run(self, argv: list[str], input: bytes | None = None) -> Result:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from schedgen.records import untrusted
 
 BLOCK = 64 * 1024
 _TS = len('{"ts":"')
@@ -58,11 +61,12 @@ def lines_back(path: Path) -> Iterator[bytes]:
     """The file's lines, last first (a trailing partial line is yielded like any other;
     a line glued to a partial one before it is yielded without it, see `whole`)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = untrusted.open_below(path.parent, path)  # the folder may be another account's
     except OSError:
         return
     try:
-        pos = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        pos = st.st_size if stat.S_ISREG(st.st_mode) else 0
         rest = b""
         while pos > 0:
             step = min(BLOCK, pos)

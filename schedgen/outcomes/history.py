@@ -41,6 +41,9 @@ class Run(NamedTuple):
         return d
 
 
+OLDER_IN_A_ROW = 64  # events before `since`, read back in a row, that end a reading
+
+
 def runs(job: Job, limit: int | None = None, since: datetime | None = None,
          skipped: events.Skipped | None = None) -> list[Run]:
     """The job's runs, newest first: at most ``limit``, none that began before ``since``.
@@ -49,10 +52,17 @@ def runs(job: Job, limit: int | None = None, since: datetime | None = None,
     out: list[Run] = []
     finishes: dict[str, dict[str, Any]] = {}
     busy_exit = job.lock.busy_exit if job.lock else 75
+    older = 0  # events in a row from before ``since``
     for ev in events.back(job.log_dir, skipped):
         when = events.ts(ev.get("ts"))
         if since is not None and when is not None and when < since:
-            break
+            # One run stamped long ago (a clock reset before NTP, or a line the job's
+            # command wrote) is passed over: only a row of them says the rest is older.
+            older += 1
+            if older >= OLDER_IN_A_ROW:
+                break
+            continue
+        older = 0
         name = ev.get("event")
         raw_id = ev.get("run_id")
         if name not in BEGINS and name != "finish":

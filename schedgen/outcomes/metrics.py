@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from schedgen.config.metrics_names import file_name, label_value, labels, prom_path
+from schedgen.records import untrusted
 
 __all__ = ["file_name", "label_value", "labels", "prom_path", "read_state", "read_busy", "text"]
 
@@ -45,8 +46,7 @@ def _digits(words: list[str]) -> list[int] | None:
 def read_state(log_dir: Path) -> State | None:
     """The job's .metrics state; None when missing or not ours (a file of other text)."""
     try:
-        with (log_dir / ".metrics").open("rb") as f:
-            raw = f.read(200)
+        raw = untrusted.read_below(log_dir, log_dir / ".metrics", 200)
     except OSError:
         return None
     words = raw.split(b"\n", 1)[0].decode("ascii", "replace").split()
@@ -58,8 +58,7 @@ def read_state(log_dir: Path) -> State | None:
 
 def read_busy(log_dir: Path) -> int:
     try:
-        with (log_dir / ".metrics-busy").open("rb") as f:
-            words = f.read(32).split()
+        words = untrusted.read_below(log_dir, log_dir / ".metrics-busy", 32).split()
     except OSError:
         return 0
     n = _digits([w.decode("ascii", "replace") for w in words[:1]]) if words else None

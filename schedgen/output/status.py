@@ -28,8 +28,10 @@ def as_json(s: Status) -> dict[str, Any]:
             "paused": None if j.paused is None else {"until": machine(j.paused.until)
                                                      if j.paused.until else None}, "policies": j.policies,
         } for j in s.jobs],
-        "host": s.host, "this_machine": not s.elsewhere,
-        "skipped": [{"job": j, "field": "hosts", "why": w} for j, w in s.skipped],
+        # the shape of diff --json's "host"
+        "host": {"name": s.host, "this_machine": not s.elsewhere,
+                 "jobs": [j.job for j in s.jobs],
+                 "skipped": [{"job": j, "field": "hosts", "why": w} for j, w in s.skipped]},
         "warnings": list(s.warnings),
         # a scheduler that could not be read: its jobs' "installed" is null
         "unknown": [{"target": t, "text": w} for t, w in s.unknown],

@@ -13,6 +13,7 @@ import pwd
 import stat
 from pathlib import Path
 
+from schedgen import paths
 from schedgen.config.model import Config, Job
 from schedgen.errors import SystemOpError, UsageError
 from schedgen.plan import changes as p
@@ -42,7 +43,10 @@ def _job(job: Job, ctx: ApplyContext) -> None:
 
 def _root_dir(path: Path, ctx: ApplyContext) -> None:
     """Made root's 0755 when missing; an existing one another account could write to
-    (its owner, or group/other write) is refused: that account could swap the files."""
+    (its owner, or group/other write) is refused: that account could swap the files.
+    So is one below a folder another account could write to: it could rename the
+    whole folder away and put one of its own in its place."""
+    _above(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -50,11 +54,21 @@ def _root_dir(path: Path, ctx: ApplyContext) -> None:
         ctx.did("create", f"folder {path} (root's, 0755)")
         return
     if st.st_uid != 0 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise SystemOpError(
-            f"{path} is writable by others than root (owner uid {st.st_uid}, mode "
-            f"{stat.S_IMODE(st.st_mode):04o}): a system job's files there could be replaced "
-            f"by another account; nothing was installed. chown root {path} && chmod go-w "
-            f"{path}, or set wrapper_dir/log_root/lock_dir elsewhere")
+        raise _others_write(path, st)
+
+
+def _above(path: Path) -> None:
+    up = paths.open_above(path)
+    if up is not None:
+        raise _others_write(up, os.stat(up))
+
+
+def _others_write(path: Path, st: os.stat_result) -> SystemOpError:
+    return SystemOpError(
+        f"{path} is writable by others than root (owner uid {st.st_uid}, mode "
+        f"{stat.S_IMODE(st.st_mode):04o}): a system job's files there could be replaced "
+        f"by another account; nothing was installed. chown root {path} && chmod go-w "
+        f"{path}, or set wrapper_dir/log_root/lock_dir elsewhere")
 
 
 def _users_dir(path: Path, mode: int, account: pwd.struct_passwd, ctx: ApplyContext) -> None:
@@ -66,5 +80,7 @@ def _users_dir(path: Path, mode: int, account: pwd.struct_passwd, ctx: ApplyCont
         ctx.did("create", f"folder {path} ({account.pw_name}'s, {mode:04o})")
         return
     if st.st_uid != account.pw_uid:
-        ctx.ops.chown(path, account.pw_uid, account.pw_gid)
-        ctx.did("update", f"folder {path} given to {account.pw_name}")
+        # the job changed accounts: what the old one's runs left is the new one's, or its
+        # runs cannot write there (and the old account could still change it)
+        ctx.ops.give_tree(path, st.st_uid, account.pw_uid, account.pw_gid)
+        ctx.did("update", f"folder {path} and what is in it given to {account.pw_name}")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.config.model import Job
+from schedgen.records import untrusted
 from schedgen.records.shown import shown
 
 PID_LIMIT = 2**31  # pid_t is 32 bits; Linux's pid_max is at most 2**22, macOS's 99,999
@@ -33,6 +34,7 @@ _NUMBER = ("format", "pid", "duration", "exit_code", "attempt")
 
 MANIFEST = "schedgen-manifest.json"  # the wrapper's, in the run directory ({artifact_dir})
 OLD_MANIFEST = "manifest.json"  # its name before: a command's own build artifact, often
+MANIFEST_LIMIT = 1 << 20  # bytes: the wrapper's is a few hundred
 
 
 _RUN_ID = re.compile(r"([0-9]{8}T[0-9]{6}Z)-([0-9]{1,32})(?:-([0-9]{1,32}))?")
@@ -91,12 +93,21 @@ def _manifest(run_dir: Path) -> Any:
     """The run's manifest: MANIFEST, or manifest.json as a wrapper wrote it before its
     manifest had a name of its own (the command's file of that name is not taken for it)."""
     try:
-        return json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
+        return json.loads(_read(run_dir / MANIFEST))
     except FileNotFoundError:
-        old = json.loads((run_dir / OLD_MANIFEST).read_text(encoding="utf-8"))
+        old = json.loads(_read(run_dir / OLD_MANIFEST))
         if isinstance(old, dict) and old.get("format") == 1 and old.get("run_id") == run_dir.name:
             return old
         raise
+
+
+def _read(path: Path) -> str:
+    """A manifest, read as untrusted.py says (the log folder may be another account's);
+    one past MANIFEST_LIMIT is no manifest of the wrapper's (ValueError)."""
+    data = untrusted.read_below(path.parent.parent.parent, path, MANIFEST_LIMIT + 1)
+    if len(data) > MANIFEST_LIMIT:
+        raise ValueError(f"{path}: over {MANIFEST_LIMIT} bytes")
+    return data.decode("utf-8")
 
 
 def _checked(data: dict[str, Any]) -> dict[str, Any]:
@@ -188,7 +199,7 @@ def lock_held(job: Job) -> bool | None:
     # No /proc/locks (macOS): try the lock for an instant. A run starting in that
     # instant would find it busy, which is why /proc/locks is preferred.
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = untrusted.open_below(job.lock_dir, path)  # the folder may be the job user's
     except OSError:
         return False
     try:
