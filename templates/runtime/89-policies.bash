@@ -10,8 +10,11 @@
 sg_policy_start() {
   local until='' left
   if [ -n "${sg_paused-}" ]; then
-    [ ! -r "$sg_pause_file" ] || read -r until <"$sg_pause_file" 2>/dev/null || :
-    case $until in '' | *[!0-9]*) until=0 ;; esac
+    # Only a plain file is read (a FIFO would block the open for ever), one short line;
+    # anything else, or a number past any date (bash would wrap it), is until resumed.
+    [ ! -f "$sg_pause_file" ] || [ ! -r "$sg_pause_file" ] ||
+      read -r -n 24 until <"$sg_pause_file" 2>/dev/null || :
+    case $until in '' | *[!0-9]* | ???????????????????*) until=0 ;; esac
     until=$((10#$until))
     if [ "$until" = 0 ] || [ "$sg_epoch" -lt "$until" ]; then
       sg_event skipped "${sg_tz_j-},\"reason\":\"paused\",\"until\":$until,\"outcome\":\"skipped\""
