@@ -187,3 +187,26 @@ def test_kubernetes_gets_max_lateness_as_its_starting_deadline(tmp_path: Path) -
     with pytest.raises(ConfigError) as e:  # the controller looks every 10 s
         loads(text.replace('"6h"', "5"), tmp_path / "jobs.toml")
     assert [p.where for p in e.value.problems] == ["jobs.a.max_lateness"]
+
+
+@pytest.mark.macos
+def test_a_delayed_catch_up_still_starts_within_max_lateness(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The start delay comes after the gate: a catch-up 115 s late with a 2 m bound must
+    # not then wait its whole stable offset (the start would be later than max_lateness).
+    from schedgen.render.policies import stable_offset
+    monkeypatch.setenv("SCHEDGEN_HOST", "h1")
+    monkeypatch.setenv("TZ", HOST_TZ)
+    name = next(n for n in (f"daily{i}" for i in range(50))
+                if stable_offset("default", n, 60) >= 10)
+    out = tmp_path / "ran"
+    w = make_job(tmp_path, name, schedule="0 6 * * *", targets=["cron"], catch_up="once",
+                 max_lateness="2m", random_delay="1m", command=f"echo x >>{out}")
+    assert _start(w, DAY1).returncode == 0     # day 1 on time: its whole delay
+    r = _start(w, DAY1 + DAY + timedelta(seconds=115))
+    assert r.returncode == 0, r.stderr
+    starts = [e for e in w.events("start")]
+    assert len(starts) == 2 and out.read_text() == "x\nx\n"
+    for e in starts:
+        assert e["late"] + e.get("delay", 0) < 120, e
+    assert starts[0]["delay"] >= 10 and starts[1]["firing"] == "2027-01-12T06:00"

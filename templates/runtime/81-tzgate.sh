@@ -245,6 +245,7 @@ sg_tz_gate() {
 sg_tz_ran() {
   [ -d "${sg_tz_state%/*}" ] || mkdir -p "${sg_tz_state%/*}" 2>/dev/null
   [ -L "$sg_tz_state" ] || printf '%s %s\n' "$1" "$2" >"$sg_tz_state" 2>/dev/null
+  sg_tz_lsec=$4
   sg_tz_j=",\"firing\":\"${3:0:4}-${3:4:2}-${3:6:2}T${3:8:2}:${3:10:2}\",\"late\":$4"
 }
 

@@ -29,6 +29,11 @@ sg_policy_start() {
   if [ "${sg_delay_max:-0}" -gt 0 ]; then
     left=$(((RANDOM * 32768 + RANDOM) % (sg_delay_max + 1)))
   fi
+  # A start the gate found late already (a catch-up) waits no longer than keeps it
+  # within max_lateness: a delayed start is a late one.
+  if [ -n "${sg_tz_lsec-}" ] && [ "$left" -gt $((${sg_tz_late:-3600} - 1 - sg_tz_lsec)) ]; then
+    left=$((${sg_tz_late:-3600} - 1 - sg_tz_lsec))
+  fi
   [ "$left" -gt 0 ] || return 0
   sg_delay_j=",\"delay\":$left"
   sleep "$left"
