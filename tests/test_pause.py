@@ -203,3 +203,21 @@ def test_a_pause_file_reads_its_first_line_as_the_wrapper_does(tmp_path: Path) -
     f.parent.mkdir(parents=True)
     f.write_text("1000000000\ntrailing words\n")   # the wrapper reads one line: over
     assert pause.paused("ns", "job") is None
+
+
+def test_an_until_in_the_spring_forward_gap_ends_after_the_gap(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 02:30 does not exist on 2027-03-28 in Berlin: the pause must not end at 01:30 CET,
+    # before the wall clock ever reached the time given, but as the clock passes it.
+    import time as _time
+
+    from schedgen.commands.pause import parse_until
+    monkeypatch.setenv("TZ", HOST_TZ)
+    _time.tzset()
+    try:
+        now = datetime(2027, 1, 1, tzinfo=UTC)
+        assert parse_until("2027-03-28T02:30", now) == datetime(2027, 3, 28, 1, 30, tzinfo=UTC)
+        # A repeated hour: its first 02:30 (CEST).
+        assert parse_until("2027-10-31T02:30", now) == datetime(2027, 10, 31, 0, 30, tzinfo=UTC)
+    finally:
+        monkeypatch.delenv("TZ")
+        _time.tzset()
