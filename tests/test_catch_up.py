@@ -22,7 +22,7 @@ from schedgen.render.tzgate import HOST_LOCAL, NOT_NOW, RUN, Gate
 from schedgen.schedule.expressions import parse_cron
 from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
-from tests.wrapper_kit import Wrapped, make_job
+from tests.wrapper_kit import Wrapped, kill_group, make_job, wait_for
 
 if shutil.which("faketime") is None:
     pytest.skip("faketime not installed", allow_module_level=True)
@@ -210,3 +210,41 @@ def test_a_delayed_catch_up_still_starts_within_max_lateness(
     for e in starts:
         assert e["late"] + e.get("delay", 0) < 120, e
     assert starts[0]["delay"] >= 10 and starts[1]["firing"] == "2027-01-12T06:00"
+
+
+@pytest.mark.macos
+def test_a_catch_ups_retry_does_not_start_past_the_next_firing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Hourly: the 07:00 firing caught up at 07:50 fails; a retry 15 m later would start at
+    # 08:05, after the 08:00 firing: the window counts from the firing, not the late start.
+    monkeypatch.setenv("TZ", HOST_TZ)
+    w = make_job(tmp_path, "hourly", schedule="0 * * * *", targets=["cron"], catch_up="once",
+                 retries=1, retry_delay="15m", command='[ -n "${FAIL-}" ] && exit 3 || :')
+    assert _start(w, DAY1).returncode == 0
+    p = subprocess.Popen(["faketime", f"@{int((DAY1 + timedelta(minutes=110)).timestamp())}",
+                          *w.argv("--cron")], env=w.env({"TZ": HOST_TZ, "FAIL": "1"}),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        wait_for(lambda: w.events("retry") or w.events("no_retry"), what="the first attempt's end")
+    finally:
+        kill_group(p.pid)
+        p.communicate()
+    assert w.events("retry") == []
+    [no] = w.events("no_retry")
+    assert no["reason"] == "next_firing"
+
+
+@pytest.mark.macos
+def test_an_hourly_job_catches_up_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A schedule whose hour is "*" (no fixed time): its state line starts with a blank
+    # field, which must still read as "a firing has run" (else nothing is ever caught up,
+    # and a second start in the same minute runs again).
+    monkeypatch.setenv("TZ", HOST_TZ)
+    out = tmp_path / "ran"
+    w = make_job(tmp_path, "hourly", schedule="0 * * * *", targets=["cron"], catch_up="once",
+                 command=f'echo "$SCHEDGEN_RUN_ID" >>{out}')
+    for t in (DAY1, DAY1, DAY1 + timedelta(minutes=110), DAY1 + timedelta(minutes=115)):
+        assert _start(w, t).returncode == 0
+    assert _ran(out) == ["20270111T0500", "20270111T0650"]
+    assert [e["firing"] for e in w.events("start")] == ["2027-01-11T06:00", "2027-01-11T07:00"]

@@ -134,7 +134,12 @@ sg_tz_gate() {
     return 2
   fi
   sg_tz_now || return 2
-  [ ! -f "$sg_tz_state" ] || read -r last rlast <"$sg_tz_state" 2>/dev/null || :
+  # "LAST RLAST", LAST empty for a job with no fixed-time firing run yet: split on the
+  # one blank by hand (read would drop the empty field and take RLAST for LAST).
+  [ ! -f "$sg_tz_state" ] || IFS= read -r last <"$sg_tz_state" 2>/dev/null || :
+  case $last in
+    *' '*) rlast=${last#* } last=${last%% *} ;;
+  esac
   case $last in
     '' | 0?* | *[!0-9]*) last='' ;;   # 0...: bash would take it for octal
   esac
