@@ -18,7 +18,7 @@ import pytest
 
 from schedgen.config.load import loads
 from schedgen.render.desired import desired
-from schedgen.render.tzgate import HOST_LOCAL, NOT_NOW, RUN, Gate
+from schedgen.render.tzgate import HOST, NOT_NOW, RUN, Gate
 from schedgen.schedule.expressions import parse_cron
 from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
@@ -134,7 +134,7 @@ def test_a_paused_firing_is_not_caught_up_after_resume(
 
 
 def test_the_python_gate_gives_the_same_verdicts() -> None:
-    gate = Gate(HOST_LOCAL, (parse_cron("0 6 * * *"),), frozenset(), 6 * 3600, 300)
+    gate = Gate(HOST, (parse_cron("0 6 * * *"),), frozenset(), 6 * 3600, 300)
     gate = gate._replace(zone=HOST_TZ)  # the Python gate reads the host zone by its name
     state: list[int | None] = [None, None]
     at = [DAY1 - timedelta(hours=1), DAY1, BOOT, BOOT + timedelta(minutes=10), DAY1 + 2 * DAY]

@@ -67,8 +67,9 @@ BAD = {
                            [("jobs.a.command", "no [queue]")]),
     "every_not_even_for_cron": ('[jobs.a]\ntargets = ["cron"]\ncommand = ["x"]\nschedule = "@every 7m"\n',
                                 [("jobs.a.schedule", "a minute step starts again at each hour")]),
-    "launchd_and_days": ('[jobs.a]\ntargets = ["launchd"]\ncommand = ["x"]\nschedule = "0 0 */2 * 1"\n',
-                         [("jobs.a.schedule", "launchd cannot require")]),
+    "launchd_too_many_dicts": ('[jobs.a]\ntargets = ["launchd"]\ncommand = ["x"]\n'
+                               'schedule = "0-58 0-22 1-30 1-11 *"\n',
+                               [("jobs.a.schedule", "StartCalendarInterval dicts")]),
     "unknown_target": ('[jobs.a]\ntargets = ["anacron"]\ncommand = ["x"]\nschedule = "@daily"\n',
                        [("jobs.a.targets", "unknown target 'anacron'")]),
     "same_queue_dirs": ('[jobs.a]\ncommand = ["x"]\nschedule = "@daily"\n[jobs.a.queue]\n'

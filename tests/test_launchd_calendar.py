@@ -47,12 +47,17 @@ def test_both_day_fields_restricted_fire_on_the_weekdays_as_cron_does(expr: str)
 
 
 @pytest.mark.parametrize("expr", OR_RULE)
-def test_on_launchd_they_are_refused_naming_the_job_and_field(expr: str, tmp_path) -> None:
+def test_on_launchd_they_fire_through_the_gate(expr: str, tmp_path) -> None:
+    """launchd gets every day of February (no dict says "Mondays in February" on every
+    launchd) and the plist passes --gate: the job file runs the Mondays only
+    (tests/test_launchd_gate.py holds the gated fires to cronsim)."""
     path = write_config(tmp_path / "jobs.toml", _config(expr, '["launchd"]'))
     r = schedgen("validate", "--config", str(path))
-    assert r.returncode != 0
-    assert "jobs.a.schedule" in r.stdout + r.stderr
-    assert "some months only" in r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    cfg = _loads(_config(expr, '["launchd"]'))
+    p = plistlib.loads(plist(cfg.jobs[0], cfg).encode())
+    assert p["StartCalendarInterval"] == [{"Month": 2, "Hour": 0, "Minute": 0}]
+    assert p["ProgramArguments"][1:] == ["--gate"]
 
 
 def test_still_never_fires_when_cron_ands_the_fields() -> None:
@@ -64,7 +69,9 @@ def test_still_never_fires_when_cron_ands_the_fields() -> None:
 
 def test_no_rendered_plist_has_weekday_with_month_or_day(tmp_path) -> None:
     zoned = _loads(_config("30 8 * 7 0", '["launchd"]', 'timezone = "Asia/Tokyo"\n'))
-    for cfg in (_loads(_config("0 9 * * 1-5", '["launchd"]')), zoned):
+    for cfg in (_loads(_config("0 9 * * 1-5", '["launchd"]')), zoned,
+                _loads(_config("30 8 * 7 0", '["launchd"]')),
+                _loads(_config("0 0 */2 * 1", '["launchd"]'))):
         dicts = plistlib.loads(plist(cfg.jobs[0], cfg).encode())["StartCalendarInterval"]
         assert dicts and not any("Weekday" in d and ("Month" in d or "Day" in d) for d in dicts)
 

@@ -299,3 +299,24 @@ def test_a_state_file_that_is_not_ours_starts_the_counts_again(tmp_path: Path) -
     assert s[series("runs_total", "m", ',outcome="ok"')] == 0
     assert s[series("runs_total", "m", ',outcome="timeout"')] == 0
     assert s[series("lock_busy_total", "m")] == 0
+
+
+@pytest.mark.macos
+@pytest.mark.parametrize("line", [
+    "1 5 2 0123 1 10 20 30 4 0",  # leading 0: octal to bash
+    "1 5 2 1234567890123456789 1 10 20 30 4 0",  # 19 digits: past bash's arithmetic
+    "1 5 2 7x 1 10 20 30 4 0",  # not a number
+    "1 5 2 3 1 10 20",  # the fields from the last failure on missing (empty)
+])
+def test_a_bad_field_in_the_state_resets_that_count_only(tmp_path: Path, line: str) -> None:
+    w = job(tmp_path)
+    w.log_dir.mkdir(parents=True)
+    (w.log_dir / ".metrics").write_text(line + "\n")
+    assert w.run(env={"MODE": "ok"}).returncode == 0
+    s = samples(prom(w).read_text())
+    assert s[series("runs_total", "m", ',outcome="ok"')] == 6
+    assert s[series("runs_total", "m", ',outcome="failed"')] == 2
+    short = line.endswith(" 20")
+    assert s[series("runs_total", "m", ',outcome="timeout"')] == (3 if short else 0)
+    assert s[series("runs_total", "m", ',outcome="interrupted"')] == 1
+    assert s[series("last_failure_timestamp_seconds", "m")] == (0 if short else 30)

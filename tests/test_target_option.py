@@ -18,7 +18,7 @@ schedule = "15 6 * * *"
 
 [jobs.odd]
 command = ["echo", "odd"]
-schedule = "0 0 */2 * 1"   # Debian AND rule: launchd cannot say it
+schedule = "0-58 0-22 1-30 1-11 *"   # more dicts than schedgen writes to a plist
 
 [jobs.off]
 command = ["echo", "off"]

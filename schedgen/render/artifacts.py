@@ -16,6 +16,7 @@ from schedgen.config import metrics_names as metrics
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.render import policies, shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
+from schedgen.targets import registry
 
 if TYPE_CHECKING:  # jinja2 is imported on the first render: an apply in sync renders nothing
     import jinja2
@@ -252,17 +253,24 @@ def _program(command: Command | None) -> str | None:
     return None if _PLACEHOLDER.search(command[0]) else command[0]
 
 
+def _gated(job: Job) -> bool:
+    """Does a target of the job fire it more often than its schedule (its gate drops
+    the rest)?"""
+    return any(registry.get(t).gates(job) for t in job.targets)
+
+
 def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
     """The job file; with standalone, the runtime inlined (a job that travels alone)."""
     prog, smoke_prog = _program(job.command), _program(job.smoke)
     notify = notify_settings(job)
     tz = ""
-    if job.timezone or job.catch_up == "once":
-        # The zone code only for zoned jobs and those that catch up (tests/test_layout.py:
-        # LAZY_EDGES).
+    superset = _gated(job)
+    if job.timezone or job.catch_up == "once" or superset:
+        # The zone code only for gated jobs: zoned, catching up, or fired by a superset
+        # (tests/test_layout.py: LAZY_EDGES).
         from schedgen.render import tzrender
 
-        tz = tzrender.gate_settings(job).rstrip("\n") if tzrender.gated(job) else ""
+        tz = tzrender.gate_settings(job).rstrip("\n") if superset or tzrender.gated(job) else ""
     retry = ""
     if job.retries and job.queue is None:
         from schedgen.render import retry as retry_render

@@ -37,6 +37,13 @@ MAX_LATENESS = 60
 # so), when the state tells which firing was decided last.
 LOOK_PAST = 1440
 RUN, NOT_NOW, DROPPED = 0, 1, 3  # sg_tz_gate's statuses (2, an unknown zone: not here)
+# The gate's zone for a job without one: the host's own clock, read at each fire (the
+# wrapper reads it without TZ). Such a job is gated when it catches up (catch_up = "once",
+# every start) or when a scheduler fires a superset of its schedule (a launchd plist that
+# cannot say it exactly; only the fires that pass GATE_ARG).
+HOST = "localtime"
+# What such a scheduler passes the job file; only its fires are gated (docs/launchd.md).
+GATE_ARG = "--gate"
 
 
 class Gate(NamedTuple):
@@ -47,10 +54,11 @@ class Gate(NamedTuple):
     catch: int | None = None  # a job that catches up: no late start before its first firing
 
     @classmethod
-    def of(cls, zone: str, crons: list[Cron], window: Window, late: int = MAX_LATENESS * 60) -> Gate:
-        tz = ZoneInfo(zone)
+    def of(cls, zone: str, crons: list[Cron], window: Window, late: int = MAX_LATENESS * 60,
+           catch: int | None = None) -> Gate:
+        tz = zone_of(zone)
         keys = frozenset(t.astimezone(tz).strftime(KEY) for t in gap_firings(crons, tz, window))
-        return cls(zone, tuple(crons), keys, late)
+        return cls(zone, tuple(crons), keys, late, catch)
 
     def decide(self, at: datetime, state: list[int | None]) -> bool:
         """Run at instant ``at``? ``state`` is [the last fixed firing's local minute, the
@@ -59,7 +67,7 @@ class Gate(NamedTuple):
 
     def verdict(self, at: datetime, state: list[int | None]) -> int:
         """The runtime gate's status at instant ``at``: RUN, NOT_NOW or DROPPED."""
-        local = at.astimezone(ZoneInfo(self.zone))
+        local = at.astimezone(zone_of(self.zone))
         rmin, sec = int(at.timestamp()) // 60, local.second
         now = local_minutes(local)
         last, rlast = state
@@ -121,6 +129,11 @@ class Gate(NamedTuple):
                    for c in self.crons)
 
 
+def zone_of(zone: str) -> tzinfo:
+    """The gate's zone: an IANA name, or HOST (the host's zone as it is now)."""
+    return host_zone() if zone == HOST else ZoneInfo(zone)
+
+
 def _match(cron: Cron, local: datetime) -> bool:
     # The bash gate's test, written out separately from tzwiden.matches on purpose.
     weekday = int(local.strftime("%w"))
@@ -147,24 +160,19 @@ def _array(name: str, items: list[str]) -> str:
     return f"{name}=({' '.join(shlex.quote(i) for i in items)})"
 
 
-# The gate's zone for a job read in the host's local time (catch_up = "once"): the wrapper
-# reads the clock without TZ, and knows no gap instants (cron and launchd move those).
-HOST_LOCAL = "localtime"
-
-
-def settings(gate: Gate, state_file: str, catch_up: int | None = None) -> str:
+def settings(gate: Gate, state_file: str, on_arg: bool = False) -> str:
     """The shell variables the runtime's gate reads, for the job file: three lines (the
-    zone, its state file and the lateness bound; the expressions' value lists; the
-    instants after gaps). ``catch_up``: the job catches up (catch_up = "once"): a late
-    start later than this many seconds is recorded as a catch-up, and none is made
-    before the job has run a firing (a fresh install loads with nothing to catch up)."""
+    zone, its state file, the lateness bound in seconds and, for a job that catches up,
+    sg_tz_catch: gate.catch; the expressions' value lists; the instants after gaps).
+    ``on_arg``: a HOST gate that only a superset scheduler's fires pass (a launchd plist
+    without exact dicts, for a job that neither has a zone nor catches up): its zone is
+    set on a fifth line, only when the job file is called with GATE_ARG."""
     c = gate.crons
-    extra = f" sg_tz_catch={catch_up}" if catch_up is not None else ""
-    if gate.zone == HOST_LOCAL:
-        extra += " sg_tz_host=1"
+    zone = "''" if on_arg else shlex.quote(gate.zone)
+    catch = f" sg_tz_catch={gate.catch}" if gate.catch is not None else ""
     lines = [
-        f"sg_tz_zone={shlex.quote(gate.zone)} sg_tz_state={shlex.quote(state_file)} "
-        f"sg_tz_late={gate.late}{extra}",
+        f"sg_tz_zone={zone} sg_tz_state={shlex.quote(state_file)} "
+        f"sg_tz_late={gate.late}{catch}",
         " ".join([
             f"sg_tz_n={len(c)}",
             _array("sg_tz_min", [_list(x.minutes, frozenset(range(60))) for x in c]),
@@ -176,6 +184,10 @@ def settings(gate: Gate, state_file: str, catch_up: int | None = None) -> str:
             _array("sg_tz_fixed", ["1" if is_fixed(x) else "0" for x in c])]),
         f"sg_tz_gaps={shlex.quote(' ' + ' '.join(sorted(gate.gaps)) + ' ')}",
     ]
+    if on_arg:
+        assert gate.zone == HOST
+        lines += [f"# gated on the fires that pass {GATE_ARG} (a superset of the schedule)",
+                  f'[ "${{1-}}" != {GATE_ARG} ] || sg_tz_zone={HOST}']
     return "\n".join(lines) + "\n"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from zoneinfo import ZoneInfo
 
 from schedgen.config.model import Job
-from schedgen.render.tzgate import HOST_LOCAL, Gate, host_zone, render_window, settings
+from schedgen.render.tzgate import HOST, Gate, host_zone, render_window, settings
 from schedgen.schedule.expressions import Cron
 from schedgen.schedule.to_calendar import CalendarDict
 from schedgen.schedule.tzwiden import Window, calendar, cron_lines
@@ -47,10 +47,10 @@ def gated(job: Job) -> bool:
 
 
 def gate_settings(job: Job, window: Window | None = None) -> str:
-    """The gate's settings, for the job file (the gate is the runtime's: 81-tzgate.sh)."""
+    """The gate's settings, for the job file (the gate is the runtime's: 81-tzgate.sh).
+    A job without a zone is gated on the host's clock: at every start when it catches up,
+    else (a superset scheduler's job) only on the fires that pass GATE_ARG."""
     catch = job.random_delay + ON_TIME if job.catch_up == "once" else None
-    if not job.timezone:
-        gate = Gate(HOST_LOCAL, tuple(_crons(job)), frozenset(), job.max_lateness)
-        return settings(gate, state_file(job), catch)
-    gate = Gate.of(job.timezone, _crons(job), window or render_window(), job.max_lateness)
-    return settings(gate, state_file(job), catch)
+    gate = Gate.of(job.timezone or HOST, _crons(job), window or render_window(),
+                   job.max_lateness, catch)
+    return settings(gate, state_file(job), on_arg=not job.timezone and catch is None)

@@ -9,8 +9,10 @@ No dict holds Weekday together with Month or Day: launchd's documentation ANDs e
 key, but its code (core.c, calendarinterval_setalarm) computes a Weekday's next firing
 with cronemu_wday(weekday, hour, minute), which takes no month, and ORs it with the
 Month/Day one. A dict without that pair means the same under both readings. A schedule
-that needs weekdays in some months only is refused, unless the caller widens (a zoned
-job, whose gate drops the extra firings).
+that needs weekdays in some months only, or a day of month AND a weekday, has no exact
+dicts: widened, it gets the fewer dicts of two supersets (its weekdays in every month,
+or every day of its months, Weekday dropped), and the job's gate (templates/runtime/
+81-tzgate.sh) drops the fires that are not firings; not widened, it is refused.
 """
 
 from __future__ import annotations
@@ -29,6 +31,14 @@ class NotExpressible(ValueError):
     pass
 
 
+class NotExact(NotExpressible):
+    """No dicts fire at exactly these days on every launchd: a superset needs a gate."""
+
+
+_ALL_DAYS = frozenset(range(1, 32))
+_ALL_WEEKDAYS = frozenset(range(7))
+
+
 def _values(key: str, values: frozenset[int], full: int) -> list[dict[str, int]]:
     if len(values) == full:
         return [{}]
@@ -37,7 +47,43 @@ def _values(key: str, values: frozenset[int], full: int) -> list[dict[str, int]]
 
 def _date_dicts(cron: Cron, widen: bool = False) -> list[CalendarDict]:
     """The fewest (Month?, Day? | Weekday?) dicts for the cron's days. With ``widen``,
-    weekdays wanted in some months only fire in every month (a superset)."""
+    where no dicts are exact, the smaller of two supersets (fewer dicts, then fewer
+    fires a year): the weekdays in every month, or every day of the cron's months."""
+    try:
+        return _exact_date_dicts(cron)
+    except NotExact:
+        if not widen:
+            raise
+    if cron.day_and and not cron.days_full:
+        # Both day fields restricted and ANDed: each of them alone is a superset.
+        by_weekday = [{"Weekday": w} for w in sorted(cron.weekdays)]
+        by_day = cron._replace(weekdays=_ALL_WEEKDAYS)
+    else:
+        by_weekday = _exact_date_dicts(cron, widen=True)
+        by_day = cron._replace(days=_ALL_DAYS, weekdays=_ALL_WEEKDAYS, day_and=True)
+    return min(by_weekday, _exact_date_dicts(by_day), key=lambda ds: (len(ds), _fires(ds)))
+
+
+def _fires(dicts: list[CalendarDict]) -> int:
+    """About how many days a year the date dicts fire on (a tie-break between supersets)."""
+    return sum(1 if "Month" in d and "Day" in d else 12 if "Day" in d else
+               MONTH_DAYS[d["Month"]] if "Month" in d else 52 if "Weekday" in d else 365
+               for d in dicts)
+
+
+def needs_gate(crons: list[Cron]) -> bool:
+    """Do the widened dicts of these expressions fire more often than they do?"""
+    for cron in crons:
+        try:
+            _exact_date_dicts(cron)
+        except NotExact:
+            return True
+    return False
+
+
+def _exact_date_dicts(cron: Cron, widen: bool = False) -> list[CalendarDict]:
+    """The dicts for exactly the cron's days; with ``widen``, weekdays wanted in some
+    months only fire in every month (a superset)."""
     months = cron.months
     # Per month: "all" (every day fires) or the days/weekdays that do.
     need_days: dict[int, frozenset[int]] = {}
@@ -56,7 +102,7 @@ def _date_dicts(cron: Cron, widen: bool = False) -> list[CalendarDict]:
             elif days_all:
                 need_weekdays[m] = cron.weekdays
             elif days:
-                raise NotExpressible(
+                raise NotExact(
                     f"{cron.text!r}: launchd cannot require a day of month AND a weekday "
                     "(cron does, because one day field starts with '*'); "
                     "restrict only one of the two day fields"
@@ -88,7 +134,7 @@ def _date_dicts(cron: Cron, widen: bool = False) -> list[CalendarDict]:
                 out.append({key: v})
             elif key == "Weekday":
                 where = ",".join(str(m) for m in sorted(need) if v in need[m])
-                raise NotExpressible(
+                raise NotExact(
                     f"{cron.text!r}: fires on weekday {v} in some months only (month "
                     f"{where}); launchd's documentation and its code disagree on a dict "
                     "with Weekday and Month (the code ignores the Month), so no plist fires "

@@ -115,6 +115,12 @@ class Target(Protocol):
         """`import --from NAME`: jobs from its native format (None: it has none)."""
         ...
 
+    def gates(self, job: Job) -> bool:
+        """Does it fire this job (a job without a zone) more often than its schedule? Then
+        its scheduler passes the job file `--gate`, and the job file's gate, in the host's
+        zone, drops those fires that are not firings (templates/runtime/81-tzgate.sh)."""
+        ...
+
     def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
         """`doctor`: its own checks of this host and of these jobs of its (each Check
         with the job's name, or None for the host)."""
@@ -164,6 +170,9 @@ class Defaults:
 
     def kind_words(self, kind: str) -> str:
         return kind
+
+    def gates(self, job: Job) -> bool:
+        return False
 
     def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
         return []

@@ -50,11 +50,15 @@ sg_metrics_end() {
   fi
   [ ! -f "$st" ] || IFS=' ' read -r -n 200 v ok fl to it ls lo lf ld lc x 2>/dev/null <"$st"
   [ "$v" = 1 ] || { ok=0 fl=0 to=0 it=0 ls=0 lo=0 lf=0 ld=0 lc=0; }
-  for x in ok fl to it ls lo lf ld lc; do
-    eval "t=\$$x"
-    # Not a count of ours: 0 (19 digits or more would overflow bash's arithmetic).
-    case $t in ''|0?*|*[!0-9]*|???????????????????*) eval "$x=0" ;; esac
-  done
+  # Not a count of ours: 0 (19 digits or more would overflow bash's arithmetic). One case
+  # for the usual line (nine fields of 1 to 18 digits, no leading 0); field by field else.
+  case " $ok $fl $to $it $ls $lo $lf $ld $lc " in
+    *' 0'[0-9]*|*'  '*|*[!0-9' ']*|*[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]*)
+      for x in ok fl to it ls lo lf ld lc; do
+        eval "t=\$$x"
+        case $t in ''|0?*|*[!0-9]*|???????????????????*) eval "$x=0" ;; esac
+      done ;;
+  esac
   ok=$((ok + sg_m_ok)) fl=$((fl + sg_m_fail)) to=$((to + sg_m_to)) it=$((it + sg_m_int))
   ls=$sg_m_start ld=$sg_m_dur lc=$sg_m_code
   [ "$sg_m_lok" = 0 ] || lo=$sg_m_lok
@@ -69,31 +73,35 @@ sg_metrics_end() {
 }
 
 # sg_metrics_write OK FAILED TIMEOUT INTERRUPTED START SUCCESS FAILURE DURATION CODE BUSY
+# One printf straight into the temp file (no text built with printf -v first), then one
+# mv: the only fork (bash has no rename builtin, nor has any of its loadables).
 sg_metrics_write() {
-  local l=$sg_metrics_labels p=schedgen_job_ t tmp
-  printf -v t '# HELP %slast_start_timestamp_seconds When the last run started (Unix time).\n# TYPE %slast_start_timestamp_seconds gauge\n%slast_start_timestamp_seconds{%s} %s\n' "$p" "$p" "$p" "$l" "$5"
-  printf -v t '%s# HELP %slast_success_timestamp_seconds When the last ok run ended (Unix time; 0: never).\n# TYPE %slast_success_timestamp_seconds gauge\n%slast_success_timestamp_seconds{%s} %s\n' "$t" "$p" "$p" "$p" "$l" "$6"
-  printf -v t '%s# HELP %slast_failure_timestamp_seconds When the last failed, timed out or interrupted run ended (Unix time; 0: never).\n# TYPE %slast_failure_timestamp_seconds gauge\n%slast_failure_timestamp_seconds{%s} %s\n' "$t" "$p" "$p" "$p" "$l" "$7"
-  printf -v t '%s# HELP %slast_duration_seconds How long the last run took.\n# TYPE %slast_duration_seconds gauge\n%slast_duration_seconds{%s} %s\n' "$t" "$p" "$p" "$p" "$l" "$8"
-  printf -v t '%s# HELP %slast_exit_code The last run'"'"'s exit status.\n# TYPE %slast_exit_code gauge\n%slast_exit_code{%s} %s\n' "$t" "$p" "$p" "$p" "$l" "$9"
-  printf -v t '%s# HELP %sruns_total Runs ended, by outcome.\n# TYPE %sruns_total counter\n%sruns_total{%s,outcome="ok"} %s\n%sruns_total{%s,outcome="failed"} %s\n%sruns_total{%s,outcome="timeout"} %s\n%sruns_total{%s,outcome="interrupted"} %s\n' \
-    "$t" "$p" "$p" "$p" "$l" "$1" "$p" "$l" "$2" "$p" "$l" "$3" "$p" "$l" "$4"
-  printf -v t '%s# HELP %slock_busy_total Runs that found the job'"'"'s lock held and gave up.\n# TYPE %slock_busy_total counter\n%slock_busy_total{%s} %s\n' "$t" "$p" "$p" "$p" "$l" "${10}"
+  local l=$sg_metrics_labels p=schedgen_job_ d=${sg_metrics_file%/*} f tmp
+  tmp=$d/.${sg_metrics_file##*/}.$$
   [ -z "$sg_inbox" ] || sg_metrics_queue
-  t=$t$sg_m_q
-  tmp=${sg_metrics_file%/*}/.${sg_metrics_file##*/}.$$
+  f='# HELP %slast_start_timestamp_seconds When the last run started (Unix time).\n# TYPE %slast_start_timestamp_seconds gauge\n%slast_start_timestamp_seconds{%s} %s\n'
+  f=$f'# HELP %slast_success_timestamp_seconds When the last ok run ended (Unix time; 0: never).\n# TYPE %slast_success_timestamp_seconds gauge\n%slast_success_timestamp_seconds{%s} %s\n'
+  f=$f'# HELP %slast_failure_timestamp_seconds When the last failed, timed out or interrupted run ended (Unix time; 0: never).\n# TYPE %slast_failure_timestamp_seconds gauge\n%slast_failure_timestamp_seconds{%s} %s\n'
+  f=$f'# HELP %slast_duration_seconds How long the last run took.\n# TYPE %slast_duration_seconds gauge\n%slast_duration_seconds{%s} %s\n'
+  f=$f'# HELP %slast_exit_code The last run'"'"'s exit status.\n# TYPE %slast_exit_code gauge\n%slast_exit_code{%s} %s\n'
+  f=$f'# HELP %sruns_total Runs ended, by outcome.\n# TYPE %sruns_total counter\n%sruns_total{%s,outcome="ok"} %s\n%sruns_total{%s,outcome="failed"} %s\n%sruns_total{%s,outcome="timeout"} %s\n%sruns_total{%s,outcome="interrupted"} %s\n'
+  f=$f'# HELP %slock_busy_total Runs that found the job'"'"'s lock held and gave up.\n# TYPE %slock_busy_total counter\n%slock_busy_total{%s} %s\n%s'
   # Readable by the collector (node_exporter runs as a user of its own): 0644, not the
   # job's 0600 (umask is a builtin; chmod would be a fork).
   umask 022
-  if [ ! -d "${sg_metrics_file%/*}" ]; then
-    mkdir -p "${sg_metrics_file%/*}" 2>/dev/null || { umask 077; sg_metrics_lost; return 0; }
-  fi
-  if printf '%s' "$t" 2>/dev/null >"$tmp" && LC_ALL=C mv -f "$tmp" "$sg_metrics_file" 2>/dev/null; then
-    umask 077
-    return 0
+  if [ -d "$d" ] || mkdir -p "$d" 2>/dev/null; then
+    # shellcheck disable=SC2059  # the format is the fixed text above
+    if printf "$f" "$p" "$p" "$p" "$l" "$5" "$p" "$p" "$p" "$l" "$6" "$p" "$p" "$p" "$l" "$7" \
+      "$p" "$p" "$p" "$l" "$8" "$p" "$p" "$p" "$l" "$9" \
+      "$p" "$p" "$p" "$l" "$1" "$p" "$l" "$2" "$p" "$l" "$3" "$p" "$l" "$4" \
+      "$p" "$p" "$p" "$l" "${10}" "$sg_m_q" 2>/dev/null >"$tmp" &&
+      LC_ALL=C mv -f "$tmp" "$sg_metrics_file" 2>/dev/null; then
+      umask 077
+      return 0
+    fi
+    rm -f "$tmp" 2>/dev/null
   fi
   umask 077
-  rm -f "$tmp" 2>/dev/null
   sg_metrics_lost
 }
 

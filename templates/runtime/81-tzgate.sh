@@ -7,7 +7,11 @@
 #
 # Settings (set by the job file, schedgen/render/tzgate.py; lists are space-padded
 # " 1 2 3 " or "*" for every value, one array element per cron expression):
-#   sg_tz_zone   IANA zone name               sg_tz_n     number of expressions
+#   sg_tz_zone   IANA zone name, or localtime: the host's own clock, for a job without
+#                a zone that catches up (every start is gated) or whose scheduler fires a
+#                superset of its schedule (set only when the job file is called with
+#                --gate: docs/launchd.md)
+#                                             sg_tz_n     number of expressions
 #   sg_tz_min[]  minutes 0-59                 sg_tz_hour[] hours 0-23
 #   sg_tz_dom[]  days of month 1-31           sg_tz_mon[]  months 1-12
 #   sg_tz_dow[]  weekdays 0-6 (0 = Sunday)    sg_tz_or[]   1: cron's OR of the day fields
@@ -16,8 +20,6 @@
 #                gap that a fixed-time firing inside the gap moves to
 #   sg_tz_state  file holding the zone-local minute of the last fixed-time firing run
 #   sg_tz_late   max_lateness, in seconds
-#   sg_tz_host   1: the host's local time (a job with catch_up = "once" and no timezone;
-#                sg_tz_zone is then "localtime")
 #   sg_tz_catch  set for catch_up = "once": a late start more than this many seconds
 #                late is recorded as a catch-up; none is made before a first firing ran
 #
@@ -61,8 +63,8 @@ sg_tz_in() {
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_now() {
   local now era yoe doy y IFS=' '
-  if [ -n "${sg_tz_host-}" ]; then
-    now=$(date '+%Y %m %d %H %M %w %S %s') || return 1   # the host's own time
+  if [ "$sg_tz_zone" = localtime ]; then
+    now=$(date '+%Y %m %d %H %M %w %S %s') || return 1   # the host's clock, as cron's and launchd's
   else
     now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w %S %s') || return 1
   fi
@@ -129,7 +131,7 @@ sg_tz_gate() {
   local last='' rlast='' k=0 late=${sg_tz_late:-3600} cap nlast y mo d h mi w i hk lmin dk=''
   [ "${SCHEDGEN_FOREGROUND-}" != 1 ] || return 0
   # date falls back to UTC, silently, for a zone it does not have.
-  if [ -z "${sg_tz_host-}" ] && [ ! -f "${TZDIR:-/usr/share/zoneinfo}/$sg_tz_zone" ]; then
+  if [ "$sg_tz_zone" != localtime ] && [ ! -f "${TZDIR:-/usr/share/zoneinfo}/$sg_tz_zone" ]; then
     printf 'schedgen: time zone %s is not in this host'\''s zone database\n' "$sg_tz_zone" >&2
     return 2
   fi

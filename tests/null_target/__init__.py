@@ -108,6 +108,9 @@ class Null:
                     lock: bool) -> ImportResult | None:
         return None
 
+    def gates(self, job: Job) -> bool:
+        return False  # it fires a job at its schedule's times only
+
     def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
         d = folder()
         if d.is_dir():

@@ -100,6 +100,11 @@ class Launchd(Defaults):
                          "explains)")
         return lines
 
+    def gates(self, job: Job) -> bool:
+        from schedgen.targets.launchd.render import gated
+
+        return gated(job)
+
     def doctor(self, jobs: tuple[Job, ...]) -> list[Check]:
         from schedgen.targets.launchd.doctor import checks
 
