@@ -22,7 +22,7 @@ from schedgen.render.tzgate import HOST, NOT_NOW, RUN, Gate
 from schedgen.schedule.expressions import parse_cron
 from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
-from tests.wrapper_kit import Wrapped, make_job
+from tests.wrapper_kit import Wrapped, kill_group, make_job, wait_for
 
 if shutil.which("faketime") is None:
     pytest.skip("faketime not installed", allow_module_level=True)
@@ -187,3 +187,64 @@ def test_kubernetes_gets_max_lateness_as_its_starting_deadline(tmp_path: Path) -
     with pytest.raises(ConfigError) as e:  # the controller looks every 10 s
         loads(text.replace('"6h"', "5"), tmp_path / "jobs.toml")
     assert [p.where for p in e.value.problems] == ["jobs.a.max_lateness"]
+
+
+@pytest.mark.macos
+def test_a_delayed_catch_up_still_starts_within_max_lateness(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The start delay comes after the gate: a catch-up 115 s late with a 2 m bound must
+    # not then wait its whole stable offset (the start would be later than max_lateness).
+    from schedgen.render.policies import stable_offset
+    monkeypatch.setenv("SCHEDGEN_HOST", "h1")
+    monkeypatch.setenv("TZ", HOST_TZ)
+    name = next(n for n in (f"daily{i}" for i in range(50))
+                if stable_offset("default", n, 60) >= 10)
+    out = tmp_path / "ran"
+    w = make_job(tmp_path, name, schedule="0 6 * * *", targets=["cron"], catch_up="once",
+                 max_lateness="2m", random_delay="1m", command=f"echo x >>{out}")
+    assert _start(w, DAY1).returncode == 0     # day 1 on time: its whole delay
+    r = _start(w, DAY1 + DAY + timedelta(seconds=115))
+    assert r.returncode == 0, r.stderr
+    starts = [e for e in w.events("start")]
+    assert len(starts) == 2 and out.read_text() == "x\nx\n"
+    for e in starts:
+        assert e["late"] + e.get("delay", 0) < 120, e
+    assert starts[0]["delay"] >= 10 and starts[1]["firing"] == "2027-01-12T06:00"
+
+
+@pytest.mark.macos
+def test_a_catch_ups_retry_does_not_start_past_the_next_firing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Hourly: the 07:00 firing caught up at 07:50 fails; a retry 15 m later would start at
+    # 08:05, after the 08:00 firing: the window counts from the firing, not the late start.
+    monkeypatch.setenv("TZ", HOST_TZ)
+    w = make_job(tmp_path, "hourly", schedule="0 * * * *", targets=["cron"], catch_up="once",
+                 retries=1, retry_delay="15m", command='[ -n "${FAIL-}" ] && exit 3 || :')
+    assert _start(w, DAY1).returncode == 0
+    p = subprocess.Popen(["faketime", f"@{int((DAY1 + timedelta(minutes=110)).timestamp())}",
+                          *w.argv("--cron")], env=w.env({"TZ": HOST_TZ, "FAIL": "1"}),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        wait_for(lambda: w.events("retry") or w.events("no_retry"), what="the first attempt's end")
+    finally:
+        kill_group(p.pid)
+        p.communicate()
+    assert w.events("retry") == []
+    [no] = w.events("no_retry")
+    assert no["reason"] == "next_firing"
+
+
+@pytest.mark.macos
+def test_an_hourly_job_catches_up_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A schedule whose hour is "*" (no fixed time): its state line starts with a blank
+    # field, which must still read as "a firing has run" (else nothing is ever caught up,
+    # and a second start in the same minute runs again).
+    monkeypatch.setenv("TZ", HOST_TZ)
+    out = tmp_path / "ran"
+    w = make_job(tmp_path, "hourly", schedule="0 * * * *", targets=["cron"], catch_up="once",
+                 command=f'echo "$SCHEDGEN_RUN_ID" >>{out}')
+    for t in (DAY1, DAY1, DAY1 + timedelta(minutes=110), DAY1 + timedelta(minutes=115)):
+        assert _start(w, t).returncode == 0
+    assert _ran(out) == ["20270111T0500", "20270111T0650"]
+    assert [e["firing"] for e in w.events("start")] == ["2027-01-11T06:00", "2027-01-11T07:00"]

@@ -169,3 +169,55 @@ def test_the_wrapper_skips_while_paused_and_runs_once_the_pause_has_ended(tmp_pa
     assert [(e["until"], e["reason"]) for e in w.events("skipped")] == \
         [(0, "paused"), (1893456000, "paused")]
     assert not w.run_dirs()[1:]   # a skipped firing makes no run directory
+
+
+@pytest.mark.macos
+@pytest.mark.parametrize("kind", ["fifo", "symlink to a fifo", "directory", "huge", "wide digits"])
+def test_a_pause_file_that_is_no_time_reads_as_paused_and_never_hangs(
+        tmp_path: Path, kind: str) -> None:
+    # A FIFO must not block the wrapper (every firing would hang for ever) nor schedgen;
+    # a number past any date must not wrap around in bash or overflow in Python.
+    out = tmp_path / "ran"
+    w = make_job(tmp_path, "job", command=f"echo ran >>{out}")
+    f = pause.pause_file(w.config.namespace, "job")
+    f.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(f)
+    elif kind == "symlink to a fifo":
+        os.mkfifo(tmp_path / "fifo")
+        f.symlink_to(tmp_path / "fifo")
+    elif kind == "directory":
+        f.mkdir()
+    elif kind == "huge":
+        f.write_text("9" * 40 + "\n")
+    else:
+        f.write_text("\u00b2\n")
+    r = subprocess.run(w.argv("--cron"), env=w.env(), capture_output=True, text=True, timeout=20)
+    assert r.returncode == 0 and not out.exists(), r.stderr
+    assert [e["until"] for e in w.events("skipped")] == [0]
+    assert pause.paused(w.config.namespace, "job") == pause.Pause("job", None)
+
+
+def test_a_pause_file_reads_its_first_line_as_the_wrapper_does(tmp_path: Path) -> None:
+    f = pause.pause_file("ns", "job")
+    f.parent.mkdir(parents=True)
+    f.write_text("1000000000\ntrailing words\n")   # the wrapper reads one line: over
+    assert pause.paused("ns", "job") is None
+
+
+def test_an_until_in_the_spring_forward_gap_ends_after_the_gap(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 02:30 does not exist on 2027-03-28 in Berlin: the pause must not end at 01:30 CET,
+    # before the wall clock ever reached the time given, but as the clock passes it.
+    import time as _time
+
+    from schedgen.commands.pause import parse_until
+    monkeypatch.setenv("TZ", HOST_TZ)
+    _time.tzset()
+    try:
+        now = datetime(2027, 1, 1, tzinfo=UTC)
+        assert parse_until("2027-03-28T02:30", now) == datetime(2027, 3, 28, 1, 30, tzinfo=UTC)
+        # A repeated hour: its first 02:30 (CEST).
+        assert parse_until("2027-10-31T02:30", now) == datetime(2027, 10, 31, 0, 30, tzinfo=UTC)
+    finally:
+        monkeypatch.delenv("TZ")
+        _time.tzset()

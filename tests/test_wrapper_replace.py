@@ -96,3 +96,78 @@ def test_a_replaced_queue_run_gives_its_item_back_as_an_interrupted_attempt(
     assert ("a.json", 1, "interrupted") in fin and ("a.json", 2, "ok") in fin
     assert ("b.json", 1, "ok") in fin and len(fin) == 3
     assert list((q / "inbox").iterdir()) == []
+
+
+def test_two_new_runs_racing_for_one_old_one_never_overlap(tmp_path: Path) -> None:
+    # Three wrappers: the old one is stopped once; the two new ones never run their
+    # commands at the same time (a mkdir the command holds says so) and both end.
+    up, clash = tmp_path / "up", tmp_path / "clash"
+    held = tmp_path / "held"
+    w = make_job(tmp_path, lock=REPLACE, command=(
+        f'mkdir {held} 2>/dev/null || touch {clash}; trap "rmdir {held}" EXIT; touch {up}; '
+        f'[ -n "${{NEW-}}" ] && sleep 1 || sleep 60'))
+    old = w.popen()
+    news = []
+    try:
+        wait_for(up.exists, what="the first run's command")
+        news = [w.popen(env={"NEW": "1"}) for _ in range(2)]
+        rcs = sorted(p.communicate(timeout=60) and p.returncode for p in news)
+        old.communicate(timeout=20)
+    finally:
+        for p in [old, *news]:
+            kill_group(p.pid)
+    assert old.returncode == 143 and not clash.exists()
+    assert rcs[0] == 0 and rcs[1] in (0, 75)
+    outcomes = [e["outcome"] for e in w.events("finish")]
+    assert outcomes.count("interrupted") == 1 and outcomes.count("ok") == rcs.count(0)
+
+
+def test_a_run_in_its_retry_delay_is_replaced_at_once(tmp_path: Path) -> None:
+    w = make_job(tmp_path, lock=REPLACE, retries=2, retry_delay="60s",
+                 command='[ -n "${NEW-}" ] || exit 3')
+    old = w.popen()
+    try:
+        wait_for(lambda: w.events("retry"), what="the first attempt to fail")
+        t0 = time.monotonic()
+        new = w.run(env={"NEW": "1"})
+        old.communicate(timeout=20)
+    finally:
+        kill_group(old.pid)
+    assert new.returncode == 0, new.stderr
+    assert time.monotonic() - t0 < 15 and old.returncode == 143
+    assert [e["outcome"] for e in w.events("finish")] == ["failed", "ok"]
+
+
+def test_a_replacing_run_killed_hard_mid_item_loses_and_doubles_nothing(tmp_path: Path) -> None:
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json", "b.json"])
+    hang = tmp_path / "hang"
+    hang.touch()
+    log = tmp_path / "ran"
+    # The claim of a wrapper killed hard goes back once stale_after has passed (87-queue-
+    # recovery.bash): here 1 s, so the third run finds it.
+    w = make_job(tmp_path, lock=REPLACE, queue=queue_fields(tmp_path, batch=0, stale_after="1s"),
+                 command=["bash", "-c", f'echo "${{1##*/}}" >>{log}; [ ! -e {hang} ] || sleep 60',
+                          "x", "{item}"])
+    procs = []
+    try:
+        first = w.popen()
+        procs.append(first)
+        wait_for(lambda: log.exists() and log.read_text().count("a.json") == 1, what="a.json")
+        second = w.popen()                       # replaces the first, runs a.json again
+        procs.append(second)
+        wait_for(lambda: log.read_text().count("a.json") == 2, what="a.json again")
+        first.communicate(timeout=20)
+        second.kill()                            # kill -9 of the wrapper alone
+        second.communicate(timeout=20)
+        hang.unlink()
+        time.sleep(1.5)
+        third = w.run()
+        assert third.returncode == 0, third.stderr
+    finally:
+        for p in procs:
+            kill_group(p.pid)
+    assert sorted(p.name for p in (q / "processed").iterdir()) == ["a.json", "b.json"]
+    assert list((q / "inbox").iterdir()) == []
+    ran = log.read_text().split()
+    assert ran.count("b.json") == 1 and ran.count("a.json") == 3

@@ -27,8 +27,12 @@ def parse_until(text: str, now: datetime | None = None) -> datetime:
         at = datetime.fromisoformat(text.strip())
     except ValueError:
         raise UsageError(f"--until {text!r}: expected a time like 2026-12-24T08:00") from None
-    if at.tzinfo is None:
-        at = at.astimezone()  # the host's local time
+    if at.tzinfo is None:  # the host's local time
+        first, second = (at.replace(fold=f).astimezone() for f in (0, 1))
+        # A time in a spring-forward gap ends the pause as the clock passes it (after the
+        # gap), never an hour before it; a repeated hour's time is its first one.
+        gap = first.replace(tzinfo=None) != at
+        at = max(first, second) if gap else first
     if at <= (now or datetime.now(UTC)):
         raise UsageError(f"--until {text}: that time has passed")
     return at.astimezone(UTC)

@@ -9,6 +9,7 @@ compare), and `resume` or the next `pause` tidies the file.
 
 from __future__ import annotations
 
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -53,14 +54,26 @@ def resume(namespace: str, job: str) -> bool:
 def paused(namespace: str, job: str, now: datetime | None = None) -> Pause | None:
     """The job's pause in force now, if any (a damaged file reads as "until resumed",
     as the wrapper reads it)."""
+    f = pause_file(namespace, job)
     try:
-        raw = pause_file(namespace, job).read_text().strip()
+        st = f.stat()
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError:
         return Pause(job, None)
-    stamp = int(raw) if raw.isdigit() else 0
+    if not stat.S_ISREG(st.st_mode):   # a FIFO would block the open: as the wrapper, not read
+        return Pause(job, None)
+    try:
+        with f.open("rb") as fh:
+            raw = fh.read(24).split(b"\n", 1)[0].strip()
+    except OSError:
+        return Pause(job, None)
+    # As the wrapper: ASCII digits, at most 18 of them (else until resumed).
+    stamp = int(raw) if raw.isdigit() and len(raw) <= 18 else 0
     if stamp == 0:
         return Pause(job, None)
-    until = datetime.fromtimestamp(stamp, UTC)
+    try:
+        until = datetime.fromtimestamp(stamp, UTC)
+    except (OverflowError, ValueError, OSError):   # past any date Python can hold
+        return Pause(job, None)
     return Pause(job, until) if (now or datetime.now(UTC)) < until else None

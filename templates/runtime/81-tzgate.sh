@@ -136,7 +136,12 @@ sg_tz_gate() {
     return 2
   fi
   sg_tz_now || return 2
-  [ ! -f "$sg_tz_state" ] || read -r last rlast <"$sg_tz_state" 2>/dev/null || :
+  # "LAST RLAST", LAST empty for a job with no fixed-time firing run yet: split on the
+  # one blank by hand (read would drop the empty field and take RLAST for LAST).
+  [ ! -f "$sg_tz_state" ] || IFS= read -r last <"$sg_tz_state" 2>/dev/null || :
+  case $last in
+    *' '*) rlast=${last#* } last=${last%% *} ;;
+  esac
   case $last in
     '' | 0?* | *[!0-9]*) last='' ;;   # 0...: bash would take it for octal
   esac
@@ -247,6 +252,7 @@ sg_tz_gate() {
 sg_tz_ran() {
   [ -d "${sg_tz_state%/*}" ] || mkdir -p "${sg_tz_state%/*}" 2>/dev/null
   [ -L "$sg_tz_state" ] || printf '%s %s\n' "$1" "$2" >"$sg_tz_state" 2>/dev/null
+  sg_tz_lsec=$4
   sg_tz_j=",\"firing\":\"${3:0:4}-${3:4:2}-${3:6:2}T${3:8:2}:${3:10:2}\",\"late\":$4"
 }
 

@@ -10,8 +10,11 @@
 sg_policy_start() {
   local until='' left
   if [ -n "${sg_paused-}" ]; then
-    [ ! -r "$sg_pause_file" ] || read -r until <"$sg_pause_file" 2>/dev/null || :
-    case $until in '' | *[!0-9]*) until=0 ;; esac
+    # Only a plain file is read (a FIFO would block the open for ever), one short line;
+    # anything else, or a number past any date (bash would wrap it), is until resumed.
+    [ ! -f "$sg_pause_file" ] || [ ! -r "$sg_pause_file" ] ||
+      read -r -n 24 until <"$sg_pause_file" 2>/dev/null || :
+    case $until in '' | *[!0-9]* | ???????????????????*) until=0 ;; esac
     until=$((10#$until))
     if [ "$until" = 0 ] || [ "$sg_epoch" -lt "$until" ]; then
       sg_event skipped "${sg_tz_j-},\"reason\":\"paused\",\"until\":$until,\"outcome\":\"skipped\""
@@ -25,6 +28,11 @@ sg_policy_start() {
   left=${sg_delay:-0}
   if [ "${sg_delay_max:-0}" -gt 0 ]; then
     left=$(((RANDOM * 32768 + RANDOM) % (sg_delay_max + 1)))
+  fi
+  # A start the gate found late already (a catch-up) waits no longer than keeps it
+  # within max_lateness: a delayed start is a late one.
+  if [ -n "${sg_tz_lsec-}" ] && [ "$left" -gt $((${sg_tz_late:-3600} - 1 - sg_tz_lsec)) ]; then
+    left=$((${sg_tz_late:-3600} - 1 - sg_tz_lsec))
   fi
   [ "$left" -gt 0 ] || return 0
   sg_delay_j=",\"delay\":$left"

@@ -8,7 +8,9 @@
 
 # sg_retry_runs: the attempts (sg_main, in place of one sg_run).
 sg_retry_runs() {
-  sg_try=1 sg_try_more=0 sg_try_wait=0 sg_try_first=$sg_start_epoch sg_sl_pid=''
+  # The window counts from the firing: a start the gate found late (a catch-up) has
+  # less of it left. (The start delay is before sg_start_epoch already.)
+  sg_try=1 sg_try_more=0 sg_try_wait=0 sg_try_first=$((sg_start_epoch - ${sg_tz_lsec:-0})) sg_sl_pid=''
   while :; do
     sg_try_j=",\"attempt\":$sg_try,\"attempts\":$((sg_retries + 1))"
     sg_try_m=", \"attempts\": $((sg_retries + 1))"
