@@ -197,8 +197,10 @@ def test_a_delayed_catch_up_still_starts_within_max_lateness(
     from schedgen.render.policies import stable_offset
     monkeypatch.setenv("SCHEDGEN_HOST", "h1")
     monkeypatch.setenv("TZ", HOST_TZ)
-    name = next(n for n in (f"daily{i}" for i in range(50))
-                if stable_offset("default", n, 60) >= 10)
+    # an offset of 10-13 s: long enough to matter, short enough that day 1's on-time start
+    # (which sleeps all of it) keeps the test quick
+    name = next(n for n in (f"daily{i}" for i in range(500))
+                if 10 <= stable_offset("default", n, 60) <= 13)
     out = tmp_path / "ran"
     w = make_job(tmp_path, name, schedule="0 6 * * *", targets=["cron"], catch_up="once",
                  max_lateness="2m", random_delay="1m", command=f"echo x >>{out}")
