@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.config import metrics_names as metrics
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
-from schedgen.render import policies, shipped, wordcache
+from schedgen.render import compiled, policies, shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
 from schedgen.targets import registry
 
@@ -92,29 +92,109 @@ class Artifact:
 
 # Whether compiled templates may be stored: only inside `storing_compiled_templates()`.
 _STORE: ContextVar[bool] = ContextVar("schedgen_store_compiled", default=False)
+_ESCAPED = ("plist.j2",)  # autoescaped: always rendered by jinja2
+
+
+def _folder() -> Path:
+    return paths.cache_dir() / f"jinja-{__version__}"
 
 
 def _env() -> jinja2.Environment:
-    return _environment(_STORE.get(), paths.cache_dir() / f"jinja-{__version__}")
+    return _environment(_STORE.get(), _folder())
 
 
 @cache
 def _environment(store: bool, folder: Path) -> jinja2.Environment:
     import jinja2
 
-    wordcache.load(folder.parent)  # the schedules in words, kept like the templates
+    _words(folder.parent)
     env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(shipped.text),
+        loader=jinja2.FunctionLoader(_source),
         bytecode_cache=_template_cache(jinja2)(folder, store),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("plist.j2",), default=False),
+        autoescape=jinja2.select_autoescape(enabled_extensions=_ESCAPED, default=False),
         keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["q"] = lambda s: shlex.quote(str(s))
-    env.filters["word"] = bash_word
-    # The schedule in words; never depends on the clock.
-    env.filters["describe"] = lambda job: describe_zoned(job.schedule, job.timezone)
+    env.filters.update(_OWN_FILTERS)
     return env
+
+
+def _quote(value: object) -> str:
+    return shlex.quote(str(value))
+
+
+def _describe(job: Job) -> str:
+    """The schedule in words; never depends on the clock."""
+    return describe_zoned(job.schedule, job.timezone)
+
+
+@cache
+def _words(folder: Path) -> None:
+    wordcache.load(folder)  # the schedules in words, kept like the templates
+
+
+@cache
+def _source(name: str) -> str:
+    return shipped.text(name)
+
+
+@cache
+def _key(name: str) -> str:
+    return compiled.key(name, _source(name))
+
+
+_RUNNERS: dict[tuple[Path, str], compiled.Root | None] = {}  # per cache folder and template
+_LEARNT: set[tuple[Path, str]] = set()  # tried to store this process: not again
+_CODES: dict[str, object] = {}  # per key, whatever the folder (the suite has a HOME a test)
+
+
+def render_template(name: str, filters: compiled.Filters | None = None, /,
+                    **values: object) -> str:
+    """A shipped template rendered: by its stored code where there is one
+    (render/compiled.py: no jinja2 import), else by jinja2. `filters`: the template's
+    own, beside q, word and describe."""
+    folder = _folder()
+    every = {**_FILTERS, **(filters or {})}
+    escaped = name.endswith(_ESCAPED)
+    if not escaped:
+        at = (folder, name)
+        if at not in _RUNNERS:
+            _RUNNERS[at] = compiled.load(folder, name, _key(name))
+        fast = _RUNNERS[at]
+        if fast is not None:
+            _words(folder.parent)
+            try:
+                return fast(values, every)
+            except compiled.Unsupported:
+                pass  # jinja2 renders this one (and says what is wrong, if anything is)
+    env = _env()
+    for k, f in (filters or {}).items():
+        env.filters.setdefault(k, f)
+    text = env.get_template(name).render(**values)
+    if not escaped and _STORE.get() and (folder, name) not in _LEARNT:
+        _learn(env, folder, name, values, every, text)
+    return text
+
+
+def _learn(env: jinja2.Environment, folder: Path, name: str, values: dict[str, object],
+           filters: compiled.Filters, text: str) -> None:
+    """Store the template's code for the fast path, once it rendered `text` too."""
+    _LEARNT.add((folder, name))
+    want = _key(name)
+    code = _CODES.get(want)
+    if code is None:
+        code = compiled.code_of(env.compile(_source(name), name, raw=True), name)
+        if code is None:
+            return
+        _CODES[want] = code
+    try:
+        run = compiled.runner(code)
+        if run(values, filters) != text:
+            return
+    except compiled.Unsupported:
+        return
+    compiled.store(folder, name, want, code)
+    _RUNNERS[(folder, name)] = run
 
 
 def _template_cache(jinja2: Any) -> Any:
@@ -175,6 +255,10 @@ def bash_word(arg: str) -> str:
     if pos < len(arg) or not out:
         out.append(shlex.quote(arg[pos:]))
     return "".join(out)
+
+
+_OWN_FILTERS: compiled.Filters = {"q": _quote, "word": bash_word, "describe": _describe}
+_FILTERS = {**compiled.BUILTIN_FILTERS, **_OWN_FILTERS}  # the fast path's: jinja2's two too
 
 
 def header(config: Config) -> dict[str, str]:
@@ -276,8 +360,8 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         from schedgen.render import retry as retry_render
 
         retry = retry_render.settings(job)
-    return _env().get_template("job.sh.j2").render(
-        job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
+    return render_template(
+        "job.sh.j2", job=job, h=header(config), queue=job.queue, lock=job.lock, prog=prog or "",
         smoke_prog=smoke_prog if smoke_prog and smoke_prog != prog else "",
         rotate_every=max(1, min(32, job.logs.max_size // 65536)),
         runtime=runtime_name(config.namespace),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 
 from schedgen.config.model import Config, Job
-from schedgen.render.artifacts import _env, header
+from schedgen.render.artifacts import header, render_template
 from schedgen.schedule.expressions import Cron, Every, every_as_cron
 
 
@@ -36,18 +37,15 @@ def cron_lines(job: Job) -> list[str]:
     return exprs + boot
 
 
+_FILTERS: dict[str, Callable[..., str]] = {"cron_escape": cron_escape, "cron_command": cron_command}
+
+
 def crond_file(config: Config, jobs: tuple[Job, ...]) -> str:
     """The namespace's whole file in the system cron folder: each line with its user."""
-    env = _env()
-    env.filters.setdefault("cron_escape", cron_escape)
-    env.filters.setdefault("cron_command", cron_command)
-    return env.get_template("crond.j2").render(
-        jobs=[(j, cron_lines(j)) for j in jobs], h=header(config))
+    return render_template(
+        "crond.j2", _FILTERS, jobs=[(j, cron_lines(j)) for j in jobs], h=header(config))
 
 
 def cron_block(config: Config, jobs: tuple[Job, ...]) -> str:
-    env = _env()
-    env.filters.setdefault("cron_escape", cron_escape)
-    env.filters.setdefault("cron_command", cron_command)
-    return env.get_template("crontab.j2").render(
-        jobs=[(j, cron_lines(j)) for j in jobs], h=header(config))
+    return render_template(
+        "crontab.j2", _FILTERS, jobs=[(j, cron_lines(j)) for j in jobs], h=header(config))

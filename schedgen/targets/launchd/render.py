@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from schedgen.config.model import Config, Job
-from schedgen.render.artifacts import _env, header
+from schedgen.render.artifacts import header, render_template
 from schedgen.schedule.expressions import Cron, Every, Reboot
 from schedgen.schedule.to_calendar import needs_gate, union_dicts
 
@@ -48,9 +48,8 @@ def plist(job: Job, config: Config) -> str:
         from schedgen.render import tzrender
 
         calendar = tzrender.host_calendar(job)
-    env = _env()
-    env.filters.setdefault("xml_comment", xml_comment)
-    return env.get_template("launchd.plist.j2").render(
+    return render_template(
+        "launchd.plist.j2", {"xml_comment": xml_comment},
         job=job, h=header(config), calendar=calendar, gate=_gate_arg(job),
         # catch_up = "once": launchd runs a missed firing after a wake, not after a boot;
         # RunAtLoad starts the wrapper at load, and its gate runs the latest missed firing

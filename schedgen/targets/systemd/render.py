@@ -16,7 +16,7 @@ from pathlib import Path
 from schedgen import paths
 from schedgen.config.model import Config, Job
 from schedgen.render import source
-from schedgen.render.artifacts import Artifact, _env, header
+from schedgen.render.artifacts import Artifact, header, render_template
 from schedgen.schedule.expressions import Cron, Every, Reboot
 from schedgen.targets.systemd.oncalendar import on_calendar
 
@@ -83,17 +83,15 @@ def timer_settings(job: Job) -> list[tuple[str, str]]:
 
 
 def service(job: Job, config: Config) -> str:
-    env = _env()
-    env.filters.setdefault("sd_escape", sd_escape)
-    return env.get_template("systemd.service.j2").render(
+    return render_template(
+        "systemd.service.j2", {"sd_escape": sd_escape},
         job=job, h=header(config), exec=exec_start(str(job.wrapper_path)),
         service=f"{job.label}.service", timer=f"{job.label}.timer")
 
 
 def timer(job: Job, config: Config) -> str:
-    env = _env()
-    env.filters.setdefault("sd_escape", sd_escape)
-    return env.get_template("systemd.timer.j2").render(
+    return render_template(
+        "systemd.timer.j2", {"sd_escape": sd_escape},
         job=job, h=header(config), settings=timer_settings(job))
 
 
