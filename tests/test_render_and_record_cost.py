@@ -21,6 +21,9 @@ def test_the_job_template_is_read_and_compiled_once_for_all_jobs(
     real = shipped.text
     monkeypatch.setattr(shipped, "text", lambda name: read.append(name) or real(name))
     artifacts._environment.cache_clear()
+    artifacts._source.cache_clear()  # read once a process, by both paths (render/compiled.py)
+    artifacts._key.cache_clear()
+    artifacts._RUNNERS.clear()
     compiled: list[str] = []
     try:
         config = loads(JOBS, tmp_path / "jobs.toml")
