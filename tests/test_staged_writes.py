@@ -95,7 +95,8 @@ def test_a_first_install_syncs_once_not_once_per_file(
     # The renames into place come before crontab(1) runs.
     first_crontab_write = next(i for i, c in enumerate(calls)
                                if "execve(" in c and "crontab" in c and '"-l"' not in c)
-    renamed = [i for i, c in enumerate(calls) if "rename(" in c and "/j" in c and ".sh" in c]
+    renamed = [i for i, c in enumerate(calls)
+               if "rename(" in c and f"{wrappers}/j" in c and ".sh" in c]
     assert len(renamed) == 12 and max(renamed) < first_crontab_write
 
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
+    | getattr(os, "O_CLOEXEC", 0)
 
 
 def stage(path: Path, content: str | bytes, mode: int = 0o644) -> Path:
@@ -21,18 +23,57 @@ def stage(path: Path, content: str | bytes, mode: int = 0o644) -> Path:
     yet flushed nor in place."""
     data = content.encode("utf-8") if isinstance(content, str) else content
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = create(path.parent, f".{path.name}.", ".tmp", mode)
     except FileNotFoundError:  # the folder first (asked only when missing: a mkdir per file
         path.parent.mkdir(parents=True, exist_ok=True)  # was a syscall per job)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = create(path.parent, f".{path.name}.", ".tmp", mode)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
     except BaseException:
-        _unlink(Path(tmp))
+        _unlink(tmp)
         raise
-    return Path(tmp)
+    return tmp
+
+
+def create(folder: Path, prefix: str, suffix: str, mode: int) -> tuple[int, Path]:
+    """A new file of `mode`, open for writing, named prefix + 8 random characters + suffix
+    (as tempfile.mkstemp, which creates it 0600 and needs a chmod after: a syscall per
+    file, and the tempfile module at start-up)."""
+    for _ in range(100):
+        tmp = folder / f"{prefix}{os.urandom(4).hex()}{suffix}"
+        try:
+            fd = os.open(tmp, _NEW, mode)
+        except FileExistsError:
+            continue
+        if mode & _umask():  # the umask took bits the file must have
+            try:
+                os.fchmod(fd, mode)
+            except BaseException:
+                os.close(fd)
+                _unlink(tmp)
+                raise
+        return fd, tmp
+    raise FileExistsError(f"no free temporary name in {folder}")
+
+
+_UMASK: list[int] = []
+
+
+def _umask() -> int:
+    if not _UMASK:  # read by setting it: put back at once (one thread writes files)
+        old = os.umask(0o077)
+        os.umask(old)
+        _UMASK.append(old)
+    return _UMASK[0]
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def atomic_write(path: Path, content: str | bytes, mode: int = 0o644) -> None:
@@ -83,6 +124,8 @@ def _fsync(path: Path) -> None:
 
 
 def _syncfs_all(files: list[Path]) -> bool:
+    """A file is on its folder's file system: each folder is opened (not each file) to
+    find which file systems to flush."""
     import ctypes  # only when there is something to flush (start-up time)
 
     try:
@@ -90,8 +133,8 @@ def _syncfs_all(files: list[Path]) -> bool:
     except (OSError, AttributeError):
         return False
     done: set[int] = set()
-    for f in files:
-        fd = os.open(f, os.O_RDONLY)
+    for folder in dict.fromkeys(f.parent for f in files):
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
             dev = os.fstat(fd).st_dev
             if dev not in done:

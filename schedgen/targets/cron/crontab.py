@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import NamedTuple
 
 from schedgen import paths
 from schedgen.errors import SchedgenError, SystemOpError
+from schedgen.machine import fs
 from schedgen.machine.ops import Ops, run
 from schedgen.machine.ownership import private_dir
 from schedgen.plan.changes import table_lines
@@ -89,11 +89,11 @@ def write(ops: Ops, text: str) -> None:
             folder = paths.private_tmp()
             private_dir(folder)
             _sweep(folder)
-            fd, name = tempfile.mkstemp(dir=folder, prefix="crontab.", suffix=".tmp")  # 0600
+            fd, name = fs.create(folder, "crontab.", ".tmp", 0o600)
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(text.encode("utf-8", "surrogateescape"))
-                r = ops.run(["crontab", name])
+                r = ops.run(["crontab", str(name)])
             finally:
                 os.unlink(name)
         if r.ok and not ops.dry_run:
