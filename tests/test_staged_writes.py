@@ -118,3 +118,15 @@ def test_a_change_to_one_job_file_fsyncs_it_and_flushes_nothing_else(
              if (m := re.match(r"\d+\s+(\w+)\(", c))]
     assert "syncfs" not in names and names.count("fsync") >= 2   # the file, its folder
     assert "three" in (home / ".local/share/schedgen/wrappers/j3.sh").read_text()
+
+
+def test_a_program_run_gives_its_output_and_status_and_one_that_hangs_is_cut_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from schedgen.machine import ops
+
+    r = ops.run(["sh", "-c", "cat; echo err >&2; exit 3"], input=b"in\xff")
+    assert (r.returncode, r.stdout, r.stderr) == (3, "in\udcff", "err\n")
+    monkeypatch.setattr(ops, "TIMEOUT", 0.5)
+    with pytest.raises(SystemOpError, match="no answer after 0.5 seconds"):
+        ops.run(["sleep", "30"])
+    assert ops.run(["sh", "-c", "exit 0"]).ok  # waited for by its exit, not by polling
