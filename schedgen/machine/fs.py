@@ -40,34 +40,22 @@ def stage(path: Path, content: str | bytes, mode: int = 0o644) -> Path:
 
 def create(folder: Path, prefix: str, suffix: str, mode: int) -> tuple[int, Path]:
     """A new file of `mode`, open for writing, named prefix + 8 random characters + suffix
-    (as tempfile.mkstemp, which creates it 0600 and needs a chmod after: a syscall per
-    file, and the tempfile module at start-up)."""
+    (as tempfile.mkstemp, without the module at start-up, and its mode set on the open
+    file rather than by a chmod of its path)."""
     for _ in range(100):
         tmp = folder / f"{prefix}{os.urandom(4).hex()}{suffix}"
         try:
             fd = os.open(tmp, _NEW, mode)
         except FileExistsError:
             continue
-        if mode & _umask():  # the umask took bits the file must have
-            try:
-                os.fchmod(fd, mode)
-            except BaseException:
-                os.close(fd)
-                _unlink(tmp)
-                raise
+        try:
+            os.fchmod(fd, mode)  # the umask may have taken bits the file must have
+        except BaseException:
+            os.close(fd)
+            _unlink(tmp)
+            raise
         return fd, tmp
     raise FileExistsError(f"no free temporary name in {folder}")
-
-
-_UMASK: list[int] = []
-
-
-def _umask() -> int:
-    if not _UMASK:  # read by setting it: put back at once (one thread writes files)
-        old = os.umask(0o077)
-        os.umask(old)
-        _UMASK.append(old)
-    return _UMASK[0]
 
 
 def _write_all(fd: int, data: bytes) -> None:

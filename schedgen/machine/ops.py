@@ -107,7 +107,7 @@ class Ops:
     dry_run = False
 
     def __init__(self) -> None:
-        self._temps: dict[Path, dict[str, list[Path]]] = {}  # per folder: name -> temp files
+        self._temps: dict[str, dict[str, list[Path]]] = {}  # per folder: name -> temp files
         self._staged: dict[Path, Path] = {}  # path -> its new content, not yet in place
 
     def write(self, path: Path, content: str, mode: int) -> None:
@@ -140,18 +140,19 @@ class Ops:
         (applies of a user take turns, so none is being written now). Only temp files of
         the name written: a shared folder's other temp files are not ours. The folder is
         listed once an apply, so this stays linear in the number of files."""
-        if path.parent not in self._temps:
-            found: dict[str, list[Path]] = {}
+        folder, name = os.path.split(path)  # strings: a Path's parent and hash per file
+        found = self._temps.get(folder)  # were most of this
+        if found is None:
+            found = self._temps[folder] = {}
             try:
-                with os.scandir(path.parent) as it:
+                with os.scandir(folder or ".") as it:
                     for e in it:
                         m = _TEMP.fullmatch(e.name)
                         if m:
                             found.setdefault(m.group(1), []).append(Path(e.path))
             except OSError:
                 pass
-            self._temps[path.parent] = found
-        for tmp in self._temps[path.parent].pop(path.name, ()):
+        for tmp in found.pop(name, ()):
             try:
                 tmp.unlink()
             except OSError:

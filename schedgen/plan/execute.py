@@ -68,7 +68,9 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Planner], op
             _stop_if(held)
             for step, change in enumerate(steps):  # noqa: B007 (used after the loop on failure)
                 if change.target == "wrappers" and change.action in _UNDOABLE:
-                    files.append((change, _mode(change.path)))
+                    # A file not there at planning has no mode to put back (no stat).
+                    files.append((change, None if change.before is None
+                                  else _mode(change.path)))
                 by_name[change.target].apply(change, ctx)
                 if held:
                     step += 1  # this one is done: the failure comes after it

@@ -38,8 +38,13 @@ class JobReview(NamedTuple):
     note: str = ""
 
 
+_AS_IS = frozenset((str, int, float, bool, type(None)))
+
+
 def _plain(value: Any) -> Any:
     """A JSON-able, comparable form of a model value."""
+    if type(value) in _AS_IS:  # most values: asked first (apply keeps every job's settings)
+        return value
     if isinstance(value, Path):
         return str(value)
     if hasattr(value, "_asdict"):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -95,8 +97,17 @@ _STORE: ContextVar[bool] = ContextVar("schedgen_store_compiled", default=False)
 _ESCAPED = ("plist.j2",)  # autoescaped: always rendered by jinja2
 
 
+_FOLDERS: dict[tuple[str | None, ...], Path] = {}
+
+
 def _folder() -> Path:
-    return paths.cache_dir() / f"jinja-{__version__}"
+    """The compiled templates' folder, worked out once per what it depends on (it was
+    asked per job file)."""
+    key = (os.environ.get("HOME"), os.environ.get("XDG_CACHE_HOME"), sys.platform)
+    folder = _FOLDERS.get(key)
+    if folder is None:
+        folder = _FOLDERS[key] = paths.cache_dir() / f"jinja-{__version__}"
+    return folder
 
 
 def _env() -> jinja2.Environment:
@@ -343,6 +354,22 @@ def _gated(job: Job) -> bool:
     return any(registry.get(t).gates(job) for t in job.targets)
 
 
+_PAUSED: dict[tuple[str | None, ...], str] = {}
+
+
+def _pause_file(namespace: str, job: str) -> str:
+    """paths.pause_file as text: its folder worked out once per namespace and what it
+    depends on (it was a tenth of a job file's rendering)."""
+    if not job or job in (".", "..") or "/" in job:
+        return str(paths.pause_file(namespace, job))
+    key = (paths.scope(), os.environ.get("HOME"), os.environ.get("XDG_STATE_HOME"),
+           os.environ.get("SCHEDGEN_SYSTEM_ROOT"), sys.platform, namespace)
+    folder = _PAUSED.get(key)
+    if folder is None:
+        folder = _PAUSED[key] = str(paths.pause_file(namespace, "x").parent)
+    return f"{folder}/{job}"
+
+
 def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
     """The job file; with standalone, the runtime inlined (a job that travels alone)."""
     prog, smoke_prog = _program(job.command), _program(job.smoke)
@@ -368,7 +395,7 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         runtime_text=runtime_text().rstrip("\n") if standalone else "",
         notify=notify, notify_file=notify_name(config.namespace),
         notify_text=notify_text().rstrip("\n") if standalone and notify else "", tz=tz, retry=retry,
-        pause_file=str(paths.pause_file(config.namespace, job.name)),
+        pause_file=_pause_file(config.namespace, job.name),
         policy=policies.settings(job, config.namespace),
         metrics_file=str(metrics.prom_path(job, config.namespace) or ""),
         metrics_labels=metrics.labels(config.namespace, job.name))

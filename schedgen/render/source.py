@@ -69,5 +69,21 @@ def of(kind: str, path: Path | None, config: Config, jobs: tuple[Job, ...]) -> s
     h = hashlib.sha256(_base(config.namespace, str(config.path)))
     h.update(f"\0{kind}\0{path}\0{len(jobs)}".encode("utf-8", "surrogateescape"))
     for job in jobs:
-        h.update(b"\0" + repr(job).encode("utf-8", "surrogateescape"))
+        h.update(_text(job))
     return h.hexdigest()
+
+
+# A job's text, per job object (kept with it, so its id is not reused): each job is
+# digested for its job file and again within the crontab block or its units.
+_TEXTS: dict[int, tuple[Job, bytes]] = {}
+
+
+def _text(job: Job) -> bytes:
+    found = _TEXTS.get(id(job))
+    if found is not None and found[0] is job:
+        return found[1]
+    text = b"\0" + repr(job).encode("utf-8", "surrogateescape")
+    if len(_TEXTS) > 20_000:  # a long-lived process (the test suite): not without end
+        _TEXTS.clear()
+    _TEXTS[id(job)] = (job, text)
+    return text
