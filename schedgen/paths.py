@@ -105,9 +105,25 @@ def private_tmp() -> Path:
     """schedgen's own temp folder (0700, the apply lock's in /tmp): files that hold what
     others must not read. A short path: Debian's crontab(1) cuts a FILE argument at 99
     bytes, so the user's state dir (as deep as $HOME) will not do for the crontab's."""
-    import tempfile
+    return Path(_temp_root()) / f"schedgen-{os.getuid()}"
 
-    return Path(tempfile.gettempdir()) / f"schedgen-{os.getuid()}"
+
+def _temp_root() -> str:
+    """tempfile.gettempdir()'s choice ($TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp, the
+    current folder: the first one usable), asked of access(2): gettempdir creates and
+    removes a file to find out, and importing tempfile costs as much again."""
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(var)
+        if value and _usable(value):
+            return os.path.abspath(value)
+    for folder in ("/tmp", "/var/tmp", "/usr/tmp"):
+        if _usable(folder):
+            return folder
+    return os.getcwd()
+
+
+def _usable(folder: str) -> bool:
+    return os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)
 
 
 def cache_dir() -> Path:
@@ -162,7 +178,21 @@ def config_dir() -> Path:
 
 def pause_file(namespace: str, job: str) -> Path:
     """Exists while the job is paused (schedgen pause; schedgen/machine/pause.py)."""
-    return state_dir() / "paused" / namespace / job
+    return pause_dir(namespace) / job
+
+
+_ENV = ("HOME", "XDG_STATE_HOME", "SCHEDGEN_SYSTEM_ROOT")  # all state_dir() depends on
+_PAUSE_DIRS: dict[tuple[object, ...], Path] = {}
+
+
+def pause_dir(namespace: str) -> Path:
+    """The namespace's pause files' folder: asked for each job (status, every job file),
+    so worked out once per scope, platform and environment."""
+    key = (namespace, _SCOPE.get(), is_macos(), *map(os.environ.get, _ENV))
+    folder = _PAUSE_DIRS.get(key)
+    if folder is None:
+        folder = _PAUSE_DIRS[key] = state_dir() / "paused" / namespace
+    return folder
 
 
 def open_above(path: Path) -> Path | None:

@@ -14,6 +14,7 @@ paths' output to each other.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import sys
@@ -99,6 +100,11 @@ def main() -> None:
         return
     command, params = parsed
     code = [EXIT_OK]
+    collecting = gc.isenabled()
+    # No cyclic garbage collection while the command runs: it makes few cycles (the same
+    # peak memory at 2,000 jobs), and collections that walk every job, artifact and
+    # change took a third of the CPU of a 2,000-job first install.
+    gc.disable()
 
     def run() -> None:
         try:
@@ -109,7 +115,12 @@ def main() -> None:
             code[0] = 1
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
-    sys.exit(error_handler.run(run, lambda line: echo(line, err=True)) or code[0])
+    try:
+        status = error_handler.run(run, lambda line: echo(line, err=True)) or code[0]
+    finally:
+        if collecting:
+            gc.enable()  # the same process may go on (the test suite runs commands in it)
+    sys.exit(status)
 
 
 def _completing() -> bool:

@@ -354,20 +354,11 @@ def _gated(job: Job) -> bool:
     return any(registry.get(t).gates(job) for t in job.targets)
 
 
-_PAUSED: dict[tuple[str | None, ...], str] = {}
-
-
 def _pause_file(namespace: str, job: str) -> str:
-    """paths.pause_file as text: its folder worked out once per namespace and what it
-    depends on (it was a tenth of a job file's rendering)."""
+    """paths.pause_file as text, without a Path made per job (valid job names only)."""
     if not job or job in (".", "..") or "/" in job:
         return str(paths.pause_file(namespace, job))
-    key = (paths.scope(), os.environ.get("HOME"), os.environ.get("XDG_STATE_HOME"),
-           os.environ.get("SCHEDGEN_SYSTEM_ROOT"), sys.platform, namespace)
-    folder = _PAUSED.get(key)
-    if folder is None:
-        folder = _PAUSED[key] = str(paths.pause_file(namespace, "x").parent)
-    return f"{folder}/{job}"
+    return f"{paths.pause_dir(namespace)}/{job}"
 
 
 def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
