@@ -29,8 +29,17 @@ from schedgen.machine.record_format import FORMAT, Installed, artifact_json, key
 __all__ = ["FORMAT", "Installed", "Record", "apply_lock", "key", "load", "now", "record_path",
            "save"]
 
+_SECOND: list[tuple[int, str]] = []  # the last second put in words
+
+
 def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The time to the second, as the record writes it: put in words once a second (an
+    entry per artifact asked for it, a strftime each)."""
+    t = datetime.now(UTC)
+    second = int(t.timestamp())
+    if not _SECOND or _SECOND[0][0] != second:
+        _SECOND[:] = [(second, t.strftime("%Y-%m-%dT%H:%M:%SZ"))]
+    return _SECOND[0][1]
 
 
 class Record:
