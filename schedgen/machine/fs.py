@@ -8,11 +8,12 @@ folder is synced once (docs/performance.md argues the choice).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+from schedgen import sha
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
     | getattr(os, "O_CLOEXEC", 0)
@@ -158,4 +159,4 @@ def _unlink(path: Path) -> None:
 
 def sha256(content: str | bytes) -> str:
     data = content.encode("utf-8") if isinstance(content, str) else content
-    return hashlib.sha256(data).hexdigest()
+    return sha.sha256(data).hexdigest()

@@ -7,9 +7,10 @@
 from __future__ import annotations
 
 import difflib
-import hashlib
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from schedgen.sha import sha256
 
 # What apply will do with an artifact.
 CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
@@ -24,7 +25,7 @@ ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED, ORPHAN, KEPT, CONFLICT, FORGET, DI
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 

@@ -44,8 +44,6 @@ def masker(env_keys: Iterable[str], env_values: Iterable[str],
     """A function that masks env values in a text (a diff, or a whole file); `secrets`
     (ping URLs) are masked wherever they occur, whatever their length."""
     keys = {k for k in env_keys if not _OURS.match(k)}
-    said = sorted({t for t in public if t}, key=len, reverse=True)
-    names = re.compile("|".join(re.escape(t) for t in said)) if said else None
     forms: set[str] = set()
     for v in env_values:
         if len(v) >= MIN_VALUE:
@@ -55,6 +53,10 @@ def masker(env_keys: Iterable[str], env_values: Iterable[str],
             forms |= {v, shlex.quote(v), _xml(v)}
     ordered = sorted(forms, key=len, reverse=True)  # the quoted form before the bare one
     values = re.compile("|".join(re.escape(f) for f in ordered)) if ordered else None
+    # Every job's name and description in one pattern: made only when there are values
+    # to mask (a diff of a config without env compiled it for nothing).
+    said = sorted({t for t in public if t}, key=len, reverse=True) if values is not None else []
+    names = re.compile("|".join(re.escape(t) for t in said)) if said else None
 
     def line(text: str) -> str:
         m = _SETTER.match(text)

@@ -9,7 +9,6 @@ review says so and the file diffs are all there is.
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -19,6 +18,7 @@ from schedgen.machine.ownership import Record
 from schedgen.plan import changes as p
 from schedgen.schedule.describe import describe_entries
 from schedgen.schedule.expressions import parse_schedule
+from schedgen.sha import sha256
 from schedgen.units import format_duration
 
 NEW, CHANGED, REMOVED, FILES, UNKNOWN = "new", "changed", "removed", "files", "unknown"
@@ -57,7 +57,7 @@ def _plain(value: Any) -> Any:
 
 
 def env_digest(value: str) -> str:
-    return hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return sha256(value.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def settings(job: Job) -> dict[str, Any]:

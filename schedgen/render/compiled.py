@@ -18,7 +18,6 @@ it afresh). Autoescaped templates (the plist) always go through jinja2.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import sys
@@ -26,6 +25,8 @@ from collections.abc import Callable, Iterator
 from importlib import util
 from pathlib import Path
 from typing import Any
+
+from schedgen.sha import sha256
 
 Filters = dict[str, Callable[..., Any]]
 Root = Callable[[dict[str, Any], Filters], str]
@@ -240,7 +241,7 @@ def key(name: str, source: str) -> str:
     """What a template's code depends on: its text, jinja2's code generator and runtime,
     Python (marshal's format and the bytecode), and the environment's options (their
     files)."""
-    h = hashlib.sha256(f"{name}\0{source}\0{sys.version}\0{sys.implementation.cache_tag}"
+    h = sha256(f"{name}\0{source}\0{sys.version}\0{sys.implementation.cache_tag}"
                        .encode("utf-8", "surrogateescape"))
     files = list(_OWN_FILES)
     spec = util.find_spec("jinja2")  # found, not imported

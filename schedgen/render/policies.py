@@ -7,11 +7,11 @@ $RANDOM in the wrapper (bash 3.2's is a weak generator). A fresh one is the wrap
 
 from __future__ import annotations
 
-import hashlib
 from datetime import timedelta
 
 from schedgen.config.model import Job
 from schedgen.config.select import this_host
+from schedgen.sha import sha256
 
 
 def host() -> str:
@@ -23,7 +23,7 @@ def stable_offset(namespace: str, job: str, bound: int, on: str | None = None) -
     """Seconds in [0, bound): one offset per namespace, job and host."""
     if bound <= 0:
         return 0
-    digest = hashlib.sha256(f"{namespace}\0{job}\0{on or host()}".encode()).digest()
+    digest = sha256(f"{namespace}\0{job}\0{on or host()}".encode()).digest()
     return int.from_bytes(digest[:8], "big") % bound
 
 

@@ -8,7 +8,6 @@ A job with a time zone renders from the clock and the host's zone too: it has no
 
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import cache
 from pathlib import Path
@@ -17,6 +16,7 @@ from schedgen import __version__
 from schedgen.config.model import Config, Job
 from schedgen.render import shipped
 from schedgen.render.artifacts import RUNTIME_PARTS
+from schedgen.sha import sha256
 
 # Every file in templates/ outside templates/runtime/ (whose parts artifacts.RUNTIME_PARTS
 # lists): tests/test_in_sync.py checks the list is whole.
@@ -27,7 +27,7 @@ TEMPLATES = ("crontab.j2", "crond.j2", "job.sh.j2", "launchd.plist.j2", "notify.
 @cache
 def templates_digest() -> str:
     """The templates' and the runtime's texts, as shipped, in one digest."""
-    h = hashlib.sha256()
+    h = sha256()
     for name in (*TEMPLATES, *(f"runtime/{part}" for part in RUNTIME_PARTS)):
         h.update(name.encode() + b"\0" + shipped.text(name).encode("utf-8", "surrogateescape")
                  + b"\0")
@@ -44,7 +44,7 @@ def code_digest() -> str:
 def tree_digest(root: str) -> str:
     """Every module below `root` by its name, size and modification time. Stat, not
     content: about 1 ms for the package, and any doubt only costs a render."""
-    h = hashlib.sha256()
+    h = sha256()
     for where, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -66,7 +66,7 @@ def of(kind: str, path: Path | None, config: Config, jobs: tuple[Job, ...]) -> s
     settings as loaded, in full), or None when its content depends on more than that."""
     if any(j.timezone for j in jobs):
         return None
-    h = hashlib.sha256(_base(config.namespace, str(config.path)))
+    h = sha256(_base(config.namespace, str(config.path)))
     h.update(f"\0{kind}\0{path}\0{len(jobs)}".encode("utf-8", "surrogateescape"))
     for job in jobs:
         h.update(_text(job))

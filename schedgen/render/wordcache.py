@@ -11,7 +11,6 @@ written only by those that write anyway (`render`, `apply`), like the compiled t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from schedgen import __version__
 from schedgen.schedule import describe
+from schedgen.sha import sha256
 
 FILE = "describe.json"
 _DESCRIBERS = ("cronsim", "cron_descriptor")
@@ -36,7 +36,7 @@ def _code_files() -> list[Path]:
 
 def key() -> str:
     """What the descriptions depend on besides the expression."""
-    h = hashlib.sha256(f"{__version__}\0{sys.version}".encode())
+    h = sha256(f"{__version__}\0{sys.version}".encode())
     for f in _code_files():
         try:
             st = f.stat()
