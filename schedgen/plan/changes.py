@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-import difflib
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -24,7 +24,10 @@ DISOWN = "disown"  # recorded, but the file lost schedgen's marker: it is the us
 ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED, ORPHAN, KEPT, CONFLICT, FORGET, DISOWN)
 
 
+@lru_cache(maxsize=4096)
 def digest(text: str) -> str:
+    """Kept per text: a file proven in sync is hashed by its plan and again by its apply
+    (the lookup costs nothing: a str keeps its hash, and it is the same object)."""
     return sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -75,6 +78,8 @@ class Change(NamedTuple):
         return self.action not in (UNCHANGED, FORGET) or bool(self.deferred)
 
     def unified_diff(self) -> str:
+        import difflib  # only a review that shows a file's diff needs it (start-up time)
+
         a = table_lines(self.before or "")
         b = table_lines(self.after or "")
         if self.action == DELETE or self.after is None:
