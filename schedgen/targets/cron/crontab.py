@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import NamedTuple
 from schedgen import paths
 from schedgen.errors import SchedgenError, SystemOpError
 from schedgen.machine import fs
-from schedgen.machine.ops import Ops, run
+from schedgen.machine.ops import Ops, find, run
 from schedgen.machine.ownership import private_dir
 from schedgen.plan.changes import table_lines
 
@@ -41,7 +40,7 @@ class Missing(SystemOpError):
 
 
 def read() -> Table:
-    if shutil.which("crontab") is None:
+    if find("crontab") is None:
         raise Missing("crontab not found on PATH: this host has no cron installed, or PATH "
                       "does not reach it")
     r = run(["crontab", "-l"])

@@ -6,9 +6,8 @@ a hand edit shows up as drift. Its lines always follow the config exactly.
 
 from __future__ import annotations
 
-import shutil
-
 from schedgen.errors import SystemOpError
+from schedgen.machine.ops import find
 from schedgen.machine.ownership import Installed
 from schedgen.plan import changes as p
 from schedgen.plan import decide
@@ -29,7 +28,7 @@ class CronTarget:
         wanted = ctx.artifacts("cron")
         entry = ctx.record.get(KEY)
         if not wanted and entry is None and not _adopted(ctx) and (
-                not ctx.uninstall or not shutil.which("crontab")):
+                not ctx.uninstall or not find("crontab")):
             return []  # nothing of ours can be there (uninstall still looks for the markers)
         table = None
         if ctx.review:  # a crontab that cannot be read leaves the block unknown, not missing
