@@ -463,3 +463,36 @@ def test_target_of_the_system_jobs_only_is_a_target_of_the_config(
     assert "local.schedgen.tick.plist" in r.stdout and "own" not in r.stdout
     r = schedgen("diff", "-c", str(cfg), "--target", "systemd")
     assert r.returncode == 2 and "--target systemd: no enabled job" in r.stderr
+
+
+def test_a_system_jobs_metrics_file_is_written_as_its_user_and_readable_by_the_collector(
+        sys_user: str, open_root: Path) -> None:
+    # node_exporter's folder is not the account's (here: missing, so apply makes it root's).
+    metrics_dir = open_root / "node-exporter"
+    cfg = config(open_root, sys_user, extra=f'metrics_dir = "{metrics_dir}"\n')
+    cfg.chmod(0o644)
+    a = schedgen("apply", "-c", str(cfg))
+    assert a.returncode == 0, a.stderr
+    prom = metrics_dir / "schedgen_sys_tick.prom"
+
+    def as_collector() -> str:  # node_exporter runs as an account of its own
+        r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                            "cat", str(prom)], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    assert as_collector() == ""          # before the first run: no series, not a dead link
+    r = schedgen("run", "tick", "-c", str(cfg))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "could not write the metrics file" not in r.stderr
+    text = as_collector()
+    assert 'schedgen_job_runs_total{namespace="sys",job="tick",outcome="ok"} 1' in text
+    written = prom.resolve()
+    assert written.parent == open_root / "var/log/schedgen/tick"
+    assert written.stat().st_uid == pwd.getpwnam(sys_user).pw_uid
+    assert stat.S_IMODE(written.stat().st_mode) == 0o644
+    st = metrics_dir.stat()                  # the account cannot write the shared folder
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o755)
+    assert prom.lstat().st_uid == 0
+    again = schedgen("apply", "-c", str(cfg))
+    assert again.returncode == 0 and "link" not in again.stdout, again.stdout
