@@ -25,7 +25,7 @@ import pytest
 
 from schedgen import paths
 from schedgen.machine import ownership
-from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
+from tests.fakes import FakeCrontab, FakeLaunchctl, FakeMacTools, FakeSystemctl
 from tests.helpers import schedgen, write_config
 from tests.test_e2e_cron import cron_daemon  # noqa: F401 (a fixture)
 
@@ -381,6 +381,55 @@ def test_fake_launchctl_refuses_the_system_domain_as_real_launchd_does(
     assert r.returncode == 113 and 'Could not find service "y" in domain for system' in r.stderr
     r = subprocess.run(["launchctl", "print", "system/x"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("system/x = {")
+
+
+def test_doctor_looks_for_a_launch_daemon_in_the_system_domain(
+        tmp_path: Path, fake_launchctl: FakeLaunchctl, fake_mac_tools: FakeMacTools) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root (the system domain is root's)")
+    cfg = config(tmp_path, "daemon", targets='["launchd"]',
+                 extra='\n[jobs.own]\ncommand = "true"\nschedule = "@hourly"\n'
+                       'targets = ["launchd"]\n')
+    assert schedgen("apply", "-c", str(cfg)).returncode == 0
+    label = "local.schedgen.tick"
+    plist = root_of() / f"Library/LaunchDaemons/{label}.plist"
+
+    def checks() -> dict[str, tuple[str, str, str]]:
+        d = schedgen("doctor", "tick", "-c", str(cfg), "--json")
+        return {c["check"]: (c["verdict"], c["detail"], c["remedy"] or "")
+                for c in json.loads(d.stdout)["checks"]
+                if c["job"] in ("tick", None) and c["check"] != "privacy (TCC)"}
+
+    c = checks()
+    assert c["launchd domain"][:2] == ("ok", "system: LaunchDaemons load and run with nobody "
+                                             "logged in")
+    assert c["launchd state"][:2] == ("ok", "loaded in system as daemon, not running, last "
+                                            "exit (never exited)")
+    assert c["plist"][0] == "ok" and c["background item"][0] == "ok"
+    fake_launchctl.set_exited(label, 3)
+    verdict, detail, _ = checks()["launchd state"]
+    assert verdict == "problem" and detail.startswith("loaded in system as daemon, not "
+                                                      "running; the last run exited 3")
+    fake_launchctl.disable(label, "system")
+    verdict, _, remedy = checks()["background item"]
+    assert verdict == "problem" and f"`sudo launchctl enable system/{label}`" in remedy
+    # loaded by an earlier apply, as the account the job ran as then
+    fake_launchctl.set_loaded_in(label, "system", str(plist), user="nobody")
+    verdict, detail, remedy = checks()["launchd state"]
+    assert verdict == "problem" and "running as nobody, not as daemon" in detail
+    assert remedy == f"sudo launchctl bootout system/{label}; sudo schedgen apply"
+    fake_launchctl.unload(label)
+    verdict, detail, remedy = checks()["launchd state"]
+    assert (verdict, remedy) == ("problem", "sudo schedgen apply")
+    assert f'Could not find service "{label}" in domain for system' in detail
+    plist.chmod(0o664)                        # launchd will not load it so
+    verdict, detail, remedy = checks()["plist"]
+    assert verdict == "problem" and "is not root's alone" in detail
+    assert remedy.startswith(f"sudo chown root:wheel {plist}; sudo chmod 644 {plist}")
+    # the config's user-scope job is still looked for in the login session
+    own = json.loads(schedgen("doctor", "own", "-c", str(cfg), "--json").stdout)["checks"]
+    assert any(x["check"] == "launchd state" and x["detail"].startswith(f"loaded in gui/{os.getuid()}")
+               for x in own), own
 
 
 # --- import --------------------------------------------------------------------------------
