@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import re
 from collections.abc import Callable, Container
@@ -85,6 +84,8 @@ class Problems:
             return {}
         for key in value:
             if key not in allowed:
+                import difflib  # only for a key that is wrong (start-up time)
+
                 close = difflib.get_close_matches(key, allowed, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"expected one of: {', '.join(allowed)}"
                 self.add(f"{where}.{key}" if where else key, f"unknown key; {hint}")

@@ -6,7 +6,6 @@ is only walked to suggest a name after a miss.
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -45,6 +44,7 @@ def zone_name(value: Any) -> str:
 
 
 def _suggest(value: str) -> str:
+    import difflib  # only for a zone that is wrong (start-up time)
     from zoneinfo import available_timezones
 
     names = {n for n in available_timezones() if n not in _NOT_ZONES}
