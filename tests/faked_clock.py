@@ -27,8 +27,8 @@ import atexit
 import ctypes
 import glob
 import os
-import struct
 import signal
+import struct
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
