@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from schedgen import paths
 from schedgen.config import defaults as d
-from schedgen.config import hostile
+from schedgen.config import hostile, tomlcache
 from schedgen.config import values as f
 from schedgen.config.defaults import FORMAT
 from schedgen.config.model import Config, Job, Kubernetes, Lock, Logs, Notify, Queue
@@ -37,19 +36,27 @@ def load(path: Path) -> Config:
         raise SchedgenError(f"{path}: no such config file (give one with -c/--config)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SchedgenError(f"{path}: cannot read the config: {exc}") from None
-    return loads(text, path)
+    cache = paths.cache_dir()
+    data = tomlcache.read(cache, path, text)
+    return loads(text, path, data, remember=data is None)
 
 
-def loads(text: str, path: Path, data: dict[str, Any] | None = None) -> Config:
+def loads(text: str, path: Path, data: dict[str, Any] | None = None,
+          remember: bool = False) -> Config:
     """``data``: the document as tomllib reads ``text``, when the caller has it (import
-    writes ``text`` from it with tomli-w: reading it back was a third of an import)."""
+    writes ``text`` from it with tomli-w: reading it back was a third of an import; `load`
+    keeps it between runs, config/tomlcache.py). ``remember``: keep this parse."""
     if data is None:
+        import tomllib  # not when the document is kept (config/tomlcache.py)
+
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             m = re.search(r"line (\d+)", str(exc))
             raise ConfigError(str(path), [Problem("toml", f"syntax error: {exc}",
                                                   int(m.group(1)) if m else None)]) from None
+        if remember:
+            tomlcache.remember(path, text, data)
     problems = Problems(text)
     config = _Checker(problems, path.resolve().parent).config(data, path)
     hostile.check(config, problems.add)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedgen import __version__, paths  # __version__: the template cache folder only
 from schedgen.config import metrics_names as metrics
+from schedgen.config import tomlcache
 from schedgen.config.model import PLACEHOLDERS, Command, Config, Job
 from schedgen.render import compiled, policies, shipped, wordcache
 from schedgen.schedule.describe import describe_zoned
@@ -251,6 +252,7 @@ def storing_compiled_templates() -> Iterator[None]:
     try:
         yield
         wordcache.store(paths.cache_dir())
+        tomlcache.store(paths.cache_dir())  # the config as parsed (config/tomlcache.py)
     finally:
         _STORE.reset(token)
 

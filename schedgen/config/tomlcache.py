@@ -1,0 +1,80 @@
+"""jobs.toml as tomllib reads it, kept between runs: tomllib's pure Python parse (and its
+import) was a third of loading a 200-job config, on every command.
+
+The document is kept in marshal's form (a few hundred microseconds to read back), one
+file per config path in the cache folder, under a key of the config's exact text and
+Python's version (tomllib and marshal are Python's): any other text is parsed afresh. A
+document marshal cannot hold (a TOML date or time) is not kept. Read by every command
+that loads a config; written only by those that write anyway (`apply`, `render`, at
+the end of `storing_compiled_templates`), like the compiled templates.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from schedgen.sha import sha256
+
+FOLDER = "toml"
+_PENDING: dict[str, tuple[str, bytes]] = {}  # file name -> (key, marshalled document)
+
+
+def _key(text: str) -> str:
+    return sha256(f"{sys.version}\0{text}".encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _name(path: Path) -> str:
+    return sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def read(cache: Path, path: Path, text: str) -> dict[str, Any] | None:
+    """The document kept for this very text, if any."""
+    try:
+        raw = (cache / FOLDER / _name(path)).read_bytes()
+    except OSError:
+        return None
+    head, nl, body = raw.partition(b"\n")
+    if not nl or head != _key(text).encode("ascii"):
+        return None
+    try:
+        data = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return None  # damaged: parsed afresh, and kept anew by a writing command
+    return data if isinstance(data, dict) else None
+
+
+def remember(path: Path, text: str, data: dict[str, Any]) -> None:
+    """Keep the parse of `text` for `store` (marshalled now: the loader may change it)."""
+    try:
+        body = marshal.dumps(data)
+    except ValueError:
+        return  # a date or time: not kept
+    _PENDING[_name(path)] = (_key(text), body)
+
+
+def store(cache: Path) -> None:
+    """Write what `remember` kept; never fails a command."""
+    pending = dict(_PENDING)
+    _PENDING.clear()
+    folder = cache / FOLDER
+    for name, (key, body) in pending.items():
+        tmp = folder / f".{name}.{os.getpid()}"
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # env values
+            try:
+                data = memoryview(key.encode("ascii") + b"\n" + body)
+                while data:
+                    data = data[os.write(fd, data):]
+            finally:
+                os.close(fd)
+            os.replace(tmp, folder / name)
+        except OSError:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
