@@ -220,7 +220,7 @@ sg_cands_order() {
   set -- "$sg_attempts"/* "$sg_attempts"/.[!.]*
   [ "$#" -gt 2 ] || [ -e "$1" ] || [ -e "$2" ] || return 0
   set --
-  for f in "${sg_cands[@]}"; do
+  for f in ${sg_cands[@]+"${sg_cands[@]}"}; do
     if [ -f "$sg_attempts/${f##*/}" ]; then
       late[nl]=$f
       nl=$((nl + 1))
@@ -229,7 +229,7 @@ sg_cands_order() {
     fi
   done
   [ "$nl" -gt 0 ] || return 0
-  sg_cands=(${1+"$@"} "${late[@]}")
+  sg_cands=(${1+"$@"} ${late[@]+"${late[@]}"})
 }
 
 # sg_next_item: the next claimed item (sg_item, sg_item_name); when the chunk is used up,
