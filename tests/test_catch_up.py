@@ -21,9 +21,9 @@ from schedgen.config.load import loads
 from schedgen.render.desired import desired
 from schedgen.render.tzgate import HOST, NOT_NOW, RUN, Gate
 from schedgen.schedule.expressions import parse_cron
+from tests import wrapper_kit
 from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
-from tests import wrapper_kit
 from tests.wrapper_kit import Wrapped, finish, kill_group, make_job, start_together, wait_for
 
 if shutil.which("faketime") is None:
