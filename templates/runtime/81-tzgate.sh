@@ -151,9 +151,11 @@ sg_tz_gate() {
   sg_tz_decide
   st=$?
   [ "$st" = 0 ] || [ "$st" = 3 ] || return "$st"
-  # A state that is a link is neither written through (sg_tz_ran) nor locked.
+  # A state that is a link is neither written through (sg_tz_ran) nor locked; only a
+  # plain file is opened (a FIFO would block the open).
   [ -d "${sg_tz_state%/*}" ] || mkdir -p "${sg_tz_state%/*}" 2>/dev/null
-  if [ ! -L "$sg_tz_state" ] && { exec 6>>"$sg_tz_state"; } 2>/dev/null && ! sg_lock 6 30; then
+  if [ ! -L "$sg_tz_state" ] && { [ ! -e "$sg_tz_state" ] || [ -f "$sg_tz_state" ]; } &&
+    { exec 6>>"$sg_tz_state"; } 2>/dev/null && ! sg_lock 6 30; then
     exec 6>&-
     printf 'schedgen: cannot lock the gate'\''s state %s\n' "$sg_tz_state" >&2
     return 2
@@ -286,7 +288,8 @@ sg_tz_decide() {
 # run's records as sg_tz_j.
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_ran() {
-  [ "$sg_tz_wr" != 1 ] || [ -L "$sg_tz_state" ] || printf '%s %s\n' "$1" "$2" >"$sg_tz_state" 2>/dev/null
+  [ "$sg_tz_wr" != 1 ] || [ -L "$sg_tz_state" ] || { [ -e "$sg_tz_state" ] && [ ! -f "$sg_tz_state" ]; } ||
+    printf '%s %s\n' "$1" "$2" >"$sg_tz_state" 2>/dev/null
   sg_tz_lsec=$4
   sg_tz_j=",\"firing\":\"${3:0:4}-${3:4:2}-${3:6:2}T${3:8:2}:${3:10:2}\",\"late\":$4"
 }
