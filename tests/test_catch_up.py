@@ -267,13 +267,14 @@ def _slow_mkdir(root: Path) -> Path:
 
 
 @pytest.mark.macos
-@pytest.mark.parametrize("lock", [{"on_busy": "wait", "wait": "1m"}, {"on_busy": "replace"}, False],
-                         ids=["wait", "replace", "no-lock"])
+@pytest.mark.parametrize("lock", [{"on_busy": "wait", "wait": "1m"}, {"on_busy": "replace"}, False,
+                                  {"on_busy": "skip"}], ids=["wait", "replace", "no-lock", "skip"])
 def test_two_starts_of_one_firing_at_one_instant_run_it_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lock: object) -> None:
     # cron's @reboot line and the 06:00 line in a boot minute: two wrappers of a fresh
     # job, at one instant, for one firing. Whatever the lock, the command runs once; the
-    # other start ends at the gate (exit 0, nothing written), so `replace` stops nothing.
+    # other start ends at the gate (exit 0, nothing written), so `replace` stops nothing
+    # and `skip` says no busy.
     monkeypatch.setenv("TZ", HOST_TZ)
     out = tmp_path / "ran"
     slow = _slow_mkdir(tmp_path)
