@@ -177,11 +177,41 @@ def _no_real_crontab_or_launchctl(request: pytest.FixtureRequest, _guard_bin: Pa
     monkeypatch.setenv("PATH", f"{_guard_bin}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
+def _worker_shares(total: int, workers: int) -> list[int]:
+    """How many of ``total`` tests xdist's worksteal scheduler hands each worker at the
+    start, in order: the pending list, cut front to back, ``len(pending) // nodes_left``."""
+    sizes = []
+    for left in range(workers, 0, -1):
+        sizes.append((total - sum(sizes)) // left)
+    return sizes
+
+
+def _e2e_first_on_each_worker(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """Each end-to-end test at the head of a different worker's share. Together at the
+    head of one share, one worker ran them one after another (a minute each) while the
+    rest of the suite had long finished; side by side they wait for the same minute."""
+    e2e = [i for i in items if i.get_closest_marker("e2e")]
+    rest = [i for i in items if not i.get_closest_marker("e2e")]
+    if not e2e or workers < 2:
+        return e2e + rest
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for n, item in enumerate(e2e):
+        heads[n % workers].append(item)
+    out: list[pytest.Item] = []
+    for head, size in zip(heads, _worker_shares(len(items), workers), strict=True):
+        take = max(0, size - len(head))
+        out += head + rest[:take]
+        del rest[:take]
+    return out + rest
+
+
+@pytest.hookimpl(trylast=True)   # after -m and -k have deselected: the shares are of what runs
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The end-to-end cron test waits for the daemon's minute (up to two): it starts first,
-    so that the rest of the suite runs meanwhile rather than after it. Tests marked slow
-    run only when asked for: `pytest -m slow`."""
-    items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
+    """The end-to-end cron tests wait for the daemon's minute (up to two): they start
+    first, each on a worker of its own, so that the rest of the suite runs meanwhile
+    rather than after them. Tests marked slow run only when asked for: `pytest -m slow`."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    items[:] = _e2e_first_on_each_worker(items, workers)
     if "slow" in (config.option.markexpr or ""):
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow")
