@@ -329,8 +329,8 @@ def history_cmd(
         "--since", metavar="DUR", help="only runs that began within DUR, like 2d or 6h")] = None,
     config: ConfigOpt = None, as_json: JsonOpt = False,
 ) -> None:
-    """One line per run, newest first: run ID, start (local), duration, outcome, exit, item;
-    missed firings as rows of their own."""
+    """One line per run, newest first: run ID, start (local), duration, outcome, exit,
+    attempt n/m (jobs with retries), item; missed firings as rows of their own."""
     from schedgen.commands import history as show
 
     hs = show.job_history(config_path(config), jobs, count, since)

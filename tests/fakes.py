@@ -73,7 +73,9 @@ Texts and codes as macOS prints them (launchctl(1); public reports):
   lists the system domain's services (and, the tests being root, its gui domain's), run
   as a user that user's gui domain's;
   `print system/L` of a label not loaded: 'Could not find service "L" in domain for
-  system', 113.
+  system', 113; of one loaded, `username = U` only when its plist has a UserName
+  (github.com/boxen/puppet-boxen/issues/104). `print`, `print-disabled` of the system
+  domain need no root; a label is disabled in one domain (gui/<uid> or system) only.
 A RunAtLoad job is spawned at bootstrap when the state says `spawn` (launchd always does;
 the tests that want it say so, the others keep their wrappers from running). TCC cannot
 be reproduced on Linux: a spawned job gets a PATH whose `ls` answers as macOS's does for
@@ -159,7 +161,7 @@ if verb == "bootstrap" and args[1:2] == ["system"]:
         done(5, "Bootstrap failed: 5: Input/output error")
     if st.st_uid != 0 or st.st_mode & 0o022:  # "Path had bad ownership/permissions"
         done(5, "Bootstrap failed: 5: Input/output error")
-    if label in state["disabled"]:
+    if label in state.get("disabled_system", []):
         done(119, "Bootstrap failed: 119: Service is disabled")
     if label in state["services"]:
         done(5, "Bootstrap failed: 5: Input/output error")
@@ -201,13 +203,15 @@ elif verb == "bootout":
     done()
 elif verb == "enable":
     label = label_of(args[1])
-    if label in state["disabled"]:
-        state["disabled"].remove(label)
+    off = state.setdefault("disabled_system", []) if args[1].startswith("system/") else state["disabled"]
+    if label in off:
+        off.remove(label)
     done()
 elif verb == "disable":
     label = label_of(args[1])
-    if label not in state["disabled"]:
-        state["disabled"].append(label)
+    off = state.setdefault("disabled_system", []) if args[1].startswith("system/") else state["disabled"]
+    if label not in off:
+        off.append(label)
     done()
 elif verb == "list":
     rows = ["PID\tStatus\tLabel", "-\t0\tcom.apple.foreign.agent", "321\t0\tcom.example.running"]
@@ -223,8 +227,8 @@ elif verb == "managername":
     print(state.get("session", "Aqua"))
     done()
 elif verb == "print-disabled":
-    domain_of(args[1])
-    rows = [f'\t"{label}" => disabled' for label in state["disabled"]]
+    off = state.get("disabled_system", []) if domain_of(args[1]) == "system" else state["disabled"]
+    rows = [f'\t"{label}" => disabled' for label in off]
     print("disabled services = {\n" + "\n".join(rows + ['\t"com.apple.foreign.agent" => enabled'])
           + "\n}")
     done()
@@ -239,10 +243,15 @@ elif verb == "print":
         if s is None or s.get("domain") != "system":
             done(113, f"Could not find service \"{parts[1]}\" in domain for system")
         run = "running" if s["pid"] else "not running"
+        runs = s.get("runs", 0)
+        last = s["status"] if runs or s["status"] else "(never exited)"
         print(f"system/{parts[1]} = {{\n\tactive count = {1 if s['pid'] else 0}\n"
               f"\tpath = {s['plist']}\n\ttype = LaunchDaemon\n\tstate = {run}\n\n"
-              f"\tusername = {s.get('user') or 'root'}\n\tdomain = system\n"
-              f"\truns = {s.get('runs', 0)}\n\tlast exit code = {s['status']}\n}}")
+              f"\tdomain = com.apple.xpc.launchd.domain.system\n"
+              + (f"\tusername = {s['user']}\n" if s.get("user") else "")
+              + f"\truns = {runs}\n"
+              + (f"\tpid = {s['pid']}\n" if s["pid"] else "")
+              + f"\tlast exit code = {last}\n}}")
         done()
     if len(parts) == 2:
         print(f"{dom}/{uid} = {{\n\ttype = {'login' if dom == 'gui' else 'user'}\n"
@@ -579,9 +588,11 @@ class FakeLaunchctl:
         s["services"].pop(label, None)
         self._update(services=s["services"])
 
-    def disable(self, label: str) -> None:
+    def disable(self, label: str, domain: str = "gui") -> None:
+        """`launchctl disable gui/<uid>/L` (or `system/L`)."""
+        key = "disabled_system" if domain == "system" else "disabled"
         s = self.state()
-        self._update(disabled=[*s.get("disabled", []), label])
+        self._update(**{key: [*s.get(key, []), label]})
 
     def fail_next(self, verb: str, code: int, message: str) -> None:
         s = self.state()
@@ -604,10 +615,12 @@ class FakeLaunchctl:
         folders they may not read."""
         self._update(spawn=True, tcc_denied=list(denied or []))
 
-    def set_loaded_in(self, label: str, domain: str, plist: str = "/nowhere.plist") -> None:
+    def set_loaded_in(self, label: str, domain: str, plist: str = "/nowhere.plist",
+                      user: str | None = None) -> None:
+        """Loaded in that domain (by hand); a system one running as `user` (its UserName)."""
         s = self.state()
         s["services"][label] = {"plist": plist, "pid": None, "status": 0, "domain": domain,
-                                "runs": 0}
+                                "runs": 0, "user": user}
         self._update(services=s["services"])
 
     def set_exited(self, label: str, status: int, runs: int = 1) -> None:

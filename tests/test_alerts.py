@@ -138,3 +138,26 @@ def test_a_send_gets_its_text_on_one_line_whatever_it_holds(
     assert len((tmp_path / "calls").read_text().splitlines()) == 1
     assert "\n" not in (tmp_path / "env").read_text()
     assert os.path.getsize(tmp_path / "env") > 0
+
+
+def test_a_system_job_and_a_user_job_of_one_name_keep_their_sends_apart(
+        tmp_path: Path, fake_crontab: FakeCrontab) -> None:
+    # root's own jobs.toml and the machine's, both of namespace "default", each with a
+    # job "pub" whose queue has a failed item; each checked in turn, twice.
+    configs = []
+    for side, extra in (("mine", ""), ("machine", 'scope = "system"\nuser = "nobody"\n')):
+        root = tmp_path / side
+        scene(root, "cat >>{root}/calls")
+        text = jobs_toml(root, "cat >>{root}/calls").replace(
+            'on = ["failure"]', 'on = ["failure", "recovery"]')
+        configs.append(write_config(root / "jobs.toml",
+                                    text.replace('[jobs.pub.queue]', extra + '[jobs.pub.queue]')))
+    for _ in range(2):
+        for config in configs:
+            alerts.notify(check.check(config, now=T0), now=T0)
+    for side in ("mine", "machine"):    # each problem once (same key), no false "resolved"
+        calls = tmp_path / side / "calls"
+        assert (calls.read_text().splitlines() if calls.exists() else []) == [
+            f"pub: 1 item in {tmp_path / side}/q/failed (newest a-bad.json)"]
+    assert [v["job"] for v in json.loads(alerts.memory_path("default", "system")
+                                         .read_text())["sent"].values()] == ["pub"]

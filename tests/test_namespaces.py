@@ -98,3 +98,37 @@ def test_a_file_without_a_namespace_header_is_known_by_the_other_record(
     c = next(c for c in plan.changes if c.kind == "wrapper")
     assert c.action == p.CONFLICT and "namespace alpha installed this file" in c.note
     assert "backup" in {e.job for e in state.load("alpha").entries.values()}
+
+
+def test_a_job_of_another_namespaces_log_folder_is_a_conflict_or_said_once_shared(
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:
+    # Job files apart (beta's wrapper_dir), logs not: one events.jsonl would hold both.
+    a = config(tmp_path, "alpha", "/bin/true")
+    b = config(tmp_path, "beta", "/bin/false")
+    b.write_text(b.read_text().replace('targets = ["cron"]',
+                                       f'targets = ["cron"]\nwrapper_dir = "{tmp_path}/bw"'))
+    assert schedgen("apply", "-c", str(a)).returncode == 0
+    table = fake_crontab.read()
+    r = schedgen("apply", "-c", str(b))
+    assert r.returncode == 2, r.stdout + r.stderr
+    logs = home / ".local/state/schedgen/logs/backup"
+    assert (f"job backup's log folder {logs} is also job backup's of namespace alpha" in r.stderr
+            and "give one namespace its own log_root" in r.stderr), r.stderr
+    assert fake_crontab.read() == table and not (tmp_path / "bw").exists()
+    # its own log_root: nothing shared, each history its own
+    own = b.read_text().replace('targets = ["cron"]',
+                                f'targets = ["cron"]\nlog_root = "{tmp_path}/blogs"')
+    b.write_text(own)
+    r = schedgen("apply", "-c", str(b))
+    assert r.returncode == 0 and "warning" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert schedgen("run", "backup", "-c", str(b)).returncode == 1
+    assert "no runs recorded" in schedgen("history", "-c", str(a)).stdout
+    # --force shares it; then each namespace's plans warn, and apply goes on
+    b.write_text(own.replace(f'log_root = "{tmp_path}/blogs"\n', ""))
+    r = schedgen("apply", "--force", "-c", str(b))
+    assert r.returncode == 0 and "also job backup's of namespace alpha" in r.stdout + r.stderr
+    for cfg, other in ((a, "beta"), (b, "alpha")):
+        r = schedgen("apply", "-c", str(cfg))
+        assert r.returncode == 0, r.stderr
+        assert f"also job backup's of namespace {other}" in r.stdout + r.stderr
+        assert f"also job backup's of namespace {other}" in schedgen("status", "-c", str(cfg)).stdout

@@ -25,7 +25,7 @@ import pytest
 
 from schedgen import paths
 from schedgen.machine import ownership
-from tests.fakes import FakeCrontab, FakeLaunchctl, FakeSystemctl
+from tests.fakes import FakeCrontab, FakeLaunchctl, FakeMacTools, FakeSystemctl
 from tests.helpers import schedgen, write_config
 from tests.test_e2e_cron import cron_daemon  # noqa: F401 (a fixture)
 
@@ -383,6 +383,55 @@ def test_fake_launchctl_refuses_the_system_domain_as_real_launchd_does(
     assert r.returncode == 0 and r.stdout.startswith("system/x = {")
 
 
+def test_doctor_looks_for_a_launch_daemon_in_the_system_domain(
+        tmp_path: Path, fake_launchctl: FakeLaunchctl, fake_mac_tools: FakeMacTools) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root (the system domain is root's)")
+    cfg = config(tmp_path, "daemon", targets='["launchd"]',
+                 extra='\n[jobs.own]\ncommand = "true"\nschedule = "@hourly"\n'
+                       'targets = ["launchd"]\n')
+    assert schedgen("apply", "-c", str(cfg)).returncode == 0
+    label = "local.schedgen.tick"
+    plist = root_of() / f"Library/LaunchDaemons/{label}.plist"
+
+    def checks() -> dict[str, tuple[str, str, str]]:
+        d = schedgen("doctor", "tick", "-c", str(cfg), "--json")
+        return {c["check"]: (c["verdict"], c["detail"], c["remedy"] or "")
+                for c in json.loads(d.stdout)["checks"]
+                if c["job"] in ("tick", None) and c["check"] != "privacy (TCC)"}
+
+    c = checks()
+    assert c["launchd domain"][:2] == ("ok", "system: LaunchDaemons load and run with nobody "
+                                             "logged in")
+    assert c["launchd state"][:2] == ("ok", "loaded in system as daemon, not running, last "
+                                            "exit (never exited)")
+    assert c["plist"][0] == "ok" and c["background item"][0] == "ok"
+    fake_launchctl.set_exited(label, 3)
+    verdict, detail, _ = checks()["launchd state"]
+    assert verdict == "problem" and detail.startswith("loaded in system as daemon, not "
+                                                      "running; the last run exited 3")
+    fake_launchctl.disable(label, "system")
+    verdict, _, remedy = checks()["background item"]
+    assert verdict == "problem" and f"`sudo launchctl enable system/{label}`" in remedy
+    # loaded by an earlier apply, as the account the job ran as then
+    fake_launchctl.set_loaded_in(label, "system", str(plist), user="nobody")
+    verdict, detail, remedy = checks()["launchd state"]
+    assert verdict == "problem" and "running as nobody, not as daemon" in detail
+    assert remedy == f"sudo launchctl bootout system/{label}; sudo schedgen apply"
+    fake_launchctl.unload(label)
+    verdict, detail, remedy = checks()["launchd state"]
+    assert (verdict, remedy) == ("problem", "sudo schedgen apply")
+    assert f'Could not find service "{label}" in domain for system' in detail
+    plist.chmod(0o664)                        # launchd will not load it so
+    verdict, detail, remedy = checks()["plist"]
+    assert verdict == "problem" and "is not root's alone" in detail
+    assert remedy.startswith(f"sudo chown root:wheel {plist}; sudo chmod 644 {plist}")
+    # the config's user-scope job is still looked for in the login session
+    own = json.loads(schedgen("doctor", "own", "-c", str(cfg), "--json").stdout)["checks"]
+    assert any(x["check"] == "launchd state" and x["detail"].startswith(f"loaded in gui/{os.getuid()}")
+               for x in own), own
+
+
 # --- import --------------------------------------------------------------------------------
 
 def test_import_of_a_cron_d_file_gives_system_jobs_with_their_user(tmp_path: Path) -> None:
@@ -463,3 +512,36 @@ def test_target_of_the_system_jobs_only_is_a_target_of_the_config(
     assert "local.schedgen.tick.plist" in r.stdout and "own" not in r.stdout
     r = schedgen("diff", "-c", str(cfg), "--target", "systemd")
     assert r.returncode == 2 and "--target systemd: no enabled job" in r.stderr
+
+
+def test_a_system_jobs_metrics_file_is_written_as_its_user_and_readable_by_the_collector(
+        sys_user: str, open_root: Path) -> None:
+    # node_exporter's folder is not the account's (here: missing, so apply makes it root's).
+    metrics_dir = open_root / "node-exporter"
+    cfg = config(open_root, sys_user, extra=f'metrics_dir = "{metrics_dir}"\n')
+    cfg.chmod(0o644)
+    a = schedgen("apply", "-c", str(cfg))
+    assert a.returncode == 0, a.stderr
+    prom = metrics_dir / "schedgen_sys_tick.prom"
+
+    def as_collector() -> str:  # node_exporter runs as an account of its own
+        r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                            "cat", str(prom)], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    assert as_collector() == ""          # before the first run: no series, not a dead link
+    r = schedgen("run", "tick", "-c", str(cfg))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "could not write the metrics file" not in r.stderr
+    text = as_collector()
+    assert 'schedgen_job_runs_total{namespace="sys",job="tick",outcome="ok"} 1' in text
+    written = prom.resolve()
+    assert written.parent == open_root / "var/log/schedgen/tick"
+    assert written.stat().st_uid == pwd.getpwnam(sys_user).pw_uid
+    assert stat.S_IMODE(written.stat().st_mode) == 0o644
+    st = metrics_dir.stat()                  # the account cannot write the shared folder
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o755)
+    assert prom.lstat().st_uid == 0
+    again = schedgen("apply", "-c", str(cfg))
+    assert again.returncode == 0 and "link" not in again.stdout, again.stdout

@@ -5,7 +5,10 @@ once, after the last attempt."""
 from __future__ import annotations
 
 import fcntl
+import json
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -111,3 +114,29 @@ def test_a_signal_during_the_delay_ends_the_run_at_once_and_notifies_the_failure
     assert calls(out)[0] == "failure 3 failed"
     with (tmp_path / "locks" / "job.lock").open("a") as lock:   # free again
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_history_shows_each_attempt_as_n_of_m(tmp_path: Path) -> None:
+    w = make_job(tmp_path, command=FLAKY, env={"T": str(tmp_path), "OK_AT": "1"},
+                 retries=2, retry_delay=0)
+    assert w.run().returncode == 0
+    plain = make_job(tmp_path, "plain", command="exit 3")
+    assert plain.run().returncode == 3
+
+    def history(*args: str) -> str:
+        r = subprocess.run([sys.executable, "-m", "schedgen", "history", *args], text=True,
+                           capture_output=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    text = history("job", "-c", str(w.config.path))
+    head, *rows = [line.split() for line in text.splitlines()[1:]]
+    assert head[:7] == ["RUN", "ID", "START", "DURATION", "OUTCOME", "EXIT", "ATTEMPT"]
+    assert [(r[-3], r[-1]) for r in rows] == [("ok", "2/3"), ("failed", "1/3")]
+    runs = json.loads(history("job", "--json", "-c", str(w.config.path)))["jobs"][0]["runs"]
+    assert [(r["outcome"], r["attempt"], r["attempts"]) for r in runs] == [
+        ("ok", 2, 3), ("failed", 1, 3)]
+    # A job without retries: no such column, and null in JSON.
+    assert "ATTEMPT" not in history("plain", "-c", str(plain.config.path))
+    [run] = json.loads(history("plain", "--json", "-c", str(plain.config.path)))["jobs"][0]["runs"]
+    assert (run["attempt"], run["attempts"]) == (None, None)

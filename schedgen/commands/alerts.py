@@ -1,7 +1,11 @@
 """`check --notify`: each new problem goes out once through each of its job's channels
 (notify command, mail, webhook: channels.py).
 
-What was sent is remembered in <state dir>/check/<namespace>.json (by problem key); a
+What was sent is remembered in <state dir>/check/<namespace>.json (by problem key), the
+memory of the user who runs check; a system-scope job's in <state dir>/check/system/
+<namespace>.json, so that a system job and a user job of the same name and namespace
+(root's /etc jobs.toml and root's own, both left at "default") keep apart what each
+sent, and a check of one file does not take the other's problems for resolved. A
 problem that clears is forgotten, so it is sent again if it comes back, and its clearing
 is sent as a recovery when the job's `on` asks for one. A problem is sent when `on`
 names its event: missed firings and drift (the job will not fire as configured) are
@@ -43,8 +47,9 @@ EVENT = {"missed": "missed", "drift": "missed", "failed-items": "failure",
          "stale-inbox": "failure", "lock-held": "failure", "failed": "failure"}
 
 
-def memory_path(namespace: str) -> Path:
-    return paths.state_dir() / "check" / f"{namespace}.json"
+def memory_path(namespace: str, scope: str = paths.USER) -> Path:
+    folder = paths.state_dir() / "check"
+    return (folder / "system" if scope == paths.SYSTEM else folder) / f"{namespace}.json"
 
 
 def _load(path: Path) -> dict[str, dict[str, Any]]:
@@ -100,9 +105,9 @@ def _due(entry: dict[str, Any], now: datetime) -> bool:
 class _Memory:
     """The memory file, written whole (atomically) at each change."""
 
-    def __init__(self, namespace: str) -> None:
+    def __init__(self, namespace: str, scope: str) -> None:
         self.namespace = namespace
-        self.path = memory_path(namespace)
+        self.path = memory_path(namespace, scope)
         self.sent = _load(self.path)
 
     def save(self) -> None:
@@ -117,11 +122,22 @@ def notify(h: Health, now: datetime | None = None) -> list[dict[str, Any]]:
     """Send what is new (and recoveries), and retry what failed; one record per attempt
     (and per send given up)."""
     now = now or datetime.now(UTC)
-    memory = _Memory(h.namespace)
-    jobs = {j.name: j for j in h.jobs}
-    current = {p.key for p in h.problems}
     out: list[dict[str, Any]] = []
-    for p in h.problems:
+    # Each scope of the config's jobs on its own memory; a problem of no job (drift of
+    # the scheduler) is sent by none, so remembered by none.
+    for scope in paths.SCOPES:
+        jobs = {j.name: j for j in h.jobs if j.scope == scope}
+        if jobs:
+            out += _notify(_Memory(h.namespace, scope), jobs,
+                           [p for p in h.problems if p.job in jobs], now)
+    return out
+
+
+def _notify(memory: _Memory, jobs: dict[str, Job], problems: list[Problem],
+            now: datetime) -> list[dict[str, Any]]:
+    current = {p.key for p in problems}
+    out: list[dict[str, Any]] = []
+    for p in problems:
         job = jobs.get(p.job or "")
         event = _wants(job, p)
         if job is None or event is None:

@@ -85,7 +85,8 @@ def rows(h: JobHistory) -> list[tuple[datetime, list[str]]]:
     out = [(r.started, [r.run_id, _local(r.started),
                         "-" if r.duration is None else f"{r.duration}s",
                         r.outcome + (" (smoke)" if r.smoke else ""),
-                        "-" if r.exit_code is None else str(r.exit_code), r.item or ""])
+                        "-" if r.exit_code is None else str(r.exit_code),
+                        r.attempt_text() or "-", r.item or ""])
            for r in h.runs]
     oldest = h.runs[-1].started if h.truncated and h.runs else None
     for f in (h.missed.firings if h.missed else ()):
@@ -93,18 +94,22 @@ def rows(h: JobHistory) -> list[tuple[datetime, list[str]]]:
             continue  # older than the runs shown
         what = "missed" if f.state == "missed" else (
             f"late (ran {_local(f.ran_at)[11:16]})" if f.ran_at else "late")
-        out.append((f.at, ["-", _local(f.at), "-", what, "-", ""]))
+        out.append((f.at, ["-", _local(f.at), "-", what, "-", "-", ""]))
     out.sort(key=lambda x: x[0], reverse=True)
     return out
 
 
 def history_text(hs: list[JobHistory]) -> str:
     lines: list[str] = []
-    head = ["RUN ID", "START", "DURATION", "OUTCOME", "EXIT", "ITEM"]
     for h in hs:
+        # ATTEMPT only for a job whose runs say one (retries, a queue item's tries).
+        tries = any(r.attempt is not None for r in h.runs)
+        head = ["RUN ID", "START", "DURATION", "OUTCOME", "EXIT", "ATTEMPT", "ITEM"]
         zoned = f", times in {h.job.timezone}" if h.job.timezone else ""
         lines.append(f"{h.job.name}  ({' | '.join(h.job.schedule_text)}{zoned})")
         table = [r for _, r in rows(h)]
+        if not tries:
+            head, table = _without(5, head), [_without(5, r) for r in table]
         note = [f"  {events.skipped_words(h.skipped)}"] if h.skipped else []
         if not table:
             lines += ["  no runs recorded", *note, ""]
@@ -116,6 +121,10 @@ def history_text(hs: list[JobHistory]) -> str:
             lines.append(f"  {missed.missed_text(h.missed)}")
         lines += [*note, ""]
     return "\n".join(lines).rstrip("\n")
+
+
+def _without(i: int, row: list[str]) -> list[str]:
+    return row[:i] + row[i + 1:]
 
 
 def history_json(hs: list[JobHistory]) -> dict[str, Any]:

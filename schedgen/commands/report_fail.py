@@ -87,7 +87,7 @@ def item(job: str, log_dir: Path, f: Failure, out_dir: Path | None) -> str:
             f"</b> {escape(job)}: {escape(r.outcome)}{code}, {dur}"
             f' <span class="rid">{escape(r.run_id)}</span>'
             + (f" · item {escape(r.item)}" if r.item else "")
-            + (f" · attempt {r.attempt}" if r.attempt else ""))
+            + (f" · attempt {r.attempt_text()}" if r.attempt else ""))
     run_dir = _run_dir(log_dir, r.run_id)
     if run_dir is None:
         body = ('<p class="nolog">no run folder (pruned by keep_runs, or the run never '

@@ -22,4 +22,16 @@ def file_name(namespace: str, job: str) -> str:
 
 
 def prom_path(job: Job, namespace: str) -> Path | None:
+    """Where node_exporter finds the job's file."""
     return job.metrics_dir / file_name(namespace, job.name) if job.metrics_dir else None
+
+
+def written_path(job: Job, namespace: str) -> Path | None:
+    """Where the job's runs write it. A system job's runs, as its account, may not write
+    node_exporter's folder: they write into their own log folder, and apply links the
+    file there from metrics_dir (plan/system_dirs.py)."""
+    if job.metrics_dir is None:
+        return None
+    if job.scope == "system":
+        return job.log_dir / file_name(namespace, job.name)
+    return prom_path(job, namespace)

@@ -35,19 +35,26 @@ def header_namespace(text: str | None) -> str | None:
 
 def recorded_elsewhere(namespace: str) -> dict[str, str]:
     """Artifact key -> the other namespace whose record lists it (same state dir)."""
-    folder = paths.state_dir() / "installed"
     out: dict[str, str] = {}
+    for record in other_records(namespace):
+        for k in record.entries:
+            out.setdefault(k, record.namespace)
+    return out
+
+
+def other_records(namespace: str) -> list[state.Record]:
+    """The other namespaces' ownership records in the same state dir, by name."""
+    folder = paths.state_dir() / "installed"
     try:
         names = sorted(p.stem for p in folder.glob("*.json"))
     except OSError:
-        return out
+        return []
+    out = []
     for ns in names:
         if ns == namespace:
             continue
         try:
-            record = state.load(ns)
+            out.append(state.load(ns))
         except SchedgenError:
             continue  # an unreadable record is its own command's problem
-        for k in record.entries:
-            out.setdefault(k, ns)
     return out

@@ -153,6 +153,35 @@ class Ops:
         except OSError as exc:
             raise SystemOpError(f"cannot give {path} to uid {uid}: {exc.strerror}") from None
 
+    def symlink(self, path: Path, target: Path) -> None:
+        """`path` a link to `target`, put in place in one rename (whatever was there, a
+        file or a link, is replaced; a folder is not)."""
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.link")
+        try:
+            tmp.unlink(missing_ok=True)
+            os.symlink(target, tmp)
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise SystemOpError(f"cannot link {path} to {target}: {exc.strerror}") from None
+
+    def create_as(self, path: Path, mode: int, uid: int, gid: int) -> None:
+        """An empty file made for an account, in a folder it owns: never through a link
+        (one there, or any file, is left as it is)."""
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        except FileExistsError:
+            return
+        except OSError as exc:
+            raise SystemOpError(f"cannot create {path}: {exc.strerror}") from None
+        try:
+            os.fchmod(fd, mode)
+            os.fchown(fd, uid, gid)
+        except OSError as exc:
+            raise SystemOpError(f"cannot give {path} to uid {uid}: {exc.strerror}") from None
+        finally:
+            os.close(fd)
+
     def run(self, argv: list[str], input: bytes | None = None) -> Result:
         """A command that changes the machine (launchctl bootstrap, crontab FILE); the
         files written before it are durable and in place first."""
@@ -179,6 +208,12 @@ class DryOps(Ops):
         pass
 
     def give_tree(self, path: Path, old_uid: int, uid: int, gid: int) -> None:
+        pass
+
+    def symlink(self, path: Path, target: Path) -> None:
+        pass
+
+    def create_as(self, path: Path, mode: int, uid: int, gid: int) -> None:
         pass
 
     def run(self, argv: list[str], input: bytes | None = None) -> Result:

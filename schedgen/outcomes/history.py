@@ -33,6 +33,13 @@ class Run(NamedTuple):
     smoke: bool = False
     pid: int | None = None
     host: str | None = None
+    attempts: int | None = None  # with retries: the run's attempts in all (retries + 1)
+
+    def attempt_text(self) -> str:
+        """'2/3' for a job's retries, '2' for a queue item's (its limit is not recorded)."""
+        if self.attempt is None:
+            return ""
+        return f"{self.attempt}/{self.attempts}" if self.attempts else str(self.attempt)
 
     def as_json(self) -> dict[str, Any]:
         d = self._asdict()
@@ -89,7 +96,8 @@ def _run(job: str, name: str, run_id: str, when: datetime, ev: dict[str, Any],
     pid = _int(ev.get("pid"))
     host = field(ev.get("host"))
     base = Run(job, run_id, when, None, name, None, field(ev.get("item")),
-               _int(ev.get("attempt")), ev.get("smoke") is True, pid, host)
+               _int(ev.get("attempt")), ev.get("smoke") is True, pid, host,
+               _int(ev.get("attempts")))
     if name == "busy":
         return base._replace(exit_code=busy_exit, duration=0)
     if name in ("empty", "skipped"):

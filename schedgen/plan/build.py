@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from schedgen.config.model import Config
 from schedgen.machine.ownership import Record
+from schedgen.plan import shared_logs
 from schedgen.plan.changes import DELETE, Change, Plan
 from schedgen.plan.context import PlanContext, Planner
 from schedgen.targets import registry
@@ -33,4 +34,5 @@ def build(config: Config | None, record: Record, targets: Sequence[Planner], *,
     changes = [c._replace(deferred="a job file beside it is kept for a running job")
                if c.kind == "runtime" and c.action == DELETE and c.path
                and c.path.parent in kept else c for c in changes]
+    changes = shared_logs.check(changes, ctx)
     return Plan(record.namespace, tuple(changes), tuple(ctx.warnings), tuple(ctx.unknown.items()))

@@ -3,7 +3,10 @@
 The job file and the runtime are root's, in a folder only root may write (0755): the
 job's user runs them but cannot replace them, which would run its own code as root's
 job. What the runs write is the job user's: its log folder (<log_root>/<job>, with
-the run records) and its lock folder (0700), in root-owned parents.
+the run records) and its lock folder (0700), in root-owned parents. With metrics_dir,
+the runs write their .prom file in their log folder and metrics_dir has a link to it:
+node_exporter reads one folder, which the account may not write (and must not be given:
+it could then replace other jobs' files there).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import stat
 from pathlib import Path
 
 from schedgen import paths
+from schedgen.config import metrics_names as metrics
 from schedgen.config.model import Config, Job
 from schedgen.errors import SystemOpError, UsageError
 from schedgen.plan import changes as p
@@ -26,6 +30,8 @@ def prepare(config: Config, plan: p.Plan, ctx: ApplyContext) -> None:
     for job in config.jobs:
         if job.name in wanted and job.user:
             _job(job, ctx)
+            if job.metrics_dir is not None:
+                _metrics_link(job, config.namespace, ctx)
 
 
 def _job(job: Job, ctx: ApplyContext) -> None:
@@ -39,6 +45,30 @@ def _job(job: Job, ctx: ApplyContext) -> None:
     _root_dir(job.lock_dir.parent, ctx)
     _users_dir(job.log_dir, 0o755, account, ctx)
     _users_dir(job.lock_dir, 0o700, account, ctx)
+
+
+def _metrics_link(job: Job, namespace: str, ctx: ApplyContext) -> None:
+    """<metrics_dir>/schedgen_<ns>_<job>.prom, a link (root's) to the file the runs
+    write in the job's log folder; that file made empty (valid, no series) until the
+    first run, so node_exporter never meets a dangling link."""
+    link, target = metrics.prom_path(job, namespace), metrics.written_path(job, namespace)
+    assert link is not None and target is not None and job.metrics_dir is not None
+    account = pwd.getpwnam(job.user or "")
+    ctx.ops.create_as(target, 0o644, account.pw_uid, account.pw_gid)
+    if not job.metrics_dir.is_dir():
+        ctx.ops.mkdir(job.metrics_dir, 0o755)
+        ctx.did("create", f"folder {job.metrics_dir} (root's, 0755)")
+    try:
+        if os.readlink(link) == str(target):
+            return
+    except FileNotFoundError:
+        pass
+    except OSError:  # not a link: a file a run wrote there before, or a folder
+        if link.is_dir():
+            raise SystemOpError(f"{link} is a folder: the metrics file of job {job.name} "
+                                "cannot be linked there; nothing was installed") from None
+    ctx.ops.symlink(link, target)
+    ctx.did("create", f"link {link} -> {target} (the metrics file {job.user}'s runs write)")
 
 
 def _root_dir(path: Path, ctx: ApplyContext) -> None:

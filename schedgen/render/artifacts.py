@@ -286,5 +286,5 @@ def wrapper(job: Job, config: Config, standalone: bool = False) -> str:
         notify_text=notify_text().rstrip("\n") if standalone and notify else "", tz=tz, retry=retry,
         pause_file=str(paths.pause_file(config.namespace, job.name)),
         policy=policies.settings(job, config.namespace),
-        metrics_file=str(metrics.prom_path(job, config.namespace) or ""),
+        metrics_file=str(metrics.written_path(job, config.namespace) or ""),
         metrics_labels=metrics.labels(config.namespace, job.name))

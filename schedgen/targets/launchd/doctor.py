@@ -1,5 +1,7 @@
 """`schedgen doctor` for launchd jobs: each check one function, asking launchctl,
-xattr and plutil as a user would, and saying what their answers mean."""
+xattr and plutil as a user would, and saying what their answers mean. A system-scope
+job (a LaunchDaemon) is looked for in the system domain: no login session is needed,
+its plist must be root's, and it must run as the job's `user`."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from schedgen.doctor import Check, ok, problem, skipped, warning
 from schedgen.doctor.shared import find, program
 from schedgen.machine.ops import run
 from schedgen.targets.launchd import explain, memory, probe
+from schedgen.targets.launchd.launchctl import domain
 
 QUARANTINE = "com.apple.quarantine"
 FDA_PANE = "x-apple.systempreferences:com.apple.preference.security?Privacy_AllFiles"
@@ -30,8 +33,24 @@ def plist_path(job: Job) -> Path:
     return paths.launch_agents_dir() / f"{job.label}.plist"
 
 
+def _sudo() -> str:
+    return "sudo " if paths.system() else ""
+
+
+def system_domain() -> Check:
+    """LaunchDaemons: the system domain is there whoever is logged in (or nobody)."""
+    name = "launchd domain"
+    r = run(["launchctl", "print", "system"])
+    if not r.ok:
+        return problem(name, f"launchctl print system failed ({r.message()})",
+                       "check that this is macOS and launchd answers: `launchctl print system`")
+    return ok(name, "system: LaunchDaemons load and run with nobody logged in")
+
+
 def session() -> Check:
     """The gui/<uid> domain schedgen loads jobs into exists, and this session reaches it."""
+    if paths.system():
+        return system_domain()
     name = "launchd domain"
     d = f"gui/{uid()}"
     mgr = run(["launchctl", "managername"]).stdout.strip() or "unknown"
@@ -62,20 +81,28 @@ def _fields(text: str) -> dict[str, str]:
 def service(job: Job, refusals: dict[str, str]) -> Check:
     """`launchctl print`: loaded where, its state, and its last exit status explained."""
     name = "launchd state"
-    d = f"gui/{uid()}"
+    d = domain()
     r = run(["launchctl", "print", f"{d}/{job.label}"])
     if r.ok:
         f = _fields(r.stdout)
         state = f.get("state", "unknown")
         last = f.get("last exit code", "(never exited)")
+        runs_as = f.get("username", "root")
+        if job.user and runs_as != job.user:
+            # loaded before `user` changed: launchd runs what it read at bootstrap
+            return problem(name, f"loaded in {d} running as {runs_as}, not as {job.user} "
+                                 f"(`user` in jobs.toml): launchd still has the plist it "
+                                 "read before the change",
+                           f"sudo launchctl bootout {d}/{job.label}; sudo schedgen apply")
         m = re.match(r"-?\d+", last)
+        who = f" as {runs_as}" if job.user else ""
         if m is None or int(m.group()) == 0:
-            return ok(name, f"loaded in {d}, {state}, last exit {last}")
+            return ok(name, f"loaded in {d}{who}, {state}, last exit {last}")
         means, todo = explain.exit_meaning(int(m.group()))
-        return problem(name, f"loaded in {d}, {state}; the last run exited {m.group()}: {means}",
-                       todo.replace("JOB", job.name))
-    u = run(["launchctl", "print", f"user/{uid()}/{job.label}"])
-    if u.ok:
+        return problem(name, f"loaded in {d}{who}, {state}; the last run exited {m.group()}: "
+                             f"{means}", todo.replace("JOB", job.name))
+    u = None if paths.system() else run(["launchctl", "print", f"user/{uid()}/{job.label}"])
+    if u is not None and u.ok:
         return problem(name, f"loaded in user/{uid()}, not {d}: someone loaded it from an SSH "
                              f"session; schedgen looks for it in {d}, and it runs outside "
                              "your login session (no keychain, no access granted to your "
@@ -89,12 +116,13 @@ def service(job: Job, refusals: dict[str, str]) -> Check:
                                               str(plist_path(job)))
         return problem(name, f"not loaded: launchd refused it (\"{refused}\"): {means}", todo)
     if not plist_path(job).exists():
-        return problem(name, f"not installed ({plist_path(job)} is missing)", "schedgen apply")
-    return problem(name, f"not loaded in {d} ({r.message()})", "schedgen apply")
+        return problem(name, f"not installed ({plist_path(job)} is missing)",
+                       f"{_sudo()}schedgen apply")
+    return problem(name, f"not loaded in {d} ({r.message()})", f"{_sudo()}schedgen apply")
 
 
 def disabled_labels() -> set[str] | None:
-    r = run(["launchctl", "print-disabled", f"gui/{uid()}"])
+    r = run(["launchctl", "print-disabled", "system" if paths.system() else f"gui/{uid()}"])
     return {m[0] for m in _DISABLED.findall(r.stdout)} if r.ok else None
 
 
@@ -110,8 +138,8 @@ def background(job: Job, disabled: set[str] | None) -> Check:
                   "the \"Background Items Added\" notice, not knowing it was this job), or "
                   "after `launchctl disable`",
             "System Settings → General → Login Items & Extensions → Allow in the Background: "
-            f"switch the item on (it may be named bash); then `launchctl enable "
-            f"gui/{uid()}/{job.label}` and `schedgen apply`")
+            f"switch the item on (it may be named bash); then `{_sudo()}launchctl enable "
+            f"{domain()}/{job.label}` and `{_sudo()}schedgen apply`")
     return ok(name, "enabled")
 
 
@@ -126,7 +154,13 @@ def plist_valid(job: Job) -> Check:
     if not r.ok:
         return problem(name, r.stdout.strip() or r.message(), "schedgen apply --force")
     st = p.stat()
-    if st.st_uid != uid() or st.st_mode & 0o022:
+    if paths.system() and (st.st_uid != 0 or st.st_mode & 0o022):
+        # launchd logs "Path had bad ownership/permissions" and bootstrap fails with 5
+        return problem(name, f"{p} is not root's alone (owner uid {st.st_uid}, mode "
+                             f"{st.st_mode & 0o777:04o}): launchd refuses a LaunchDaemon "
+                             "another account could change (bootstrap error 5)",
+                       f"sudo chown root:wheel {p}; sudo chmod 644 {p}; sudo schedgen apply")
+    if not paths.system() and (st.st_uid != uid() or st.st_mode & 0o022):
         return problem(name, f"{p} is not yours alone (owner uid {st.st_uid}, mode "
                              f"{st.st_mode & 0o777:04o}): launchd refuses it (error 122)",
                        f"chmod 644 {p}; chown $(id -un) {p}; schedgen apply")
@@ -203,6 +237,12 @@ def tcc(job: Job, wait: float = 15.0) -> Check:
     areas = probe.areas(job)
     if not areas:
         return ok(name, "the job's paths touch no folder macOS protects")
+    if paths.system():
+        # The probe is an agent of this login session; a LaunchDaemon's grants differ.
+        return skipped(name, "the probe runs in a login session, not as a LaunchDaemon: "
+                             "what this job may read from the system domain is not probed "
+                             f"(it touches {', '.join(a.what for a in areas)}; a daemon "
+                             f"needs {probe.FULL_DISK} for {probe.interpreter(job)})")
     out = probe.probe(job, [a.folder for a in areas], f"gui/{uid()}", wait)
     if out.error:
         n = explain.code_of(out.error)
