@@ -39,9 +39,10 @@ def _sweep_faketime() -> None:
     """`faketime` keeps a semaphore and a segment per process in /dev/shm. What outlives
     the wrapper (a run's notify in the background) makes its own, named by its pid, and
     never removes them; nor does a killed faketime. A later faketime that gets the same
-    pid then fails ("sem_open: File exists"). Files of pids no longer alive are garbage."""
+    pid then fails ("sem_open: File exists"). Files of pids no longer alive are garbage,
+    tests/faked_clock.py's of a killed worker too."""
     shm = Path("/dev/shm")
-    for f in shm.glob("*faketime_s*_*") if shm.is_dir() else []:
+    for f in [*shm.glob("*faketime_s*_*"), *shm.glob("*schedgen_tests_clock_*")] if shm.is_dir() else []:
         pid = f.name.rpartition("_")[2]
         if not pid.isdigit():
             continue

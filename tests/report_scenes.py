@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from schedgen.machine import ownership as state
+from tests import faked_clock
 from tests.helpers import write_config
 from tests.records_kit import at, replicate
 from tests.test_outcomes import run_at
@@ -103,9 +104,9 @@ def _runs(root: Path, job: str, runs: list[tuple[str, str]]) -> None:
 def _report(root: Path, config: Path, now: str, *args: str) -> tuple[Path, str]:
     # Beside the logs: failures link to their log files.
     out = root / "logs" / "report.html"
-    r = subprocess.run(["faketime", "-f", now, sys.executable, "-m", "schedgen", "report",
-                        "--out", str(out), "-c", str(config), *args],
-                       capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
+    r = faked_clock.run(now, [sys.executable, "-m", "schedgen", "report",
+                              "--out", str(out), "-c", str(config), *args], frozen=True,
+                        capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
     assert r.returncode == 0, r.stderr
     return out, r.stdout
 

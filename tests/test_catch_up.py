@@ -20,6 +20,7 @@ from schedgen.config.load import loads
 from schedgen.render.desired import desired
 from schedgen.render.tzgate import HOST, NOT_NOW, RUN, Gate
 from schedgen.schedule.expressions import parse_cron
+from tests import faked_clock
 from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
 from tests.wrapper_kit import Wrapped, kill_group, make_job, wait_for
@@ -44,8 +45,8 @@ def _job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, catch_up: str,
 
 
 def _start(w: Wrapped, t: datetime) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["faketime", f"@{int(t.timestamp())}", *w.argv("--cron")],
-                          env=w.env({"TZ": HOST_TZ}), capture_output=True, text=True, timeout=60)
+    return faked_clock.run(t, w.argv("--cron"),
+                           env=w.env({"TZ": HOST_TZ}), capture_output=True, text=True, timeout=60)
 
 
 def _ran(out: Path) -> list[str]:
@@ -223,8 +224,8 @@ def test_a_catch_ups_retry_does_not_start_past_the_next_firing(
     w = make_job(tmp_path, "hourly", schedule="0 * * * *", targets=["cron"], catch_up="once",
                  retries=1, retry_delay="15m", command='[ -n "${FAIL-}" ] && exit 3 || :')
     assert _start(w, DAY1).returncode == 0
-    p = subprocess.Popen(["faketime", f"@{int((DAY1 + timedelta(minutes=110)).timestamp())}",
-                          *w.argv("--cron")], env=w.env({"TZ": HOST_TZ, "FAIL": "1"}),
+    p = faked_clock.popen(DAY1 + timedelta(minutes=110),
+                          w.argv("--cron"), env=w.env({"TZ": HOST_TZ, "FAIL": "1"}),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     try:

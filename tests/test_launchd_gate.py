@@ -26,6 +26,7 @@ from schedgen.schedule.expressions import MACROS, parse_cron
 from schedgen.schedule.to_calendar import calendar_dicts, needs_gate, union_dicts
 from schedgen.schedule.tzwiden import Window
 from schedgen.targets.launchd.render import gated, plist
+from tests import faked_clock
 from tests.oracles import cronsim_minutes, launchd_minutes
 from tests.test_calendar import KNOWN_END, KNOWN_START, MODELS, _known_expressions
 from tests.wrapper_kit import Wrapped, make_job
@@ -158,9 +159,9 @@ needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None and not os.
 
 
 def _at(w: Wrapped, t: datetime, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["faketime", f"@{int(t.timestamp())}", *w.argv(*args)],
-                          env=w.env({"TZ": "Europe/Berlin"}), capture_output=True, text=True,
-                          timeout=60)
+    return faked_clock.run(t, w.argv(*args),
+                           env=w.env({"TZ": "Europe/Berlin"}), capture_output=True, text=True,
+                           timeout=60)
 
 
 @needs_faketime
@@ -245,8 +246,8 @@ def test_applied_plist_started_as_launchd_starts_it(fake_launchctl, tmp_path: Pa
     env = {**os.environ, **doc["EnvironmentVariables"]}
     for day, runs in ((4, 0), (8, 1), (9, 1), (15, 2)):   # Thu, Mon, Tue, Mon
         t = int(datetime(2027, 2, day, tzinfo=ny).timestamp())
-        p = subprocess.run(["faketime", f"@{t}", *doc["ProgramArguments"]], env=env,
-                           capture_output=True, text=True, timeout=60)
+        p = faked_clock.run(t, doc["ProgramArguments"], env=env,
+                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
         assert (out.read_text().count("x") if out.exists() else 0) == runs, day
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from schedgen.machine import ownership as state
+from tests import faked_clock
 from tests.fakes import FakeCrontab, FakeLaunchctl
 from tests.helpers import write_config, write_executable
 from tests.plugin import isolated
@@ -83,9 +84,9 @@ class Scene:
 
     def at(self, when: str, *args: str) -> subprocess.CompletedProcess[str]:
         """`schedgen ARGS` with the clock stopped at ``when`` (UTC), so ages come out exact."""
-        return subprocess.run(["faketime", "-f", when, sys.executable, "-m", "schedgen",
-                               *args, "-c", str(self.config)], capture_output=True, text=True,
-                              env={**self.env, "TZ": "UTC"}, timeout=120)
+        return faked_clock.run(when, [sys.executable, "-m", "schedgen",
+                                      *args, "-c", str(self.config)], capture_output=True,
+                               text=True, env={**self.env, "TZ": "UTC"}, timeout=120, frozen=True)
 
     def alerts(self) -> list[str]:
         return self.calls.read_text().splitlines() if self.calls.exists() else []
@@ -103,17 +104,10 @@ class Exit(int):
 def run_at(root: Path, job: str, when: str, **env: str) -> int:
     """One real run of the installed wrapper with the clock at ``when`` (UTC)."""
     wrapper = root / "wrappers" / f"{job}.sh"
-    # Only the wrapper reads the fake clock (in bash, no `date`): libfaketime is kept out of
-    # the programs it starts. Each such program would wait at its start for a semaphore
-    # `faketime` shares among them, and one killed while it holds it (the command the
-    # timeout ends as it starts, the watchdog's `sleep` as it is stopped: on a loaded
-    # machine) would leave every later one of the run waiting forever.
-    drop = root / "no-faketime-below.bash"
-    if not drop.exists():
-        drop.write_text("unset LD_PRELOAD FAKETIME_SHARED\n")
-    p = subprocess.run(["faketime", "-f", f"@{when}", BASH, str(wrapper)], capture_output=True,
-                       text=True, env={**os.environ, "TZ": "UTC", "BASH_ENV": str(drop), **env},
-                       timeout=60)
+    # The programs it starts read the same clock; a timeout or the watchdog killing one as
+    # it starts stops no later one (tests/faked_clock.py).
+    p = faked_clock.run(when, [BASH, str(wrapper)], capture_output=True,
+                        text=True, env={**os.environ, "TZ": "UTC", **env}, timeout=60)
     code = Exit(p.returncode)
     code.stderr = p.stderr
     return code
@@ -171,10 +165,10 @@ def _make_scene(root: Path) -> Iterator[Scene]:
     os.utime(inbox / "b-good.json", (stamp, stamp))
 
     # slow: started "three hours ago" and still holding its lock (timeout 1h).
-    slow = subprocess.Popen(["faketime", "-f", "@2026-01-09 09:00:00", BASH,
+    slow = faked_clock.popen("2026-01-09 09:00:00", [BASH,
                              str(root / "wrappers" / "slow.sh")], env={**os.environ, "TZ": "UTC"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
     wait_for(lambda: (root / "logs" / "slow" / "events.jsonl").exists(), what="slow to start")
     # The runs' own notifications (the wrapper's notify part, in the background).
     runs = root / "run-alerts.txt"
@@ -328,9 +322,11 @@ wrapper_dir = "{tmp_path}/wrappers"
     state.save(record)
     for day in ("05", "06", "07"):
         assert run_at(tmp_path, "pub", f"2026-01-{day} 10:40:03") == 0
-    r = subprocess.run(["faketime", "-f", "2026-01-07 12:00:00", sys.executable, "-m",
-                        "schedgen", "check", "-c", str(config)], capture_output=True, text=True)
+    r = faked_clock.run("2026-01-07 12:00:00", [sys.executable, "-m",
+                        "schedgen", "check", "-c", str(config)], capture_output=True, text=True,
+                        frozen=True)
     assert (r.returncode, r.stdout) == (0, "namespace default: healthy (1 job)\n")
-    r = subprocess.run(["faketime", "-f", "2026-01-08 12:00:00", sys.executable, "-m",
-                        "schedgen", "check", "-c", str(config)], capture_output=True, text=True)
+    r = faked_clock.run("2026-01-08 12:00:00", [sys.executable, "-m",
+                        "schedgen", "check", "-c", str(config)], capture_output=True, text=True,
+                        frozen=True)
     assert r.returncode == 1 and r.stdout.startswith("pub: missed 1 firing since 2026-01-05 ")

@@ -16,6 +16,7 @@ import pytest
 
 from schedgen.machine import ownership as state
 from schedgen.machine import pause
+from tests import faked_clock
 from tests.fake_kubectl import FakeKubectl
 from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
@@ -28,8 +29,8 @@ needs_faketime = pytest.mark.skipif(shutil.which("faketime") is None, reason="fa
 
 
 def _at(t: datetime, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["faketime", f"@{int(t.timestamp())}", *argv], capture_output=True,
-                          text=True, env={**os.environ, "TZ": HOST_TZ}, timeout=60)
+    return faked_clock.run(t, argv, capture_output=True,
+                           text=True, env={**os.environ, "TZ": HOST_TZ}, timeout=60)
 
 
 @needs_faketime

@@ -26,7 +26,7 @@ import pytest
 from schedgen.commands import report as htmlreport
 from schedgen.config.load import loads
 from schedgen.machine import ownership as state
-from tests import report_scenes
+from tests import faked_clock, report_scenes
 from tests.fakes import FakeCrontab
 from tests.helpers import write_config
 from tests.plugin import isolated
@@ -138,9 +138,9 @@ def _make_page(root: Path) -> Path:
     replicate(root / "logs" / "big", 10_000, at(NOW) - timedelta(minutes=10_001),
               timedelta(minutes=1), outcomes=(("ok", 0),) * 49 + (("failed", 1),))
     out = root / "report.html"
-    r = subprocess.run(["faketime", "-f", NOW, sys.executable, "-m", "schedgen", "report",
-                        "--out", str(out), "--days", "7", "-c", str(config)],
-                       capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
+    r = faked_clock.run(NOW, [sys.executable, "-m", "schedgen", "report", "--out", str(out),
+                              "--days", "7", "-c", str(config)], frozen=True,
+                        capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
     assert r.returncode == 0, r.stderr
     assert r.stdout == f"wrote {out} (10008 runs in the last 7 days)\n"
     return out
@@ -443,9 +443,9 @@ def test_the_window_options(tmp_path: Path, fake_crontab: FakeCrontab, args: lis
                             said: str) -> None:
     write_config(tmp_path / "jobs.toml", f'[jobs.a]\ncommand = "true"\nschedule = "@daily"\n'
                  f'log_root = "{tmp_path}/logs"\n')
-    r = subprocess.run(["faketime", "-f", NOW, sys.executable, "-m", "schedgen", "report", "-o",
-                        str(tmp_path / "r.html"), "-c", str(tmp_path / "jobs.toml"), *args],
-                       capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
+    r = faked_clock.run(NOW, [sys.executable, "-m", "schedgen", "report", "-o",
+                              str(tmp_path / "r.html"), "-c", str(tmp_path / "jobs.toml"), *args],
+                        frozen=True, capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
     if said.startswith("("):
         assert r.returncode == 0 and r.stdout.endswith(said + "\n"), (r.stdout, r.stderr)
     else:

@@ -17,6 +17,7 @@ import pytest
 from schedgen.machine import ownership as state
 from schedgen.render.tzgate import DROPPED, MAX_LATENESS, NOT_NOW, RUN, Gate
 from schedgen.schedule.expressions import parse_cron
+from tests import faked_clock
 from tests.fakes import FakeCrontab
 from tests.helpers import write_config
 from tests.tzkit import WINDOW
@@ -31,9 +32,9 @@ DAY = timedelta(days=1)
 
 
 def _run_at(w: Wrapped, t: datetime) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["faketime", f"@{int(t.timestamp())}", *w.argv("--cron")],
-                          env=w.env({"TZ": "Europe/Berlin"}), capture_output=True, text=True,
-                          timeout=60)
+    return faked_clock.run(t, w.argv("--cron"),
+                           env=w.env({"TZ": "Europe/Berlin"}), capture_output=True, text=True,
+                           timeout=60)
 
 
 def _job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Wrapped, Path]:
@@ -112,8 +113,8 @@ log_root = "{tmp_path}/logs"
 wrapper_dir = "{tmp_path}/wrappers"
 """)
     # Applied in the same year as checked (a zoned job's lines follow the years ahead).
-    subprocess.run(["faketime", "-f", "2027-01-11 00:00:00", sys.executable, "-m", "schedgen",
-                    "apply", "-c", str(config)], check=True, capture_output=True)
+    faked_clock.run("2027-01-11 00:00:00", [sys.executable, "-m", "schedgen",
+                    "apply", "-c", str(config)], check=True, capture_output=True, frozen=True)
     record = state.load("default")
     for k, e in record.entries.items():
         record.entries[k] = e._replace(installed_at="2027-01-12T00:00:00Z")
@@ -122,13 +123,13 @@ wrapper_dir = "{tmp_path}/wrappers"
     # On time; 90 minutes late (dropped); 30 minutes late (run, not missed).
     for t in (FIRING, FIRING + DAY + timedelta(minutes=90),
               FIRING + 2 * DAY + timedelta(minutes=30)):
-        subprocess.run(["faketime", f"@{int(t.timestamp())}", BASH, str(wrapper), "--cron"],
-                       check=True, env={**os.environ, "TZ": "Europe/Berlin"}, timeout=60)
+        faked_clock.run(t, [BASH, str(wrapper), "--cron"],
+                        check=True, env={**os.environ, "TZ": "Europe/Berlin"}, timeout=60)
 
     def check(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["faketime", "-f", "2027-01-14 13:00:00", sys.executable, "-m",
-                               "schedgen", "check", "-c", str(config), *args],
-                              capture_output=True, text=True, env={**os.environ, "TZ": "Europe/Berlin"})
+        return faked_clock.run("2027-01-14 13:00:00", [sys.executable, "-m",
+                               "schedgen", "check", "-c", str(config), *args], frozen=True,
+                               capture_output=True, text=True, env={**os.environ, "TZ": "Europe/Berlin"})
 
     r = check()
     assert r.returncode == 1

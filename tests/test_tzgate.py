@@ -23,7 +23,7 @@ from schedgen.render.tzgate import Gate, settings
 from schedgen.render.tzrender import host_cron_lines
 from schedgen.schedule.expressions import parse_cron
 from schedgen.schedule.tzwiden import transitions
-from tests import wrapper_kit
+from tests import faked_clock, wrapper_kit
 from tests.tzkit import PAIRS, WINDOW, host_fires, rendered, times
 from tests.wrapper_kit import Wrapped, make_job
 
@@ -54,9 +54,9 @@ def bash_gate(gate: Gate, state: Path, instants: list[datetime], host: str = "UT
     script = settings(gate, str(state)) + _LOOP
     full_env = {"PATH": wrapper_kit.shell_path(), "TZ": host, **(env or {})}
     first = instants[0] if instants else datetime(2027, 1, 1, tzinfo=UTC)
-    p = subprocess.run(["faketime", f"@{epoch(first)}", wrapper_kit.BASH, "-c", script, "gate",
+    p = faked_clock.run(first, [wrapper_kit.BASH, "-c", script, "gate",
                         str(GATE)], input="".join(f"{epoch(t)}\n" for t in instants),
-                       env=full_env, capture_output=True, text=True, timeout=120)
+                        env=full_env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     return [int(x) for x in p.stdout.split()]
 
@@ -184,9 +184,9 @@ def test_foreground_run_is_not_gated(tmp_path: Path) -> None:
 # -- the rendered job file ------------------------------------------------------------
 
 def _run_at(w: Wrapped, t: datetime, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["faketime", f"@{epoch(t)}", *w.argv(*args)],
-                          env=w.env({"TZ": "Europe/Berlin"}), capture_output=True, text=True,
-                          timeout=60)
+    return faked_clock.run(t, w.argv(*args),
+                           env=w.env({"TZ": "Europe/Berlin"}), capture_output=True, text=True,
+                           timeout=60)
 
 
 @pytest.mark.macos
@@ -235,8 +235,8 @@ def test_job_file_at_the_plists_fires(tmp_path: Path, monkeypatch: pytest.Monkey
     assert dicts == [{"Hour": 5, "Minute": 45}]
     t = datetime(2027, 5, 1, 20, 45, tzinfo=UTC)  # 05:45 in Tokyo, 02:30 in Kathmandu
     env = w.env({"TZ": "Asia/Tokyo"})
-    r = subprocess.run(["faketime", f"@{epoch(t)}", *w.argv()], env=env, capture_output=True,
-                       text=True, timeout=60)
+    r = faked_clock.run(t, w.argv(), env=env, capture_output=True,
+                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert out.read_text().startswith("20270501T2045")
 

@@ -20,6 +20,7 @@ import pytest
 
 from schedgen.config.load import loads
 from schedgen.errors import ConfigError
+from tests import faked_clock
 from tests.test_fscheck import second_fs
 from tests.test_runtime_units import _count_file, bash_with_runtime
 from tests.wrapper_kit import (
@@ -686,8 +687,8 @@ def test_a_clock_stepped_back_after_a_run_names_the_next_one_after_it(tmp_path: 
     # The run ahead of the clock leaves its ID in .last-run, which the next run goes by
     # (the runs folder is unchanged since): the floor holds there too.
     w = make_job(tmp_path, command=["true"], logs={"keep_runs": 2})
-    ahead = subprocess.run(["faketime", "-f", "@2099-01-01 00:00:00", *w.argv()], env=w.env(),
-                           capture_output=True, text=True, timeout=60)
+    ahead = faked_clock.run("2099-01-01 00:00:00", w.argv(), env=w.env(),
+                            capture_output=True, text=True, timeout=60)
     assert ahead.returncode == 0, ahead.stderr
     time.sleep(0.05)                    # past the file system's clock grain
     assert w.run().returncode == 0
@@ -706,9 +707,8 @@ def test_a_run_killed_after_the_clock_stepped_back_is_not_outranked(tmp_path: Pa
     # "up" once the sleep is there: a kill then finds every process of the run
     w = make_job(tmp_path, command='[ -z "${HOLD-}" ] || { sleep 30 & touch "$T/up"; wait; }',
                  env={"T": str(tmp_path)}, logs={"keep_runs": 1})
-    later = time.strftime("@%Y-%m-%d %H:%M:%S", time.gmtime(time.time() + 600))
-    ahead = subprocess.run(["faketime", "-f", later, *w.argv()], env={**w.env(), "TZ": "UTC"},
-                           capture_output=True, text=True, timeout=60)
+    ahead = faked_clock.run(time.time() + 600, w.argv(), env={**w.env(), "TZ": "UTC"},
+                            capture_output=True, text=True, timeout=60)
     assert ahead.returncode == 0, ahead.stderr
     p = w.popen(env={"HOLD": "1"})
     try:

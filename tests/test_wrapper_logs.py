@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests import faked_clock
 from tests.wrapper_kit import Wrapped, fill_inbox, kill_group, make_job, queue_fields, wait_for
 
 # Rotation and pruning use mv, find, ls and stat: all of them also under bash 3.2 and
@@ -145,10 +146,9 @@ def test_runs_of_one_second_go_after_a_crashed_run_whose_pid_sorts_later(
     crashed.mkdir(parents=True)
     (crashed / "schedgen-manifest.json").write_text(json.dumps(
         {"host": os.uname().nodename, "pid": 9999999, "outcome": "running", "smoke": False}))
-    frozen = ["faketime", "2030-01-01 00:00:00"]
     for _ in range(2):
-        r = subprocess.run([*frozen, *w.argv()], env={**w.env(), "TZ": "UTC"},
-                           capture_output=True, text=True, timeout=60)
+        r = faked_clock.run("2030-01-01 00:00:00", w.argv(), env={**w.env(), "TZ": "UTC"},
+                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stderr
     ids = [e["run_id"] for e in w.events("start")]
     assert ids == sorted(ids) and ids[0] > crashed.name        # each after the one before
