@@ -9,6 +9,7 @@ the recorded last firing, whether there is a firing to catch up.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from datetime import UTC, datetime, timedelta
@@ -20,10 +21,10 @@ from schedgen.config.load import loads
 from schedgen.render.desired import desired
 from schedgen.render.tzgate import HOST, NOT_NOW, RUN, Gate
 from schedgen.schedule.expressions import parse_cron
-from tests import faked_clock
+from tests import faked_clock, wrapper_kit
 from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
-from tests.wrapper_kit import Wrapped, kill_group, make_job, wait_for
+from tests.wrapper_kit import Wrapped, finish, kill_group, make_job, start_together, wait_for
 
 if shutil.which("faketime") is None:
     pytest.skip("faketime not installed", allow_module_level=True)
@@ -251,3 +252,44 @@ def test_an_hourly_job_catches_up_once(tmp_path: Path, monkeypatch: pytest.Monke
         assert _start(w, t).returncode == 0
     assert _ran(out) == ["20270111T0500", "20270111T0650"]
     assert [e["firing"] for e in w.events("start")] == ["2027-01-11T06:00", "2027-01-11T07:00"]
+
+
+def _slow_mkdir(root: Path) -> Path:
+    """A bin folder whose mkdir takes half a second (then is the system's): it widens,
+    without touching the runtime, the moment between a start's reading of the gate's
+    state and its writing of it (the first start of a job makes the state's folder)."""
+    bindir = root / "slowbin"
+    bindir.mkdir()
+    real = shutil.which("mkdir", path=os.pathsep.join(wrapper_kit.SYSTEM_PATH))
+    (bindir / "mkdir").write_text(f'#!/bin/sh\nsleep 0.5\nexec {real} "$@"\n')
+    (bindir / "mkdir").chmod(0o755)
+    return bindir
+
+
+@pytest.mark.macos
+@pytest.mark.parametrize("lock", [{"on_busy": "wait", "wait": "1m"}, {"on_busy": "replace"}, False,
+                                  {"on_busy": "skip"}], ids=["wait", "replace", "no-lock", "skip"])
+def test_two_starts_of_one_firing_at_one_instant_run_it_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lock: object) -> None:
+    # cron's @reboot line and the 06:00 line in a boot minute: two wrappers of a fresh
+    # job, at one instant, for one firing. Whatever the lock, the command runs once; the
+    # other start ends at the gate (exit 0, nothing written), so `replace` stops nothing
+    # and `skip` says no busy.
+    monkeypatch.setenv("TZ", HOST_TZ)
+    out = tmp_path / "ran"
+    slow = _slow_mkdir(tmp_path)
+    w = make_job(tmp_path, "daily", schedule="0 6 * * *", targets=["cron"], catch_up="once",
+                 max_lateness="6h", lock=lock, path=[str(slow), *wrapper_kit.SYSTEM_PATH],
+                 command=f'echo "$SCHEDGEN_RUN_ID" >>{out}; sleep 1')
+    env = faked_clock.faked_env(DAY1 + timedelta(seconds=1), w.env({"TZ": HOST_TZ}))
+    procs = start_together([w.argv("--cron")] * 2, env, tmp_path)
+    try:
+        results = finish(procs)
+    finally:
+        for p in procs:
+            kill_group(p.pid)
+    assert [r[0] for r in results] == [0, 0], results
+    assert len(_ran(out)) == 1
+    assert [e["firing"] for e in w.events("start")] == ["2027-01-11T06:00"]
+    assert w.events("replace") == [] and w.events("busy") == []
+    assert [e["outcome"] for e in w.events("finish")] == ["ok"]

@@ -27,7 +27,9 @@ from tests import faked_clock, wrapper_kit
 from tests.tzkit import PAIRS, WINDOW, host_fires, rendered, times
 from tests.wrapper_kit import Wrapped, make_job
 
-GATE = Path(str(resources.files("schedgen.templates").joinpath("runtime/81-tzgate.sh")))
+RUNTIME = resources.files("schedgen.templates").joinpath("runtime")
+GATE = Path(str(RUNTIME.joinpath("81-tzgate.sh")))
+LOCK = Path(str(RUNTIME.joinpath("20-lock.bash")))   # sg_lock, for the state's lock
 
 if shutil.which("faketime") is None:
     if os.environ.get("CI"):
@@ -35,6 +37,7 @@ if shutil.which("faketime") is None:
     pytest.skip("faketime not installed", allow_module_level=True)
 
 _LOOP = """
+source "$2"
 source "$1"
 while read -r e; do
   export FAKETIME_FMT=%s FAKETIME="@$e"
@@ -55,7 +58,7 @@ def bash_gate(gate: Gate, state: Path, instants: list[datetime], host: str = "UT
     full_env = {"PATH": wrapper_kit.shell_path(), "TZ": host, **(env or {})}
     first = instants[0] if instants else datetime(2027, 1, 1, tzinfo=UTC)
     p = faked_clock.run(first, [wrapper_kit.BASH, "-c", script, "gate",
-                        str(GATE)], input="".join(f"{epoch(t)}\n" for t in instants),
+                        str(GATE), str(LOCK)], input="".join(f"{epoch(t)}\n" for t in instants),
                         env=full_env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     return [int(x) for x in p.stdout.split()]

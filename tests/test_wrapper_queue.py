@@ -368,3 +368,28 @@ def test_counts_stay_exact_while_producers_reuse_names_and_workers_race(
     assert collections.Counter(_log(tmp_path)) == {c: 2 for c in contents}
     assert sorted((q / "failed" / n).read_text() for n in _files(q / "failed")) == sorted(contents)
     assert list((q / "processing" / ".attempts").iterdir()) == []
+
+
+def test_with_a_batch_items_that_keep_failing_go_behind_the_good_ones(
+        tmp_path: Path, tool_path: list[str]) -> None:
+    # Three bad items sort first; batch 2, max_attempts 5. Without reordering the bad
+    # ones would take every run's batch until each had failed 5 times (10 runs).
+    q = tmp_path / "q"
+    bad = ["a1.json", "a2.json", "a3.json"]
+    good = ["b1.json", "b2.json", "b3.json", "b4.json"]
+    fill_inbox(q / "inbox", bad + good)
+    w = _queue_job(tmp_path, tool_path, RECORD + '; case ${1##*/} in a*) exit 3 ;; esac',
+                   batch=2, max_attempts=5)
+    codes = [w.run().returncode for _ in range(4)]
+    # run 1: a1 a2 (no counts yet); run 2: a3 b1; run 3: b2 b3; run 4: b4 a1
+    assert _log(tmp_path) == ["a1.json", "a2.json", "a3.json", "b1.json", "b2.json",
+                              "b3.json", "b4.json", "a1.json"]
+    assert codes == [3, 3, 0, 3]
+    assert _files(q / "processed") == good
+    assert _files(q / "inbox") == bad and _files(q / "failed") == []
+    assert [attempts_of(q, n) for n in bad] == ["2", "1", "1"]
+    # The bad ones still get their turns, to max_attempts, then go to failed/.
+    for _ in range(8):
+        w.run()
+    assert _files(q / "failed") == bad and _files(q / "inbox") == []
+    assert collections.Counter(_log(tmp_path)) == {**{n: 5 for n in bad}, **{n: 1 for n in good}}

@@ -4,12 +4,23 @@ and a queue item it held goes back as an interrupted attempt, never lost or run 
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.wrapper_kit import fill_inbox, kill_group, make_job, queue_fields, wait_for
+from tests.wrapper_kit import (
+    fill_inbox,
+    kill_group,
+    make_job,
+    needs_proc,
+    queue_fields,
+    wait_for,
+    wait_until_gone,
+)
 
 pytestmark = pytest.mark.macos
 
@@ -156,7 +167,9 @@ def test_a_replacing_run_killed_hard_mid_item_loses_and_doubles_nothing(tmp_path
         wait_for(lambda: log.exists() and log.read_text().count("a.json") == 1, what="a.json")
         second = w.popen()                       # replaces the first, runs a.json again
         procs.append(second)
-        wait_for(lambda: log.read_text().count("a.json") == 2, what="a.json again")
+        # (and its note written: the command starts before it)
+        wait_for(lambda: log.read_text().count("a.json") == 2
+                 and _note_fields(tmp_path)[:1] == [str(second.pid)], what="a.json again")
         first.communicate(timeout=20)
         second.kill()                            # kill -9 of the wrapper alone
         second.communicate(timeout=20)
@@ -171,3 +184,96 @@ def test_a_replacing_run_killed_hard_mid_item_loses_and_doubles_nothing(tmp_path
     assert list((q / "inbox").iterdir()) == []
     ran = log.read_text().split()
     assert ran.count("b.json") == 1 and ran.count("a.json") == 3
+
+
+def _note(tmp_path: Path, name: str = "job") -> Path:
+    return tmp_path / "locks" / f".{name}.lock.run"
+
+
+def _note_fields(tmp_path: Path) -> list[str]:
+    try:
+        return _note(tmp_path).read_text().split()
+    except OSError:
+        return []
+
+
+def _bystander() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(["sleep", "60"], start_new_session=True)
+
+
+@needs_proc
+def test_a_reused_wrapper_pid_in_a_stale_note_is_not_signalled(tmp_path: Path) -> None:
+    # The holder's wrapper is killed with kill -9: its command goes on holding the lock
+    # and the note stays. The kernel then gives the wrapper's pid to another process
+    # (here: the note is made to name a bystander, as it would after such a reuse). The
+    # new run stops the old command's group, which is still the noted one, and never
+    # signals the bystander.
+    up = tmp_path / "up"
+    w = make_job(tmp_path, command=f'[ -n "${{NEW-}}" ] || {{ touch {up}; sleep 60; }}',
+                 lock=REPLACE)
+    grace = {"SCHEDGEN_TEST_KILL_GRACE": "1"}
+    old = w.popen(env=grace)
+    other = None
+    try:
+        wait_for(lambda: up.exists() and len(_note_fields(tmp_path)) == 4,
+                 what="the first run's command and its note")
+        os.kill(old.pid, signal.SIGKILL)
+        old.communicate(timeout=20)
+        other = _bystander()   # started after the wrapper died, as a reused pid would be
+        fields = _note_fields(tmp_path)
+        _note(tmp_path).write_text(" ".join([str(other.pid), *fields[1:]]) + "\n")
+        new = w.run(env={"NEW": "1", **grace})
+        assert new.returncode == 0, new.stderr
+        assert other.poll() is None, "a process that only has the noted pid was signalled"
+        assert wait_until_gone(old.pid) == []   # the old command's group did stop
+    finally:
+        kill_group(old.pid)
+        if other is not None:
+            other.kill()
+            other.wait()
+    [rep] = w.events("replace")
+    assert other is not None and rep["replaced_pid"] == other.pid
+
+
+@needs_proc
+@pytest.mark.parametrize("ticks", [" 1 2", ""], ids=["other-start-times", "no-start-times"])
+def test_a_note_whose_processes_are_all_gone_is_busy(tmp_path: Path, ticks: str) -> None:
+    # A replace run killed whole with kill -9 left its note; another job now holds the
+    # shared lock, and both noted pids name other processes: nothing is signalled, busy.
+    # A note without start times (an older runtime's) cannot tell them apart: busy too.
+    up = tmp_path / "up"
+    holder = make_job(tmp_path, "other", command=f"touch {up}; sleep 60", lock={"name": "shared"})
+    w = make_job(tmp_path, command="true", lock={"name": "shared", **REPLACE})
+    a, b = _bystander(), _bystander()
+    p = holder.popen()
+    try:
+        wait_for(up.exists, what="the other job's command")
+        # start times of processes that are gone (ticks 1 and 2 after boot)
+        _note(tmp_path, "shared").write_text(f"{a.pid} {b.pid}{ticks}\n")
+        assert w.run().returncode == 75
+        assert a.poll() is None and b.poll() is None
+    finally:
+        kill_group(p.pid)
+        p.communicate()
+        for x in (a, b):
+            x.kill()
+            x.wait()
+    assert w.events("replace") == [] and len(w.events("busy")) == 1
+
+
+@needs_proc
+def test_the_note_holds_the_start_times_of_the_wrapper_and_its_command(tmp_path: Path) -> None:
+    up = tmp_path / "up"
+    w = make_job(tmp_path, command=f"touch {up}; sleep 60", lock=REPLACE)
+    p = w.popen()
+    try:
+        wait_for(lambda: up.exists() and len(_note_fields(tmp_path)) == 4, what="the command")
+        wpid, gpid, wst, gst = _note_fields(tmp_path)
+        def start(pid: str) -> str:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            return stat.rsplit(")", 1)[1].split()[19]
+        assert (int(wpid), wst, gst) == (p.pid, start(wpid), start(gpid))
+        assert os.getpgid(int(gpid)) == int(gpid)
+    finally:
+        kill_group(p.pid)
+        p.communicate()

@@ -59,17 +59,22 @@ sg_tz_in() {
 # sg_tz_now: the zone-local time as sg_tz_y sg_tz_mo sg_tz_d sg_tz_h sg_tz_mi (no leading
 # zeros) sg_tz_w, sg_tz_key (YYYYmmddHHMM), sg_tz_lmin (minutes on the local clock
 # since 1970-01-01, for telling that the clock went back), sg_tz_sec (seconds into the
-# minute) and sg_tz_rmin (real minutes since the epoch).
+# minute) and sg_tz_rmin (real minutes since the epoch); `date`'s own answer in sg_tz_t.
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_now() {
-  local now era yoe doy y IFS=' '
   if [ "$sg_tz_zone" = localtime ]; then
-    now=$(date '+%Y %m %d %H %M %w %S %s') || return 1   # the host's clock, as cron's and launchd's
+    sg_tz_t=$(date '+%Y %m %d %H %M %w %S %s') || return 1   # the host's clock, as cron's and launchd's
   else
-    now=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w %S %s') || return 1
+    sg_tz_t=$(TZ=$sg_tz_zone date '+%Y %m %d %H %M %w %S %s') || return 1
   fi
+  sg_tz_at
+}
+
+# sg_tz_at: sg_tz_y.. from the time `date` gave (sg_tz_t), again after a walk moved them.
+sg_tz_at() {
+  local era yoe doy y IFS=' '
   # shellcheck disable=SC2086 # split the fields on purpose
-  set -- $now
+  set -- $sg_tz_t
   sg_tz_key=$1$2$3$4$5
   sg_tz_y=$1 sg_tz_mo=${2#0} sg_tz_d=${3#0} sg_tz_h=${4#0} sg_tz_mi=${5#0} sg_tz_w=$6
   sg_tz_sec=${7#0} sg_tz_rmin=$(($8 / 60))
@@ -126,9 +131,15 @@ sg_tz_kinds() {
 # the firing has not run yet. The state file holds "LAST RLAST": the zone-local minute
 # of the last fixed-time firing run, and the real minute (since the epoch) of the last
 # firing run or dropped, so each firing runs once.
+# Two starts of one firing (cron's @reboot line and the regular one in a boot minute,
+# launchd's RunAtLoad and a calendar fire) must not both run it, whatever the job's lock
+# (wait, replace, none): a start that finds a firing decides again under a lock on the
+# state file (fd 6, held a few builtins long) and notes it there, so the second start
+# reads the first one's note. A fire with no firing (most of a superset gate's) decides
+# once, without the lock: it writes nothing.
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_gate() {
-  local last='' rlast='' k=0 late=${sg_tz_late:-3600} cap nlast y mo d h mi w i hk lmin dk=''
+  local st
   [ "${SCHEDGEN_FOREGROUND-}" != 1 ] || return 0
   # date falls back to UTC, silently, for a zone it does not have.
   if [ "$sg_tz_zone" != localtime ] && [ ! -f "${TZDIR:-/usr/share/zoneinfo}/$sg_tz_zone" ]; then
@@ -136,6 +147,32 @@ sg_tz_gate() {
     return 2
   fi
   sg_tz_now || return 2
+  sg_tz_wr=0
+  sg_tz_decide
+  st=$?
+  [ "$st" = 0 ] || [ "$st" = 3 ] || return "$st"
+  # A state that is a link is neither written through (sg_tz_ran) nor locked; only a
+  # plain file is opened (a FIFO would block the open).
+  [ -d "${sg_tz_state%/*}" ] || mkdir -p "${sg_tz_state%/*}" 2>/dev/null
+  if [ ! -L "$sg_tz_state" ] && { [ ! -e "$sg_tz_state" ] || [ -f "$sg_tz_state" ]; } &&
+    { exec 6>>"$sg_tz_state"; } 2>/dev/null && ! sg_lock 6 30; then
+    exec 6>&-
+    printf 'schedgen: cannot lock the gate'\''s state %s\n' "$sg_tz_state" >&2
+    return 2
+  fi
+  sg_tz_wr=1 sg_tz_drop=''
+  sg_tz_at
+  sg_tz_decide
+  st=$?
+  exec 6>&-
+  return "$st"
+}
+
+# sg_tz_decide: the gate's verdict (as sg_tz_gate's) from the state file and the time in
+# sg_tz_y..; with sg_tz_wr=1 a firing is noted in the state file (sg_tz_ran).
+# shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
+sg_tz_decide() {
+  local last='' rlast='' k=0 late=${sg_tz_late:-3600} cap nlast y mo d h mi w i hk lmin dk=''
   # "LAST RLAST", LAST empty for a job with no fixed-time firing run yet: split on the
   # one blank by hand (read would drop the empty field and take RLAST for LAST).
   [ ! -f "$sg_tz_state" ] || IFS= read -r last <"$sg_tz_state" 2>/dev/null || :
@@ -247,11 +284,12 @@ sg_tz_gate() {
 }
 
 # sg_tz_ran LAST RLAST KEY LATE: the firing KEY (zone-local YYYYmmddHHMM), LATE seconds
-# late, is decided: noted in the state file, and for the run's records as sg_tz_j.
+# late, is decided: noted in the state file (on the pass under its lock), and for the
+# run's records as sg_tz_j.
 # shellcheck disable=SC2154  # the job file's settings (a zoned job's only)
 sg_tz_ran() {
-  [ -d "${sg_tz_state%/*}" ] || mkdir -p "${sg_tz_state%/*}" 2>/dev/null
-  [ -L "$sg_tz_state" ] || printf '%s %s\n' "$1" "$2" >"$sg_tz_state" 2>/dev/null
+  [ "$sg_tz_wr" != 1 ] || [ -L "$sg_tz_state" ] || { [ -e "$sg_tz_state" ] && [ ! -f "$sg_tz_state" ]; } ||
+    printf '%s %s\n' "$1" "$2" >"$sg_tz_state" 2>/dev/null
   sg_tz_lsec=$4
   sg_tz_j=",\"firing\":\"${3:0:4}-${3:4:2}-${3:6:2}T${3:8:2}:${3:10:2}\",\"late\":$4"
 }

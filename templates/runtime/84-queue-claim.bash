@@ -103,7 +103,8 @@ sg_open_claim() {
   sg_id_free=$sg_run_id
 }
 
-# sg_claim_chunk: claim the next few inbox files (byte order of names) with one mv into
+# sg_claim_chunk: claim the next few inbox files (byte order of names; with a batch, those
+# that failed before last: sg_cands_order) with one mv into
 # the claim dir. Each rename is atomic on its own: a file another run got first is just
 # not there to move (mv's complaint is discarded), and the names that arrived are ours.
 # Chunks are at most sg_chunk_max items, and a quarter of the names left, so that
@@ -204,8 +205,31 @@ sg_claim_chunk() {
     IFS=$' \t\n'
     sg_ci=0
     sg_nc=${#sg_cands[@]}
+    [ "$sg_batch" -eq 0 ] || [ "$sg_nc" -eq 0 ] || sg_cands_order
   done
   sg_pass_claimed=1
+}
+
+# sg_cands_order: with a batch, the listed names that failed before (a count is kept for
+# them) go after the others, in byte order still, so that items that keep failing do not
+# take a run's batch run after run until max_attempts; they still come, behind the
+# others. Only the order of the attempts changes: a claim is still a rename. One stat a
+# name, and only while some count is kept.
+sg_cands_order() {
+  local f late=() nl=0
+  set -- "$sg_attempts"/* "$sg_attempts"/.[!.]*
+  [ "$#" -gt 2 ] || [ -e "$1" ] || [ -e "$2" ] || return 0
+  set --
+  for f in ${sg_cands[@]+"${sg_cands[@]}"}; do
+    if [ -f "$sg_attempts/${f##*/}" ]; then
+      late[nl]=$f
+      nl=$((nl + 1))
+    else
+      set -- "$@" "$f"
+    fi
+  done
+  [ "$nl" -gt 0 ] || return 0
+  sg_cands=(${1+"$@"} ${late[@]+"${late[@]}"})
 }
 
 # sg_next_item: the next claimed item (sg_item, sg_item_name); when the chunk is used up,
