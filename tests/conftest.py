@@ -178,11 +178,79 @@ def _no_real_crontab_or_launchctl(request: pytest.FixtureRequest, _guard_bin: Pa
     monkeypatch.setenv("PATH", f"{_guard_bin}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
+def _worker_shares(total: int, workers: int) -> list[int]:
+    """How many of ``total`` tests xdist's worksteal scheduler hands each worker at the
+    start, in order: the pending list, cut front to back, ``len(pending) // nodes_left``."""
+    sizes = []
+    for left in range(workers, 0, -1):
+        sizes.append((total - sum(sizes)) // left)
+    return sizes
+
+
+# Tests that take long (a wait, or much CPU), by node id prefix, longest first: each starts
+# at the head of a worker's share, after the end-to-end tests, rather than last in a share
+# where it would end the run alone. A tuple is one group: its tests share a module fixture,
+# made once on the worker that runs them.
+LONG: tuple[str | tuple[str, ...], ...] = (
+    "tests/test_wrapper_stress.py::test_signal_stress_quick",
+    "tests/test_catch_up.py::test_a_delayed_catch_up_still_starts_within_max_lateness",
+    "tests/test_wrapper_portability.py::test_shellcheck_finds_nothing_in_the_installed_shared_files",
+    "tests/test_wrapper_portability.py::test_shellcheck_passes_on_every_rendered_wrapper[everything]",
+    "tests/test_wrapper_portability.py::test_shellcheck_passes_on_every_rendered_wrapper[policies]",
+    ("tests/test_report.py::test_the_page_is_self_contained",
+     "tests/test_report.py::test_chromium_shows_a_lane_per_job_and_the_right_marks"),
+    "tests/test_report.py::test_a_month_shows_every_failure_and_timeout_and_each_lane_s_durations",
+    "tests/test_report.py::test_a_fresh_install_fills_the_width_and_shows_each_failure",
+    "tests/test_wrapper_faults.py::test_a_child_that_ignores_term_is_killed_before_the_item_goes_back",
+    "tests/test_hostile_fuzz.py::test_a_corpus_of_10000_lines_and_1000_names_through_every_reader",
+    "tests/test_notify_sh.py::test_slow_notify_and_ping_never_hold_the_lock_or_the_exit_status",
+    "tests/test_yamlout.py::test_what_is_written_is_read_back_unchanged",
+    "tests/test_wrapper_queue.py::test_seed_000_five_workers_at_once_process_57_files_exactly_once",
+    "tests/test_import_corpus.py::test_every_corpus_file_imports_with_everything_accounted_for",
+)
+
+
+def _units_first(items: list[pytest.Item]) -> list[list[pytest.Item]]:
+    """The end-to-end tests one by one, then the LONG ones (a group as one unit)."""
+    units: list[list[pytest.Item]] = [[i] for i in items if i.get_closest_marker("e2e")]
+    taken = {id(i) for u in units for i in u}
+    for entry in LONG:
+        prefixes = (entry,) if isinstance(entry, str) else entry
+        found = [i for i in items if id(i) not in taken and i.nodeid.startswith(prefixes)]
+        taken.update(id(i) for i in found)
+        units += [found] if isinstance(entry, tuple) and found else [[i] for i in found]
+    return units
+
+
+def _long_first_on_each_worker(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """Each unit of _units_first at the head of a worker's share, dealt in turn. The
+    end-to-end tests, together at the head of one share, ran one after another (a minute
+    each) long after the rest of the suite had finished; side by side they wait for the
+    same minute while the other workers compute."""
+    units = _units_first(items)
+    first = {id(i) for u in units for i in u}
+    rest = [i for i in items if id(i) not in first]
+    if workers < 2:
+        return [i for u in units for i in u] + rest
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for n, unit in enumerate(units):
+        heads[n % workers] += unit
+    out: list[pytest.Item] = []
+    for head, size in zip(heads, _worker_shares(len(items), workers), strict=True):
+        take = max(0, size - len(head))
+        out += head + rest[:take]
+        del rest[:take]
+    return out + rest
+
+
+@pytest.hookimpl(trylast=True)   # after -m and -k have deselected: the shares are of what runs
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The end-to-end cron test waits for the daemon's minute (up to two): it starts first,
-    so that the rest of the suite runs meanwhile rather than after it. Tests marked slow
-    run only when asked for: `pytest -m slow`."""
-    items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
+    """The end-to-end cron tests wait for the daemon's minute (up to two): they start
+    first, each on a worker of its own, so that the rest of the suite runs meanwhile
+    rather than after them; the LONG tests next. Tests marked slow run only when asked
+    for: `pytest -m slow`."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    items[:] = _long_first_on_each_worker(items, workers)
     if "slow" in (config.option.markexpr or ""):
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow")

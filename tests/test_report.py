@@ -146,10 +146,12 @@ def _make_page(root: Path) -> Path:
     return out
 
 
-def chromium(*args: str) -> subprocess.CompletedProcess[str]:
+def chromium(*args: str, height: int = 800) -> subprocess.CompletedProcess[str]:
+    """One headless Chromium; given both --dump-dom and --screenshot, one start does both
+    (a start costs about a second of CPU)."""
     assert CHROMIUM is not None
     return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-                           "--hide-scrollbars", "--window-size=1280,800", *args],
+                           "--hide-scrollbars", f"--window-size=1280,{height}", *args],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -165,8 +167,9 @@ def test_the_page_is_self_contained(page: Path) -> None:
 @needs_faketime
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
 def test_chromium_shows_a_lane_per_job_and_the_right_marks(page: Path, tmp_path: Path) -> None:
-    r = chromium("--dump-dom", page.as_uri())
-    assert r.returncode == 0, r.stderr[-2000:]
+    shot = tmp_path / "report.png"
+    r = chromium("--dump-dom", f"--screenshot={shot}", page.as_uri())
+    assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
     dom = Dom()
     dom.feed(r.stdout)
     assert list(dom.lanes) == ["pub", "quiet", "big"] and dom.table_jobs == ["pub", "quiet", "big"]
@@ -179,9 +182,6 @@ def test_chromium_shows_a_lane_per_job_and_the_right_marks(page: Path, tmp_path:
     assert dom.lanes["big"] == Counter(ok=9801, failed=200)
     assert dom.drawn["big"] <= htmlreport.BINS * 2
 
-    shot = tmp_path / "report.png"
-    r = chromium(f"--screenshot={shot}", page.as_uri())
-    assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
     width, height, _ = pixels(shot)
     assert (width, height) == (1280, 800)
     colours = colour_counts(shot)
@@ -291,12 +291,11 @@ def month(tmp_path_factory: pytest.TempPathFactory, _guard_bin: Path,
 
 
 def _look(scene: report_scenes.Scene, tmp_path: Path, height: int) -> tuple[Dom, Shot]:
-    r = chromium("--dump-dom", scene.page.as_uri())
-    assert r.returncode == 0, r.stderr[-2000:]
+    png = tmp_path / "shot.png"
+    r = chromium("--dump-dom", f"--screenshot={png}", scene.page.as_uri(), height=height)
+    assert r.returncode == 0 and png.exists(), r.stderr[-2000:]
     dom = Dom()
     dom.feed(r.stdout)
-    png = tmp_path / "shot.png"
-    report_scenes.screenshot(scene.page, png, height)
     return dom, Shot(png, scene.page.read_text())
 
 
