@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from schedgen import cachefile
 from schedgen.sha import sha256
 
 FOLDER = "toml"
@@ -37,8 +38,8 @@ def read(cache: Path, path: Path, text: str) -> dict[str, Any] | None:
         raw = (cache / FOLDER / _name(path)).read_bytes()
     except OSError:
         return None
-    head, nl, body = raw.partition(b"\n")
-    if not nl or head != _key(text).encode("ascii"):
+    body = cachefile.unseal(raw, _key(text))  # a byte changed on disk: parsed afresh
+    if body is None:
         return None
     try:
         data = marshal.loads(body)
@@ -67,7 +68,7 @@ def store(cache: Path) -> None:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # env values
             try:
-                data = memoryview(key.encode("ascii") + b"\n" + body)
+                data = memoryview(cachefile.seal(key, body))
                 while data:
                     data = data[os.write(fd, data):]
             finally:

@@ -26,6 +26,7 @@ from importlib import util
 from pathlib import Path
 from typing import Any
 
+from schedgen import cachefile
 from schedgen.sha import sha256
 
 Filters = dict[str, Callable[..., Any]]
@@ -267,8 +268,8 @@ def load(folder: Path, name: str, want: str) -> Root | None:
         data = file_of(folder, name).read_bytes()
     except OSError:
         return None
-    head, nl, body = data.partition(b"\n")
-    if not nl or head != want.encode("ascii"):
+    body = cachefile.unseal(data, want)  # a byte changed on disk: not run
+    if body is None:
         return None
     try:
         return runner(marshal.loads(body))
@@ -284,7 +285,7 @@ def store(folder: Path, name: str, want: str, code: Any) -> None:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            data = memoryview(want.encode("ascii") + b"\n" + marshal.dumps(code))
+            data = memoryview(cachefile.seal(want, marshal.dumps(code)))
             while data:
                 data = data[os.write(fd, data):]
         finally:

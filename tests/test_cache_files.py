@@ -1,0 +1,57 @@
+"""The caches a render trusts (render/compiled.py's code, config/tomlcache.py's document)
+against damaged, hostile or odd files: the files installed are jinja2's and tomllib's
+either way, and no command hangs or writes through a planted link."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from schedgen.config import tomlcache
+from tests.helpers import write_config
+
+CONFIG = """
+[defaults]
+targets = ["cron"]
+
+[jobs.a]
+command = ["echo", "marker-word"]
+schedule = "*/5 * * * *"
+description = "the description"
+"""
+
+
+def _render(cfg: Path, out: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
+    return subprocess.run([sys.executable, "-m", "schedgen", "render", "-c", str(cfg), "--out",
+                           str(out)], capture_output=True, text=True, env=env, timeout=30)
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}
+
+
+def _stored(home: Path) -> tuple[Path, Path]:
+    cache = home / ".cache/schedgen"
+    code = next(cache.glob("jinja-*")) / "crontab.j2.code"
+    [toml] = (cache / tomlcache.FOLDER).glob("*")
+    return code, toml
+
+
+def test_a_damaged_but_readable_cache_file_never_changes_the_files(
+        tmp_path: Path, home: Path) -> None:
+    """A bit flipped on disk inside a text the code or the document holds: marshal reads it
+    fine, so only a check of the body itself can tell."""
+    cfg = write_config(tmp_path / "jobs.toml", CONFIG)
+    assert _render(cfg, tmp_path / "a", home).returncode == 0
+    code, toml = _stored(home)
+    for path, old, new in ((code, b"lines between BEGIN", b"lines between BEGIX"),
+                           (toml, b"marker-word", b"marker-wore")):
+        data = path.read_bytes()
+        assert data.count(old) == 1
+        path.write_bytes(data.replace(old, new))
+    r = _render(cfg, tmp_path / "b", home)
+    assert r.returncode == 0, r.stderr
+    assert _files(tmp_path / "b") == _files(tmp_path / "a")
