@@ -4,6 +4,10 @@ someone else is ignored (the caller then works as without it), never believed.""
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
+
 from schedgen.sha import sha256
 
 
@@ -18,3 +22,22 @@ def unseal(data: bytes, key: str) -> bytes | None:
     if not nl or head != f"{key} {sha256(body).hexdigest()}".encode("ascii"):
         return None
     return body
+
+
+def read(path: Path) -> bytes | None:
+    """The bytes of a regular file, else None: a FIFO there would block a plain read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -55,3 +55,15 @@ def test_a_damaged_but_readable_cache_file_never_changes_the_files(
     r = _render(cfg, tmp_path / "b", home)
     assert r.returncode == 0, r.stderr
     assert _files(tmp_path / "b") == _files(tmp_path / "a")
+
+
+def test_a_fifo_in_place_of_a_cache_file_does_not_hang_a_command(
+        tmp_path: Path, home: Path) -> None:
+    cfg = write_config(tmp_path / "jobs.toml", CONFIG)
+    assert _render(cfg, tmp_path / "a", home).returncode == 0
+    for path in _stored(home):
+        path.unlink()
+        os.mkfifo(path)
+    r = _render(cfg, tmp_path / "b", home)  # times out (raises) if a read blocks
+    assert r.returncode == 0, r.stderr
+    assert _files(tmp_path / "b") == _files(tmp_path / "a")

@@ -34,9 +34,8 @@ def _name(path: Path) -> str:
 
 def read(cache: Path, path: Path, text: str) -> dict[str, Any] | None:
     """The document kept for this very text, if any."""
-    try:
-        raw = (cache / FOLDER / _name(path)).read_bytes()
-    except OSError:
+    raw = cachefile.read(cache / FOLDER / _name(path))
+    if raw is None:
         return None
     body = cachefile.unseal(raw, _key(text))  # a byte changed on disk: parsed afresh
     if body is None:

@@ -264,9 +264,8 @@ def file_of(folder: Path, name: str) -> Path:
 
 def load(folder: Path, name: str, want: str) -> Root | None:
     """The stored code of `name`, if it was stored under the key `want`."""
-    try:
-        data = file_of(folder, name).read_bytes()
-    except OSError:
+    data = cachefile.read(file_of(folder, name))
+    if data is None:
         return None
     body = cachefile.unseal(data, want)  # a byte changed on disk: not run
     if body is None:
