@@ -41,3 +41,25 @@ def read(path: Path) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def write(folder: Path, name: str, data: bytes) -> None:
+    """`data` as folder/name, whole or not at all; never fails a command (a cache that
+    cannot be written only costs time). The temporary name is not guessable and is created
+    anew (O_EXCL): a link planted in a shared folder is not written through."""
+    tmp = folder / f".{name}.{os.getpid()}.{os.urandom(6).hex()}"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, folder / name)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from schedgen.config import tomlcache
+from schedgen.render import compiled
 from tests.helpers import write_config
 
 CONFIG = """
@@ -67,3 +68,22 @@ def test_a_fifo_in_place_of_a_cache_file_does_not_hang_a_command(
     r = _render(cfg, tmp_path / "b", home)  # times out (raises) if a read blocks
     assert r.returncode == 0, r.stderr
     assert _files(tmp_path / "b") == _files(tmp_path / "a")
+
+
+def test_a_link_planted_where_the_cache_writes_is_not_written_through(
+        tmp_path: Path) -> None:
+    """A shared or foreign cache folder: the temporary name must not be guessable-and-followed."""
+    folder = tmp_path / "cache"
+    (folder / tomlcache.FOLDER).mkdir(parents=True)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    name = "crontab.j2.code"
+    os.symlink(victim, folder / f".{name}.{os.getpid()}")
+    compiled.store(folder, "crontab.j2", "0" * 64, compile("x = 1", "t", "exec"))
+    tomlcache._PENDING.clear()
+    tomlcache.remember(tmp_path / "jobs.toml", "t", {"a": 1})
+    [kept] = tomlcache._PENDING
+    os.symlink(victim, folder / tomlcache.FOLDER / f".{kept}.{os.getpid()}")
+    tomlcache.store(folder)
+    assert victim.read_text() == "precious\n"
+    assert (folder / name).is_file() and (folder / tomlcache.FOLDER / kept).is_file()

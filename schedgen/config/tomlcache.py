@@ -12,7 +12,6 @@ the end of `storing_compiled_templates`), like the compiled templates.
 from __future__ import annotations
 
 import marshal
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -60,21 +59,5 @@ def store(cache: Path) -> None:
     """Write what `remember` kept; never fails a command."""
     pending = dict(_PENDING)
     _PENDING.clear()
-    folder = cache / FOLDER
     for name, (key, body) in pending.items():
-        tmp = folder / f".{name}.{os.getpid()}"
-        try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # env values
-            try:
-                data = memoryview(cachefile.seal(key, body))
-                while data:
-                    data = data[os.write(fd, data):]
-            finally:
-                os.close(fd)
-            os.replace(tmp, folder / name)
-        except OSError:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+        cachefile.write(cache / FOLDER, name, cachefile.seal(key, body))

@@ -278,20 +278,4 @@ def load(folder: Path, name: str, want: str) -> Root | None:
 
 def store(folder: Path, name: str, want: str, code: Any) -> None:
     """Never fails a command: a cache that cannot be written only costs time."""
-    path = file_of(folder, name)
-    tmp = folder / f".{path.name}.{os.getpid()}"
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            data = memoryview(cachefile.seal(want, marshal.dumps(code)))
-            while data:
-                data = data[os.write(fd, data):]
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    cachefile.write(folder, file_of(folder, name).name, cachefile.seal(want, marshal.dumps(code)))
