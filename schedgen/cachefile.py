@@ -25,13 +25,15 @@ def unseal(data: bytes, key: str) -> bytes | None:
 
 
 def read(path: Path) -> bytes | None:
-    """The bytes of a regular file, else None: a FIFO there would block a plain read."""
+    """The bytes of a regular file of this user, else None: a FIFO there would block a plain
+    read, and another account's file (a HOME shared through sudo) is not trusted."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
             return None
         chunks = []
         while chunk := os.read(fd, 1 << 20):

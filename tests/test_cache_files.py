@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from schedgen.config import tomlcache
 from schedgen.render import compiled
@@ -87,3 +88,21 @@ def test_a_link_planted_where_the_cache_writes_is_not_written_through(
     tomlcache.store(folder)
     assert victim.read_text() == "precious\n"
     assert (folder / name).is_file() and (folder / tomlcache.FOLDER / kept).is_file()
+
+
+def test_cache_files_of_another_user_are_not_run(tmp_path: Path, monkeypatch: Any) -> None:
+    """A HOME shared with another account (sudo keeping HOME): code it could write is not
+    run, a document it could write is not read."""
+    folder = tmp_path / "cache"
+    code = compile("def root(context, missing, environment):\n    yield 'x'\n", "t", "exec")
+    compiled.store(folder, "t.j2", "k" * 64, code)
+    tomlcache._PENDING.clear()
+    path = tmp_path / "jobs.toml"
+    tomlcache.remember(path, "t", {"a": 1})
+    tomlcache.store(folder)
+    assert compiled.load(folder, "t.j2", "k" * 64) is not None
+    assert tomlcache.read(folder, path, "t") == {"a": 1}
+    me = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: me + 1)  # as if the files were another's
+    assert compiled.load(folder, "t.j2", "k" * 64) is None
+    assert tomlcache.read(folder, path, "t") is None
