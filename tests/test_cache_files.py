@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from schedgen.config import tomlcache
-from schedgen.render import compiled
+from schedgen.render import compiled, wordcache
+from schedgen.schedule import describe
 from tests.helpers import write_config
 
 CONFIG = """
@@ -63,7 +64,7 @@ def test_a_fifo_in_place_of_a_cache_file_does_not_hang_a_command(
         tmp_path: Path, home: Path) -> None:
     cfg = write_config(tmp_path / "jobs.toml", CONFIG)
     assert _render(cfg, tmp_path / "a", home).returncode == 0
-    for path in _stored(home):
+    for path in (*_stored(home), home / ".cache/schedgen" / wordcache.FILE):
         path.unlink()
         os.mkfifo(path)
     r = _render(cfg, tmp_path / "b", home)  # times out (raises) if a read blocks
@@ -72,7 +73,7 @@ def test_a_fifo_in_place_of_a_cache_file_does_not_hang_a_command(
 
 
 def test_a_link_planted_where_the_cache_writes_is_not_written_through(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: Any) -> None:
     """A shared or foreign cache folder: the temporary name must not be guessable-and-followed."""
     folder = tmp_path / "cache"
     (folder / tomlcache.FOLDER).mkdir(parents=True)
@@ -86,6 +87,9 @@ def test_a_link_planted_where_the_cache_writes_is_not_written_through(
     [kept] = tomlcache._PENDING
     os.symlink(victim, folder / tomlcache.FOLDER / f".{kept}.{os.getpid()}")
     tomlcache.store(folder)
+    monkeypatch.setitem(describe.KNOWN, "@never-seen", "a description")
+    os.symlink(victim, folder / f".{wordcache.FILE}.{os.getpid()}")
+    wordcache.store(folder)
     assert victim.read_text() == "precious\n"
     assert (folder / name).is_file() and (folder / tomlcache.FOLDER / kept).is_file()
 

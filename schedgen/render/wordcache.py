@@ -12,12 +12,11 @@ written only by those that write anyway (`render`, `apply`), like the compiled t
 from __future__ import annotations
 
 import json
-import os
 import sys
 from importlib import util
 from pathlib import Path
 
-from schedgen import __version__
+from schedgen import __version__, cachefile
 from schedgen.schedule import describe
 from schedgen.sha import sha256
 
@@ -53,9 +52,10 @@ _MAX = 5000  # expressions kept; past that only this run's
 
 def load(folder: Path) -> None:
     """Fill describe.KNOWN from the file, if the same code wrote it."""
+    raw = cachefile.read(folder / FILE)  # not a FIFO, not another user's
     try:
-        data = json.loads((folder / FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(raw.decode("utf-8")) if raw is not None else None
+    except ValueError:
         return
     if not isinstance(data, dict) or not isinstance(data.get("texts"), dict) \
             or data.get("key") != key():
@@ -73,12 +73,6 @@ def store(folder: Path) -> None:
     if all(on_disk.get(e) == t for e, t in describe.KNOWN.items()):
         return
     texts = {**on_disk, **describe.KNOWN} if len(on_disk) < _MAX else dict(describe.KNOWN)
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = folder / f".{FILE}.{os.getpid()}"
-        tmp.write_text(json.dumps({"key": key(), "texts": texts}, sort_keys=True),
-                       encoding="utf-8")
-        os.replace(tmp, folder / FILE)
-    except OSError:
-        return  # a cache that cannot be written only costs time
+    data = json.dumps({"key": key(), "texts": texts}, sort_keys=True).encode("utf-8")
+    cachefile.write(folder, FILE, data)  # a cache that cannot be written only costs time
     _ON_DISK[folder] = texts
