@@ -110,3 +110,52 @@ def test_cache_files_of_another_user_are_not_run(tmp_path: Path, monkeypatch: An
     monkeypatch.setattr(os, "geteuid", lambda: me + 1)  # as if the files were another's
     assert compiled.load(folder, "t.j2", "k" * 64) is None
     assert tomlcache.read(folder, path, "t") is None
+
+
+BAD = """
+[defaults]
+targets = ["cron"]
+
+[jobs.a]
+command = ["echo", "a"]
+schedule = "61 * * * *"
+timeout = "soon"
+
+[jobs.b]
+command = 5
+schedule = "@daily"
+lokc = 1
+"""
+
+
+def _problems(path: Path) -> str:
+    from schedgen.config import load as cfg
+    from schedgen.errors import ConfigError
+
+    try:
+        cfg.load(path)
+    except ConfigError as exc:
+        return str(exc)
+    raise AssertionError("the config loaded")
+
+
+def test_a_kept_document_reports_every_problem_as_a_parse_does(tmp_path: Path, home: Path) -> None:
+    """Problems come from the document and the text alike, kept or parsed; a text tomllib
+    rejects is never kept (so the error stays tomllib's, with its line)."""
+    from schedgen import paths
+    from schedgen.render.artifacts import storing_compiled_templates
+
+    tomlcache._PENDING.clear()
+    path = write_config(tmp_path / "jobs.toml", BAD)
+    fresh = _problems(path)
+    assert "jobs.a" in fresh and "jobs.b" in fresh and fresh.count("\n  ") >= 4
+    tomlcache.remember(path, path.read_text(), __import__("tomllib").loads(path.read_text()))
+    tomlcache.store(paths.cache_dir())
+    assert tomlcache.read(paths.cache_dir(), path, path.read_text()) is not None
+    assert _problems(path) == fresh  # from the kept document
+    path.write_text(BAD + "\n[jobs.c\n")
+    broken = _problems(path)
+    with storing_compiled_templates():
+        assert _problems(path) == broken
+    assert tomlcache.read(paths.cache_dir(), path, path.read_text()) is None
+    assert "syntax error" in broken and "(line 15)" in broken
