@@ -41,7 +41,8 @@ RANK = {
     "output": 8,  # text and JSON of the commands' results
     "cli": 9,
 }
-BASE = {"schedgen", "schedgen.errors", "schedgen.paths", "schedgen.sha", "schedgen.units"}
+BASE = {"schedgen", "schedgen.cachefile", "schedgen.errors", "schedgen.paths", "schedgen.sha",
+        "schedgen.units"}
 # the completion callbacks are the cli's too: they load a config only while the shell asks
 # quick.py (the entry point) loads cli.py only for what it does not read itself, and
 # verbs.py (the bodies both run) the one command it runs
