@@ -7,6 +7,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+__all__ = ["sha256"]
+
 if TYPE_CHECKING:
     from hashlib import sha256 as sha256
 else:
@@ -16,5 +18,5 @@ else:
             break
         except (ImportError, AttributeError):
             continue
-    else:  # a Python built without them
-        pass
+    else:  # a Python built without them: hashlib's, whatever it loads
+        from hashlib import sha256
