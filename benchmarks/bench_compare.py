@@ -283,12 +283,25 @@ def measure(n: int, rounds: int, user: User, py: str | None, envs: dict[str, dic
     for r in range(rounds + 1):  # round 0 warms caches (bytecode, templates) and is dropped
         for tool in tools:
             tool.reset()
+            settle()
             for step, fn in tool.steps.items():
                 elapsed = fn()
                 if r:
                     times.setdefault((tool.name, step), []).append(elapsed * 1000)
             keeps[tool.name] = keeps.get(tool.name, True) and tool.keeps(user.crontab())
     return times, keeps
+
+
+SETTLE = 0.5  # seconds
+
+
+def settle() -> None:
+    """Every tool starts on a quiet disk: the reset's deletions (a whole install, for
+    schedgen) are flushed and given time to finish, so that a first install does not pay
+    for the previous round's cleanup. Virtual disks that meter their writes, and ext4's
+    discard of freed blocks, made file creation 5-50 times slower right after it."""
+    os.sync()
+    time.sleep(SETTLE)
 
 
 def fmt(ms: float | None) -> str:

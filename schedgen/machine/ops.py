@@ -288,8 +288,13 @@ class DryOps(Ops):
 def read_file(path: Path) -> tuple[str | None, int | None]:
     """Content (None if absent) and permission bits of an installed file."""
     try:
-        data = path.read_bytes()
-        mode = os.stat(path).st_mode & 0o7777
+        fd = _open_quietly(path)
+        try:
+            mode = os.fstat(fd).st_mode & 0o7777
+            with open(fd, "rb", closefd=False) as f:
+                data = f.read()
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         return None, None
     except IsADirectoryError:
@@ -297,3 +302,20 @@ def read_file(path: Path) -> tuple[str | None, int | None]:
     except OSError as exc:
         raise SystemOpError(f"cannot read {path}: {exc.strerror}") from None
     return data.decode("utf-8", "surrogateescape"), mode
+
+
+_NOATIME = getattr(os, "O_NOATIME", 0)
+
+
+def _open_quietly(path: Path) -> int:
+    """Opened for reading without updating its access time where the system allows it
+    (Linux, the file's owner): the first read of each new file after an apply would
+    otherwise write its inode again, a disk write per job file for a check that changes
+    nothing."""
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+    if _NOATIME:
+        try:
+            return os.open(path, flags | _NOATIME)
+        except PermissionError:
+            pass  # not the owner: an ordinary read
+    return os.open(path, flags)

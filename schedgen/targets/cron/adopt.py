@@ -17,7 +17,7 @@ import re
 from typing import NamedTuple
 
 from schedgen.plan.changes import table_lines
-from schedgen.targets.cron.crontab import BEGIN, END
+from schedgen.targets.cron.crontab import BEGIN, END, Table
 
 MARK = re.compile(r"#schedgen-adopted ns=(\S+) job=(\S+): (.*)", re.DOTALL)
 
@@ -44,6 +44,9 @@ class Adoption(NamedTuple):
     uninstall: bool
     lines: tuple[Line, ...]
     missing: tuple[tuple[str, str], ...] = ()  # (job, line) adopted but in no crontab line
+    # The table as the plan read it: apply compares it with a read just before writing
+    # instead of reading once more first (crontab(1) calls are most of a small apply).
+    seen: Table | None = None
 
     @property
     def pending(self) -> tuple[Line, ...]:

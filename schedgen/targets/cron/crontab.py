@@ -163,7 +163,8 @@ TRIES = 3
 
 def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str | None,
                        rewrite: Callable[[str], str] | None = None,
-                       first: Callable[[Table], None] | None = None) -> None:
+                       first: Callable[[Table], None] | None = None,
+                       seen: Table | None = None) -> None:
     """Replace the namespace's block, writing the table only if it is still what was read.
 
     crontab(1) has no compare-and-swap: the table is read, the new one made, and read
@@ -172,10 +173,11 @@ def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str 
     TRIES such races it gives up, writing nothing. The block itself must still be what
     the plan saw, or nothing is written at all. ``rewrite`` changes the rest of the
     table too (the user's lines an imported job adopts); ``first`` sees the table just
-    before it is written (a copy of it is kept before schedgen's first write).
+    before it is written (a copy of it is kept before schedgen's first write). ``seen``:
+    the table as the plan read it, taken for the first read.
     """
-    for _ in range(TRIES):
-        table = read()
+    for attempt in range(TRIES):
+        table = seen if attempt == 0 and seen is not None else read()
         if block(table.text, namespace) != before:
             raise SystemOpError(f"the crontab's schedgen block for namespace {namespace} changed "
                                 "while schedgen was working; the crontab was not written. Run "

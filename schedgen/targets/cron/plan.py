@@ -62,6 +62,8 @@ class CronTarget:
         # an unknown crontab (no crontab program, diff) holds no line to turn off
         adoption = adopt.plan(table.text, ctx.record.namespace,
                               _adopted(ctx) if table.present else {}, ctx.uninstall)
+        if not ctx.review:
+            adoption = adoption._replace(seen=table)
         c = p.Change(self.name, "cron", KEY, p.UNCHANGED, None, before, after, jobs=jobs,
                      targets=("cron",), source=wanted[0].source if wanted else None,
                      details=adoption, unknown=self.name in ctx.unknown)
@@ -90,7 +92,7 @@ class CronTarget:
         ns = ctx.record.namespace
         adoption = change.details if isinstance(change.details, adopt.Adoption) else None
         crontab.write_if_unchanged(
-            ctx.ops, ns, change.before, change.after,
+            ctx.ops, ns, change.before, change.after, seen=adoption.seen if adoption else None,
             rewrite=(lambda t: adopt.rewrite(t, adoption)) if adoption else None,
             first=lambda t: backup.keep_first(ctx, t))
         for x in adoption.pending if adoption else ():

@@ -1,0 +1,52 @@
+"""Reading installed files to compare them (apply and diff in sync, status) writes nothing:
+not even the access time of each job file (a disk write per job on a relatime mount)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from schedgen.errors import SystemOpError
+from schedgen.machine import ops
+from schedgen.machine.ops import read_file
+
+OLD, NEWER = 1_000_000_000, 2_000_000_000  # access time before modification: relatime updates
+
+
+def _aged(path: Path) -> Path:
+    path.write_text("#!/bin/bash\n")
+    path.chmod(0o755)
+    os.utime(path, ns=(OLD, NEWER))
+    return path
+
+
+def test_reading_an_installed_file_leaves_its_access_time(tmp_path: Path) -> None:
+    control = _aged(tmp_path / "control")
+    control.read_bytes()
+    if os.stat(control).st_atime_ns == OLD:
+        pytest.skip("this file system does not update access times on reads")
+    job = _aged(tmp_path / "job.sh")
+    assert read_file(job) == ("#!/bin/bash\n", 0o755)
+    assert os.stat(job).st_atime_ns == OLD
+
+
+def test_a_file_of_another_owner_is_read_the_ordinary_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # O_NOATIME is refused (EPERM) on a file the reader does not own (root may use it).
+    real_open = os.open
+
+    def strict(path: object, flags: int, *a: object) -> int:
+        if flags & getattr(os, "O_NOATIME", 0):
+            raise PermissionError(1, "Operation not permitted")
+        return real_open(path, flags, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ops.os, "open", strict)
+    assert read_file(_aged(tmp_path / "job.sh")) == ("#!/bin/bash\n", 0o755)
+
+
+def test_absent_and_folder(tmp_path: Path) -> None:
+    assert read_file(tmp_path / "none") == (None, None)
+    with pytest.raises(SystemOpError, match="is a directory"):
+        read_file(tmp_path)
