@@ -86,13 +86,29 @@ def _compile_before_the_workers() -> None:
     """On a fresh checkout every worker would compile the package and rewrite every test
     module's asserts at the same moment, before any of them has cached the result: 4 s of
     CPU each. Done here once, before the workers start (xdist starts them after this
-    hook), they find it cached. On a warm checkout this costs only the imports."""
+    hook), they find it cached. On a warm checkout this costs a stat and a hash per file:
+    a module whose rewritten code is cached for its source as it is now is not imported
+    (the imports took a second of the run's start, before any worker began)."""
     import compileall
     import importlib
+    import importlib.util
+
+    from _pytest.assertion.rewrite import PYC_TAIL
 
     root = Path(__file__).resolve().parent.parent
     compileall.compile_dir(root / "schedgen", quiet=1)
+    compileall.compile_dir(root / "tests", quiet=1)   # the helpers the test modules import
     for f in sorted((root / "tests").glob("test_*.py")):
+        pyc = f.parent / "__pycache__" / (f.stem + PYC_TAIL)
+        try:
+            # pytest's own test of its cache (assertion/rewrite.py, _read_pyc): the header
+            # holds the hash of the source it was made from
+            head = pyc.read_bytes()[:16]
+            if (head[:4] == importlib.util.MAGIC_NUMBER and head[4:8] == b"\x03\x00\x00\x00"
+                    and head[8:16] == importlib.util.source_hash(f.read_bytes())[:8]):
+                continue
+        except OSError:
+            pass
         try:
             importlib.import_module(f"tests.{f.stem}")   # through pytest's rewriting hook
         except KeyboardInterrupt:
