@@ -79,7 +79,7 @@ def test_a_signal_to_a_queue_wrapper_ends_the_commands_children_before_the_item_
 def test_a_child_that_ignores_term_is_killed_before_the_item_goes_back(tmp_path: Path) -> None:
     fill_inbox(tmp_path / "q" / "inbox", ["a.json"])
     w = _queue_job(tmp_path, "sh -c 'trap \"\" TERM; touch \"$T/up\"; sleep 60' & wait")
-    p = w.popen()
+    p = w.popen(env={"SCHEDGEN_TEST_KILL_GRACE": "1"})  # not the 5 s a real run waits
     wait_for(lambda: (tmp_path / "up").exists(), what="the stubborn child")
     os.kill(p.pid, signal.SIGTERM)
     p.communicate(timeout=30)
