@@ -55,12 +55,13 @@ def _sweep_faketime() -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """Three workers per CPU for `-n auto`: many tests spend their time waiting on the
+    """Four workers per CPU for `-n auto`: many tests spend their time waiting on the
     processes they start (cron's minute, signals, timeouts), not computing (on 2 CPUs,
-    6 workers took 113 s twice, 4 took 118-123 s, 8 took 119 s). Past 16, one per CPU:
-    each worker's start-up and collection would cost more than it saves."""
+    in one series: 4 workers took 155 s, 6 took 110 s, 8 took 99 s, 10 took 100 s).
+    Past 16, one per CPU: each worker's start-up and collection would cost more than it
+    saves."""
     n = os.cpu_count() or 1
-    return min(3 * n, max(n, 16))
+    return min(4 * n, max(n, 16))
 
 
 def _default_signals() -> None:
