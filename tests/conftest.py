@@ -210,15 +210,14 @@ def _worker_shares(total: int, workers: int) -> list[int]:
 # made once on the worker that runs them.
 LONG: tuple[str | tuple[str, ...], ...] = (
     "tests/test_wrapper_stress.py::test_signal_stress_quick",
-    "tests/test_catch_up.py::test_a_delayed_catch_up_still_starts_within_max_lateness",
     "tests/test_wrapper_portability.py::test_shellcheck_finds_nothing_in_the_installed_shared_files",
     "tests/test_wrapper_portability.py::test_shellcheck_passes_on_every_rendered_wrapper[everything]",
     "tests/test_wrapper_portability.py::test_shellcheck_passes_on_every_rendered_wrapper[policies]",
+    "tests/test_docs.py::test_console_examples_print_what_the_commands_print[docs/tutorial.md]",
     ("tests/test_report.py::test_the_page_is_self_contained",
      "tests/test_report.py::test_chromium_shows_a_lane_per_job_and_the_right_marks"),
     "tests/test_report.py::test_a_month_shows_every_failure_and_timeout_and_each_lane_s_durations",
     "tests/test_report.py::test_a_fresh_install_fills_the_width_and_shows_each_failure",
-    "tests/test_wrapper_faults.py::test_a_child_that_ignores_term_is_killed_before_the_item_goes_back",
     "tests/test_hostile_fuzz.py::test_a_corpus_of_10000_lines_and_1000_names_through_every_reader",
     "tests/test_notify_sh.py::test_slow_notify_and_ping_never_hold_the_lock_or_the_exit_status",
     "tests/test_yamlout.py::test_what_is_written_is_read_back_unchanged",
