@@ -7,6 +7,7 @@ exactly the code path of a real apply. Reads always go to the real machine.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import select
@@ -316,6 +317,8 @@ def _open_quietly(path: Path) -> int:
     if _NOATIME:
         try:
             return os.open(path, flags | _NOATIME)
-        except PermissionError:
-            pass  # not the owner: an ordinary read
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EINVAL):
+                raise
+            # not the owner (EPERM), or a file system without the flag: an ordinary read
     return os.open(path, flags)
