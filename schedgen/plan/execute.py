@@ -35,7 +35,7 @@ Say = Callable[[str], None]
 def execute(plan: Plan, record: ownership.Record, targets: Sequence[Planner], ops: Ops,
             force: bool, say: Say,
             prepare: Callable[[ApplyContext], None] | None = None,
-            after: Callable[[], None] | None = None) -> tuple[str, ...]:
+            after: Callable[[ApplyContext], None] | None = None) -> tuple[str, ...]:
     by_name = {t.name: t for t in targets}
     ctx = ApplyContext(record=record, ops=ops, force=force, say=say)
     for w in plan.warnings:
@@ -53,7 +53,7 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Planner], op
         if ops.dry_run:
             return
         if after is not None:
-            after()
+            after(ctx)
         if (record.entries, record.settings) != before:
             ownership.save(record)
 

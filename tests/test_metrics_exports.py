@@ -1,0 +1,108 @@
+"""A job that no longer runs here leaves no metrics file in metrics_dir: node_exporter
+would export its last values for ever (plan/metrics_exports.py). Its log folder stays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakes import FakeCrontab
+from tests.helpers import schedgen, write_config
+
+JOBS = """\
+[defaults]
+targets = ["cron"]
+
+[jobs.m]
+command = "true"
+schedule = "@hourly"
+metrics_dir = "{metrics}"
+{more}
+[jobs.other]
+command = "true"
+schedule = "@daily"
+"""
+
+
+def config(tmp_path: Path, metrics: Path, more: str = "") -> Path:
+    return write_config(tmp_path / "jobs.toml", JOBS.format(metrics=metrics, more=more))
+
+
+def ok(tmp_path: Path, *args: str) -> str:
+    r = schedgen(*args, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def installed_and_run(tmp_path: Path, metrics: Path) -> Path:
+    config(tmp_path, metrics)
+    ok(tmp_path, "apply")
+    ok(tmp_path, "run", "m")  # the real wrapper writes the file
+    prom = metrics / "schedgen_default_m.prom"
+    assert 'job="m"' in prom.read_text()
+    return prom
+
+
+def test_a_disabled_jobs_file_goes_and_its_logs_stay(fake_crontab: FakeCrontab,
+                                                     tmp_path: Path, home: Path) -> None:
+    metrics = tmp_path / "node-exporter"
+    prom = installed_and_run(tmp_path, metrics)
+    config(tmp_path, metrics, "enabled = false\n")
+    out = ok(tmp_path, "apply")
+    assert f"removed: metrics file {prom} (job m no longer writes it)" in out
+    assert not prom.exists() and metrics.is_dir()
+    assert list((home / ".local/state/schedgen/logs/m/runs").iterdir())  # its runs stay
+    assert "metrics file" not in ok(tmp_path, "apply")  # once
+
+
+def test_uninstall_takes_it_out(fake_crontab: FakeCrontab, tmp_path: Path) -> None:
+    prom = installed_and_run(tmp_path, tmp_path / "node-exporter")
+    out = ok(tmp_path, "uninstall")
+    assert f"removed: metrics file {prom}" in out and not prom.exists()
+
+
+def test_a_moved_metrics_dir_leaves_nothing_in_the_old_one(fake_crontab: FakeCrontab,
+                                                           tmp_path: Path) -> None:
+    prom = installed_and_run(tmp_path, tmp_path / "old")
+    config(tmp_path, tmp_path / "new")
+    assert f"removed: metrics file {prom}" in ok(tmp_path, "apply")
+    assert not prom.exists()
+    ok(tmp_path, "run", "m")
+    assert 'job="m"' in (tmp_path / "new" / "schedgen_default_m.prom").read_text()
+
+
+def test_a_file_schedgen_did_not_write_stays(fake_crontab: FakeCrontab, tmp_path: Path) -> None:
+    metrics = tmp_path / "node-exporter"
+    prom = installed_and_run(tmp_path, metrics)
+    prom.write_text('my_own_series{namespace="default",job="someone-else"} 1\n')
+    empty = metrics / "schedgen_default_other.prom"  # no series: whose it is is unknown
+    empty.touch()
+    out = ok(tmp_path, "uninstall")
+    assert "metrics file" not in out
+    assert prom.exists() and empty.exists()
+
+
+def test_a_job_still_installed_keeps_its_file(fake_crontab: FakeCrontab, tmp_path: Path) -> None:
+    # Removed from jobs.toml, its job file stays an orphan until --prune: so does its file.
+    metrics = tmp_path / "node-exporter"
+    prom = installed_and_run(tmp_path, metrics)
+    write_config(tmp_path / "jobs.toml", JOBS.split("[jobs.m]")[0]
+                 + '[jobs.other]\ncommand = "true"\nschedule = "@daily"\n')
+    assert "metrics file" not in ok(tmp_path, "apply") and prom.exists()
+    assert f"removed: metrics file {prom}" in ok(tmp_path, "apply", "--prune")
+    assert not prom.exists()
+
+
+def test_a_system_jobs_link_goes_only_if_it_points_at_its_log_folder(tmp_path: Path) -> None:
+    from schedgen.plan import metrics_exports
+
+    metrics, logs = tmp_path / "node-exporter", tmp_path / "logs"
+    metrics.mkdir()
+    kept = {"metrics_dir": str(metrics), "scope": "system", "log_root": str(logs)}
+    for job, target in (("a", logs / "a" / "schedgen_sys_a.prom"),
+                        ("b", tmp_path / "elsewhere.prom")):
+        (metrics / f"schedgen_sys_{job}.prom").symlink_to(target)
+    done: list[str] = []
+    metrics_exports.remove("sys", {"a": kept, "b": kept}, {}, lambda v, w: done.append(w),
+                           done.append)
+    assert done == [f"metrics file {metrics}/schedgen_sys_a.prom (job a no longer writes it)"]
+    assert [p.name for p in metrics.iterdir()] == ["schedgen_sys_b.prom"]
