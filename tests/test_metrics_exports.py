@@ -3,6 +3,7 @@ would export its last values for ever (plan/metrics_exports.py). Its log folder 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.fakes import FakeCrontab
@@ -106,3 +107,23 @@ def test_a_system_jobs_link_goes_only_if_it_points_at_its_log_folder(tmp_path: P
                            done.append)
     assert done == [f"metrics file {metrics}/schedgen_sys_a.prom (job a no longer writes it)"]
     assert [p.name for p in metrics.iterdir()] == ["schedgen_sys_b.prom"]
+
+
+def test_settings_kept_before_jobs_had_a_scope_do_not_take_a_running_jobs_file(
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:
+    # A record kept by a schedgen that had metrics_dir but no `scope` yet: the next apply
+    # that keeps the job's settings anew (here its command changed) must not take the
+    # missing key for a move to another scope.
+    metrics = tmp_path / "node-exporter"
+    prom = installed_and_run(tmp_path, metrics)
+    record = home / ".local/state/schedgen/installed/default.json"
+    data = json.loads(record.read_text())
+    for kept in data["jobs"].values():
+        for key in ("scope", "user", "hosts"):
+            kept.pop(key, None)
+    record.write_text(json.dumps(data))
+    write_config(tmp_path / "jobs.toml", JOBS.format(metrics=metrics, more="")
+                 .replace('command = "true"', 'command = "true 2"', 1))
+    out = ok(tmp_path, "apply")
+    assert "metrics file" not in out and prom.exists(), out
+    assert json.loads(record.read_text())["jobs"]["m"]["command"] == "true 2"

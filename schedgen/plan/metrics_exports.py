@@ -33,10 +33,15 @@ def stale(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
             continue
         new = (after or {}).get(name)
         if (isinstance(new, Mapping) and new.get("metrics_dir") == folder
-                and new.get("scope") == old.get("scope")):
+                and _scope(new) == _scope(old)):
             continue
         out.append((name, old))
     return out
+
+
+def _scope(kept: Mapping[str, Any]) -> Any:
+    # Settings kept before jobs had a scope have none: they were the user's.
+    return kept.get("scope", "user")
 
 
 def remove(namespace: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
