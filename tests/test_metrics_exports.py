@@ -4,7 +4,11 @@ would export its last values for ever (plan/metrics_exports.py). Its log folder 
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
+
+import pytest
 
 from tests.fakes import FakeCrontab
 from tests.helpers import schedgen, write_config
@@ -127,3 +131,79 @@ def test_settings_kept_before_jobs_had_a_scope_do_not_take_a_running_jobs_file(
     out = ok(tmp_path, "apply")
     assert "metrics file" not in out and prom.exists(), out
     assert json.loads(record.read_text())["jobs"]["m"]["command"] == "true 2"
+
+
+def _series(job: str, ns: str = "default") -> str:
+    return f'schedgen_job_last_exit_code{{namespace="{ns}",job="{job}"}} 0\n'
+
+
+def _remove(ns: str, kept: dict[str, dict[str, str]]) -> list[str]:
+    from schedgen.plan import metrics_exports
+
+    done: list[str] = []
+    metrics_exports.remove(ns, kept, {}, lambda v, w: done.append(w), done.append)
+    return done
+
+
+def test_a_fifo_swapped_in_after_the_check_does_not_hang_apply(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Someone who may write metrics_dir puts a FIFO in the file's place between the
+    # check that it is a plain file and its reading: opening it would wait for a writer
+    # for ever, with the apply lock held.
+    metrics = tmp_path / "node-exporter"
+    metrics.mkdir()
+    prom = metrics / "schedgen_default_m.prom"
+    prom.write_text(_series("m"))
+    real = Path.is_file
+
+    def swapped(self: Path) -> bool:
+        answer = real(self)
+        if self == prom and not prom.is_fifo():
+            prom.unlink()
+            os.mkfifo(prom)
+        return answer
+
+    monkeypatch.setattr(Path, "is_file", swapped)
+    done: list[list[str]] = []
+    worker = threading.Thread(
+        target=lambda: done.append(_remove("default", {"m": {"metrics_dir": str(metrics)}})),
+        daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # let it go: a writer opens the FIFO, and closes it
+        os.close(os.open(prom, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail("reading the metrics file blocked on a FIFO put in its place")
+    assert len(done) == 1  # ended; the FIFO, if it came, is not read (a plain file may go)
+    assert not prom.exists() or prom.is_fifo()
+
+
+def test_a_file_of_another_account_stays(tmp_path: Path) -> None:
+    # A shared metrics_dir: another account's file by the same name (its own job m of
+    # namespace default) is not this user's runs'.
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the file to another account")
+    metrics = tmp_path / "node-exporter"
+    metrics.mkdir()
+    prom = metrics / "schedgen_default_m.prom"
+    prom.write_text(_series("m"))
+    os.chown(prom, 65534, 65534)
+    assert _remove("default", {"m": {"metrics_dir": str(metrics)}}) == []
+    assert prom.exists()
+    os.chown(prom, os.geteuid(), os.getegid())  # the user's own: goes
+    assert len(_remove("default", {"m": {"metrics_dir": str(metrics)}})) == 1
+    assert not prom.exists()
+
+
+def test_names_that_collide_are_told_apart_by_their_labels(tmp_path: Path) -> None:
+    # namespace x_y job z and namespace x job y_z both write schedgen_x_y_z.prom; a job
+    # named like another's prefix (a, ab) has its own labels.
+    metrics = tmp_path / "node-exporter"
+    metrics.mkdir()
+    prom = metrics / "schedgen_x_y_z.prom"
+    prom.write_text(_series("y_z", "x"))
+    assert _remove("x_y", {"z": {"metrics_dir": str(metrics)}}) == [] and prom.exists()
+    (metrics / "schedgen_x_a.prom").write_text(_series("ab", "x") + _series("a", "xy"))
+    assert _remove("x", {"a": {"metrics_dir": str(metrics)}}) == []
+    assert len(_remove("x", {"y_z": {"metrics_dir": str(metrics)}})) == 1
+    assert not prom.exists()
