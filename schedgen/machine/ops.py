@@ -11,6 +11,7 @@ import errno
 import os
 import re
 import select
+import stat
 import subprocess
 from pathlib import Path
 from typing import NamedTuple
@@ -291,7 +292,13 @@ def read_file(path: Path) -> tuple[str | None, int | None]:
     try:
         fd = _open_quietly(path)
         try:
-            mode = os.fstat(fd).st_mode & 0o7777
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError
+            if not stat.S_ISREG(st.st_mode):  # a FIFO or a device: read, it could never end
+                raise SystemOpError(f"{path} is not a regular file (a FIFO, socket or device), "
+                                    "where schedgen expects a file; move it away")
+            mode = st.st_mode & 0o7777
             with open(fd, "rb", closefd=False) as f:
                 data = f.read()
         finally:
@@ -313,7 +320,9 @@ def _open_quietly(path: Path) -> int:
     (Linux, the file's owner): the first read of each new file after an apply would
     otherwise write its inode again, a disk write per job file for a check that changes
     nothing."""
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+    # O_NONBLOCK: a FIFO in the file's place would block the open until a writer came
+    # (a regular file's reads do not block either way)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     if _NOATIME:
         try:
             return os.open(path, flags | _NOATIME)
