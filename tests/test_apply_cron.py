@@ -436,3 +436,34 @@ def test_uninstall_says_which_files_were_hand_edited(cron: FakeCrontab, tmp_path
     r = run(tmp_path, "uninstall")
     assert r.returncode == 0
     assert f"removed: wrapper {job} (hand-edited since schedgen installed it)" in r.stdout
+
+
+def _crontab_made_at_read(fake: FakeCrontab, bin_dir: Path, n: int, content: str) -> None:
+    """No crontab at first; someone makes one (with `content`) just before read n of `-l`."""
+    fake.set(None)
+    os.replace(bin_dir / "crontab", bin_dir / "crontab.real")
+    script = f"""#!/bin/sh
+if [ "$1" = -l ]; then
+  n=$(( $(cat "$FAKE_CRONTAB_FILE.reads" 2>/dev/null || echo 0) + 1 ))
+  echo "$n" > "$FAKE_CRONTAB_FILE.reads"
+  [ "$n" -ne {n} ] || printf '{content}' > "$FAKE_CRONTAB_FILE"
+fi
+exec "{bin_dir}/crontab.real" "$@"
+"""
+    (bin_dir / "crontab").write_text(script)
+    (bin_dir / "crontab").chmod(0o755)
+
+
+@pytest.mark.parametrize("content", ["", "# mine\\n"])
+def test_a_crontab_made_after_the_plan_is_what_the_first_write_keeps(
+        cron: FakeCrontab, tmp_path: Path, fake_bin: Path, home: Path, content: str) -> None:
+    # None when the plan read it, one (even empty) just before the write: the copy kept
+    # before schedgen's first write is that one, and `crontab -r` does not put it back.
+    _crontab_made_at_read(cron, fake_bin, 2, content)
+    r = run(tmp_path, "apply")
+    assert r.returncode == 0, r.stderr
+    kept = home / ".local/state/schedgen/crontab-before-schedgen"
+    assert kept.read_text() == content.replace("\\n", "\n")
+    assert f"`crontab {kept}` puts it back" in r.stdout and "you had no crontab" not in r.stdout
+    table = cron.read()
+    assert table is not None and table.startswith(content.replace("\\n", "\n").encode())

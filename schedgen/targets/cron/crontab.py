@@ -191,8 +191,10 @@ def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str 
             check_round_trip(table.text)  # as in the plan, for a table changed since
         except DamagedBlock as exc:
             raise SystemOpError(str(exc)) from None
-        if read().text != table.text:
-            continue  # someone wrote the crontab in between: start over from theirs
+        if read() != table:
+            # someone wrote the crontab in between (or made an empty one where there was
+            # none: the copy kept before the first write must say so): start over
+            continue
         if first is not None:
             first(table)
         write(ops, new)
