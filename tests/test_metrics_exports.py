@@ -207,3 +207,35 @@ def test_names_that_collide_are_told_apart_by_their_labels(tmp_path: Path) -> No
     assert _remove("x", {"a": {"metrics_dir": str(metrics)}}) == []
     assert len(_remove("x", {"y_z": {"metrics_dir": str(metrics)}})) == 1
     assert not prom.exists()
+
+
+def test_a_failed_apply_leaves_the_file_of_a_job_that_still_runs(
+        fake_crontab: FakeCrontab, tmp_path: Path) -> None:
+    # The crontab write fails: the block still runs job m, so its file stays (apply's
+    # last part runs after a failed step too).
+    metrics = tmp_path / "node-exporter"
+    prom = installed_and_run(tmp_path, metrics)
+    config(tmp_path, metrics, "enabled = false\n")
+    fake_crontab.fail_next_write()
+    r = schedgen("apply", cwd=tmp_path)
+    assert r.returncode != 0 and "simulated failure" in r.stderr, r.stdout + r.stderr
+    assert b"m.sh" in (fake_crontab.read() or b"") and prom.exists()
+    assert f"removed: metrics file {prom}" in ok(tmp_path, "apply")  # once it is gone
+
+
+def test_a_dry_run_says_it_and_leaves_it(fake_crontab: FakeCrontab, tmp_path: Path,
+                                         home: Path) -> None:
+    metrics = tmp_path / "node-exporter"
+    prom = installed_and_run(tmp_path, metrics)
+    record = home / ".local/state/schedgen/installed/default.json"
+    kept = record.read_bytes()
+    config(tmp_path, metrics, "enabled = false\n")
+    dry = ok(tmp_path, "apply", "--dry-run")
+    assert f"would remove: metrics file {prom} (job m no longer writes it)" in dry
+    assert prom.exists() and record.read_bytes() == kept
+    assert f"removed: metrics file {prom}" in ok(tmp_path, "apply")
+    config(tmp_path, metrics)
+    ok(tmp_path, "apply")
+    prom.write_text(_series("m"))
+    assert f"would remove: metrics file {prom}" in ok(tmp_path, "uninstall", "--dry-run")
+    assert prom.exists()

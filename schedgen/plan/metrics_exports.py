@@ -49,7 +49,8 @@ def _scope(kept: Mapping[str, Any]) -> Any:
 
 
 def remove(namespace: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
-           did: Callable[[str, str], None], warn: Callable[[str], None]) -> None:
+           did: Callable[[str, str], None], warn: Callable[[str], None], *,
+           dry_run: bool = False) -> None:
     for name, old in stale(before, after):
         path = Path(old["metrics_dir"]) / metrics.file_name(namespace, name)
         found = _ours(path, namespace, name, old)
@@ -61,7 +62,8 @@ def remove(namespace: str, before: Mapping[str, Any] | None, after: Mapping[str,
             st = path.lstat()
             if (st.st_dev, st.st_ino) != found:
                 continue
-            path.unlink()
+            if not dry_run:
+                path.unlink()
         except FileNotFoundError:
             continue
         except OSError as exc:
