@@ -239,3 +239,14 @@ def test_a_dry_run_says_it_and_leaves_it(fake_crontab: FakeCrontab, tmp_path: Pa
     prom.write_text(_series("m"))
     assert f"would remove: metrics file {prom}" in ok(tmp_path, "uninstall", "--dry-run")
     assert prom.exists()
+
+
+def test_a_metrics_dir_named_anew_through_a_link_keeps_the_file(fake_crontab: FakeCrontab,
+                                                                tmp_path: Path) -> None:
+    # The same folder by another name (a link to it): the job still writes this file.
+    metrics = tmp_path / "node-exporter"
+    prom = installed_and_run(tmp_path, metrics)
+    (tmp_path / "textfile").symlink_to(metrics)
+    config(tmp_path, tmp_path / "textfile")
+    out = ok(tmp_path, "apply")
+    assert "metrics file" not in out and prom.exists(), out

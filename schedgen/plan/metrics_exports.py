@@ -53,6 +53,8 @@ def remove(namespace: str, before: Mapping[str, Any] | None, after: Mapping[str,
            dry_run: bool = False) -> None:
     for name, old in stale(before, after):
         path = Path(old["metrics_dir"]) / metrics.file_name(namespace, name)
+        if _same_folder(old, (after or {}).get(name)):
+            continue  # the same folder by another name: the job still writes this file
         found = _ours(path, namespace, name, old)
         if found is None:
             continue
@@ -71,6 +73,16 @@ def remove(namespace: str, before: Mapping[str, Any] | None, after: Mapping[str,
                  f"runs here: {exc.strerror}; node_exporter still exports it")
             continue
         did("remove", f"metrics file {path} (job {name} no longer writes it)")
+
+
+def _same_folder(old: Mapping[str, Any], new: Any) -> bool:
+    folder = new.get("metrics_dir") if isinstance(new, Mapping) else None
+    if not isinstance(folder, str) or not folder or _scope(new) != _scope(old):
+        return False
+    try:
+        return os.path.samefile(old["metrics_dir"], folder)
+    except OSError:
+        return False
 
 
 def _owners(old: Mapping[str, Any]) -> set[int]:
