@@ -250,3 +250,20 @@ def test_a_metrics_dir_named_anew_through_a_link_keeps_the_file(fake_crontab: Fa
     config(tmp_path, tmp_path / "textfile")
     out = ok(tmp_path, "apply")
     assert "metrics file" not in out and prom.exists(), out
+
+
+def test_apply_of_one_target_keeps_the_file_another_still_runs(
+        fake_crontab: FakeCrontab, fake_launchctl: object, tmp_path: Path) -> None:
+    # m also runs from launchd; `apply --target cron` takes it out of cron only.
+    metrics = tmp_path / "node-exporter"
+    config(tmp_path, metrics, 'targets = ["cron", "launchd"]\n')
+    ok(tmp_path, "apply")
+    ok(tmp_path, "run", "m")
+    prom = metrics / "schedgen_default_m.prom"
+    config(tmp_path, metrics, 'targets = ["launchd"]\n')
+    out = ok(tmp_path, "apply", "--target", "cron")
+    assert "metrics file" not in out and prom.exists(), out
+    config(tmp_path, metrics, 'targets = ["launchd"]\nenabled = false\n')
+    out = ok(tmp_path, "apply", "--target", "cron")
+    assert "metrics file" not in out and prom.exists(), out  # launchd still runs it
+    assert f"removed: metrics file {prom}" in ok(tmp_path, "apply")
