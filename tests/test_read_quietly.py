@@ -88,3 +88,6 @@ def test_a_device_is_not_read(tmp_path: Path) -> None:
     (tmp_path / "job.sh").symlink_to("/dev/zero")
     with pytest.raises(SystemOpError, match="is not a regular file"):
         read_file(tmp_path / "job.sh")
+    # a masked systemd unit (a link to /dev/null) reads empty, as it did
+    (tmp_path / "x.timer").symlink_to(os.devnull)
+    assert read_file(tmp_path / "x.timer")[0] == ""

@@ -295,12 +295,15 @@ def read_file(path: Path) -> tuple[str | None, int | None]:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError
-            if not stat.S_ISREG(st.st_mode):  # a FIFO or a device: read, it could never end
+            mode = st.st_mode & 0o7777
+            if stat.S_ISREG(st.st_mode):
+                with open(fd, "rb", closefd=False) as f:
+                    data = f.read()
+            elif _null(st):  # a link to /dev/null (a masked systemd unit): empty, as ever
+                data = b""
+            else:  # a FIFO or a device: a read could never end
                 raise SystemOpError(f"{path} is not a regular file (a FIFO, socket or device), "
                                     "where schedgen expects a file; move it away")
-            mode = st.st_mode & 0o7777
-            with open(fd, "rb", closefd=False) as f:
-                data = f.read()
         finally:
             os.close(fd)
     except FileNotFoundError:
@@ -313,6 +316,15 @@ def read_file(path: Path) -> tuple[str | None, int | None]:
 
 
 _NOATIME = getattr(os, "O_NOATIME", 0)
+
+
+def _null(st: os.stat_result) -> bool:
+    if not stat.S_ISCHR(st.st_mode):
+        return False
+    try:
+        return st.st_rdev == os.stat(os.devnull).st_rdev
+    except OSError:
+        return False
 
 
 def _open_quietly(path: Path) -> int:
