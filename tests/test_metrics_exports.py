@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes import FakeCrontab
+from tests.fakes import FakeCrontab, FakeLaunchctl
 from tests.helpers import schedgen, write_config
 
 JOBS = """\
@@ -266,4 +266,18 @@ def test_apply_of_one_target_keeps_the_file_another_still_runs(
     config(tmp_path, metrics, 'targets = ["launchd"]\nenabled = false\n')
     out = ok(tmp_path, "apply", "--target", "cron")
     assert "metrics file" not in out and prom.exists(), out  # launchd still runs it
+    assert f"removed: metrics file {prom}" in ok(tmp_path, "apply")
+
+
+def test_a_job_launchd_could_not_unload_keeps_its_file(
+        fake_crontab: FakeCrontab, fake_launchctl: FakeLaunchctl, tmp_path: Path) -> None:
+    metrics = tmp_path / "node-exporter"
+    config(tmp_path, metrics, 'targets = ["launchd"]\n')
+    ok(tmp_path, "apply")
+    ok(tmp_path, "run", "m")
+    prom = metrics / "schedgen_default_m.prom"
+    config(tmp_path, metrics, 'targets = ["launchd"]\nenabled = false\n')
+    fake_launchctl.fail_next("bootout", 5, "Boot-out failed: 5: Input/output error")
+    r = schedgen("apply", cwd=tmp_path)  # still loaded: it still runs, and writes the file
+    assert r.returncode != 0 and "bootout" in r.stderr and prom.exists(), r.stdout + r.stderr
     assert f"removed: metrics file {prom}" in ok(tmp_path, "apply")
