@@ -136,7 +136,7 @@ def _remember(config: Config, plan: p.Plan, record: state.Record, ctx: ApplyCont
     before = record.settings
     review.remember(config, plan, record)
     metrics_exports.remove(record.namespace, before, record.settings, ctx.did,
-                           lambda w: ctx.say(f"warning: {w}"))
+                           lambda w: ctx.say(f"warning: {w}"), dry_run=ctx.ops.dry_run)
 
 
 def _forget_settings(record: state.Record, ctx: ApplyContext) -> None:
@@ -148,7 +148,7 @@ def _forget_settings(record: state.Record, ctx: ApplyContext) -> None:
         before = record.settings
         record.settings = {k: v for k, v in record.settings.items() if k in left}
         metrics_exports.remove(record.namespace, before, record.settings, ctx.did,
-                               lambda w: ctx.say(f"warning: {w}"))
+                               lambda w: ctx.say(f"warning: {w}"), dry_run=ctx.ops.dry_run)
 
 
 @contextmanager

@@ -50,10 +50,10 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Planner], op
     def save() -> None:
         """Once, after the steps: the record as the disk now is (saving per step made
         apply quadratic in the number of jobs)."""
+        if after is not None:
+            after(ctx)  # a dry run's too: it says what it would do (the record is not saved)
         if ops.dry_run:
             return
-        if after is not None:
-            after(ctx)
         if (record.entries, record.settings) != before:
             ownership.save(record)
 
