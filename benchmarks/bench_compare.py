@@ -74,6 +74,34 @@ cron.write()
 '''
 
 
+# The file system's share of a first install, alone: what schedgen's steps do with the
+# files (docs/performance.md, a first install), with no schedgen code: each file created
+# whole beside its path, all flushed at once, renamed into place, the folder synced. The
+# time is taken inside the script, so the interpreter's start is not counted.
+FILES_ALONE = '''\
+import ctypes, os, sys, time
+folder, n = sys.argv[1], int(sys.argv[2])
+t = time.perf_counter()
+os.makedirs(folder, exist_ok=True)
+staged = []
+for i in range(n + 1):  # the job files, and the runtime (its size: 130 kB)
+    path = f"{folder}/job-{i:04d}.sh"
+    tmp = f"{folder}/.job-{i:04d}.sh.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755)
+    os.fchmod(fd, 0o755)
+    os.write(fd, b"#" * (130_000 if i == n else 2_716))
+    os.close(fd)
+    staged.append((tmp, path))
+fd = os.open(folder, os.O_RDONLY)
+ctypes.CDLL(None, use_errno=True).syncfs(fd)
+for tmp, path in staged:
+    os.replace(tmp, path)
+os.fsync(fd)
+os.close(fd)
+print(time.perf_counter() - t)
+'''
+
+
 def jobs(n: int) -> list[dict[str, str]]:
     return [{"name": f"job-{i:04d}", "schedule": f"{i % 60} {i % 24} * * *",
              "command": f"/bin/true job-{i:04d}"} for i in range(n)]
@@ -271,7 +299,39 @@ def tools_for(n: int, user: User, py: str | None, envs: dict[str, dict[str, str]
 
         out.append(Tool("python-crontab", {"first install": pc_step, "re-apply in sync": pc_step},
                         lambda: user.set_crontab(USER_LINES), pc_keeps))
+    if py is not None:
+        d = fresh("files")
+        (d / "files.py").write_text(FILES_ALONE)
+        folder = home / ".local" / "share" / "files-alone"
+
+        def files_step() -> float:
+            _, out = user.run([py, str(d / "files.py"), str(folder), str(n)], env, d)
+            return float(out)
+
+        out.append(Tool(FILES, {"first install": files_step},
+                        lambda: shutil.rmtree(folder, ignore_errors=True), lambda t: True))
     return out
+
+
+FILES = "the files alone"
+
+
+def files_share(times: dict[tuple[str, str], list[float]]) -> str:
+    """The first install's file system share, and schedgen's speed without it."""
+    files = times.get((FILES, "first install"))
+    mine = times.get(("schedgen", "first install"))
+    base = times.get(("whenever", "first install"))
+    if not files or not mine:
+        return ""
+    line = (f"the file system's share of a first install, alone (creating, flushing and "
+            f"renaming the job files and the runtime, no schedgen code): median "
+            f"{statistics.median(files):,.0f} ms, {statistics.median(f / m for f, m in zip(files, mine, strict=True)):.0%} "
+            f"of schedgen's first install")
+    if base:
+        line += (f"; schedgen's first install without it: "
+                 f"{statistics.median(b / (m - f) for m, f, b in zip(mine, files, base, strict=True)):.2f}× "
+                 f"whenever's speed")
+    return line
 
 
 def measure(n: int, rounds: int, user: User, py: str | None, envs: dict[str, dict[str, str]],
@@ -374,7 +434,10 @@ def main() -> None:
             report("")
             report("\n".join(table(n, times, names)))
             report("keeps the user's own lines byte for byte: "
-                   + ", ".join(f"{t} {'yes' if k else 'no'}" for t, k in keeps.items()))
+                   + ", ".join(f"{t} {'yes' if k else 'no'}" for t, k in keeps.items()
+                               if t != FILES))
+            if files_share(times):
+                report(files_share(times))
         if len(sizes) > 1:
             big, small = sizes[-1], sizes[-2]
             report("")

@@ -102,9 +102,9 @@ def schedgen(*args: str, cwd: Path | None = None, env: dict[str, str] | None = N
 
 
 def schedgen_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-                     input: str | None = None) -> Result:
+                     input: str | None = None, timeout: float = 120) -> Result:
     """Run the CLI in a fresh interpreter, as a user would: keeps the exit codes honest."""
     full_env = {**os.environ, **(env or {})}
     p = subprocess.run([sys.executable, "-m", "schedgen", *args], cwd=cwd, env=full_env,
-                       input=input, capture_output=True, text=True, timeout=120)
+                       input=input, capture_output=True, text=True, timeout=timeout)
     return Result(p.returncode, p.stdout, p.stderr)

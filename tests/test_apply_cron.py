@@ -436,3 +436,62 @@ def test_uninstall_says_which_files_were_hand_edited(cron: FakeCrontab, tmp_path
     r = run(tmp_path, "uninstall")
     assert r.returncode == 0
     assert f"removed: wrapper {job} (hand-edited since schedgen installed it)" in r.stdout
+
+
+def _crontab_made_at_read(fake: FakeCrontab, bin_dir: Path, n: int, content: str) -> None:
+    """No crontab at first; someone makes one (with `content`) just before read n of `-l`."""
+    fake.set(None)
+    os.replace(bin_dir / "crontab", bin_dir / "crontab.real")
+    script = f"""#!/bin/sh
+if [ "$1" = -l ]; then
+  n=$(( $(cat "$FAKE_CRONTAB_FILE.reads" 2>/dev/null || echo 0) + 1 ))
+  echo "$n" > "$FAKE_CRONTAB_FILE.reads"
+  [ "$n" -ne {n} ] || printf '{content}' > "$FAKE_CRONTAB_FILE"
+fi
+exec "{bin_dir}/crontab.real" "$@"
+"""
+    (bin_dir / "crontab").write_text(script)
+    (bin_dir / "crontab").chmod(0o755)
+
+
+@pytest.mark.parametrize("content", ["", "# mine\\n"])
+def test_a_crontab_made_after_the_plan_is_what_the_first_write_keeps(
+        cron: FakeCrontab, tmp_path: Path, fake_bin: Path, home: Path, content: str) -> None:
+    # None when the plan read it, one (even empty) just before the write: the copy kept
+    # before schedgen's first write is that one, and `crontab -r` does not put it back.
+    _crontab_made_at_read(cron, fake_bin, 2, content)
+    r = run(tmp_path, "apply")
+    assert r.returncode == 0, r.stderr
+    kept = home / ".local/state/schedgen/crontab-before-schedgen"
+    assert kept.read_text() == content.replace("\\n", "\n")
+    assert f"`crontab {kept}` puts it back" in r.stdout and "you had no crontab" not in r.stdout
+    table = cron.read()
+    assert table is not None and table.startswith(content.replace("\\n", "\n").encode())
+
+
+def test_lines_adopted_in_a_crontab_edited_after_the_plan_are_named_as_written(
+        fake_crontab: FakeCrontab, tmp_path: Path, fake_bin: Path) -> None:
+    # Someone adds a line on top between the plan and the write: the adopted line is
+    # turned off where it now is, and the output names the line number it now has.
+    adopted = "*/5 * * * * ~/bin/sync-mail.sh"
+    fake_crontab.set(f"# mine\n{adopted}\n")
+    write_config(tmp_path / "jobs.toml", '[jobs.sync]\ncommand = "sync-mail"\n'
+                 f'schedule = "*/5 * * * *"\ntargets = ["cron"]\nadopts = "cron: {adopted}"\n')
+    os.replace(fake_bin / "crontab", fake_bin / "crontab.real")
+    (fake_bin / "crontab").write_text(f"""#!/bin/sh
+if [ "$1" = -l ]; then
+  n=$(( $(cat "$FAKE_CRONTAB_FILE.reads" 2>/dev/null || echo 0) + 1 ))
+  echo "$n" > "$FAKE_CRONTAB_FILE.reads"
+  if [ "$n" -eq 2 ]; then
+    {{ echo "MAILTO=me"; cat "$FAKE_CRONTAB_FILE"; }} > "$FAKE_CRONTAB_FILE.x"
+    mv "$FAKE_CRONTAB_FILE.x" "$FAKE_CRONTAB_FILE"
+  fi
+fi
+exec "{fake_bin}/crontab.real" "$@"
+""")
+    (fake_bin / "crontab").chmod(0o755)
+    r = run(tmp_path, "apply")
+    assert r.returncode == 0, r.stderr
+    table = (fake_crontab.read() or b"").decode()
+    assert table.splitlines()[2] == f"#schedgen-adopted ns=default job=sync: {adopted}"
+    assert f"turned off: your crontab line 3 (job sync): {adopted}" in r.stdout, r.stdout

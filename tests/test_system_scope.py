@@ -545,3 +545,6 @@ def test_a_system_jobs_metrics_file_is_written_as_its_user_and_readable_by_the_c
     assert prom.lstat().st_uid == 0
     again = schedgen("apply", "-c", str(cfg))
     assert again.returncode == 0 and "link" not in again.stdout, again.stdout
+    u = schedgen("uninstall", "-c", str(cfg))  # the link goes; the runs' file stays, as logs do
+    assert u.returncode == 0 and f"removed: metrics file {prom}" in u.stdout, u.stdout + u.stderr
+    assert not os.path.lexists(prom) and written.is_file()

@@ -21,7 +21,7 @@ from schedgen.errors import SchedgenError
 from schedgen.machine import ownership as state
 from schedgen.machine.ops import DryOps, Ops
 from schedgen.plan import changes as p
-from schedgen.plan import review, system_dirs
+from schedgen.plan import metrics_exports, review, system_dirs
 from schedgen.plan.build import build
 from schedgen.plan.context import ApplyContext
 from schedgen.plan.execute import execute
@@ -85,7 +85,7 @@ def _apply(config: Config, targets: tuple[str, ...] | None = None, *, dry_run: b
         ops = DryOps() if dry_run else Ops()
         done = execute(plan, record, all_targets(), ops, force,
                        say, lambda ctx: _log_dirs(config, plan, ctx),
-                       lambda: _finish(ops, lambda: review.remember(config, plan, record)))
+                       lambda ctx: _finish(ops, lambda: _remember(config, plan, record, ctx)))
     return Outcome(plan, done, dry_run)
 
 
@@ -121,7 +121,7 @@ def _uninstall(ns: str, *, dry_run: bool, say: Say) -> Outcome:
         plan = build(None, record, all_targets(), uninstall=True)
         ops = DryOps() if dry_run else Ops()
         done = execute(plan, record, all_targets(), ops, True, say,
-                       after=lambda: _finish(ops, lambda: _forget_settings(record)))
+                       after=lambda ctx: _finish(ops, lambda: _forget_settings(record, ctx)))
     return Outcome(plan, done, dry_run)
 
 
@@ -132,12 +132,23 @@ def _finish(ops: Ops, then: Callable[[], None]) -> None:
     then()
 
 
-def _forget_settings(record: state.Record) -> None:
-    """Keep the settings only of jobs that still have something installed."""
+def _remember(config: Config, plan: p.Plan, record: state.Record, ctx: ApplyContext) -> None:
+    before = record.settings
+    review.remember(config, plan, record)
+    metrics_exports.remove(record.namespace, before, record.settings, ctx.did,
+                           lambda w: ctx.say(f"warning: {w}"), dry_run=ctx.ops.dry_run)
+
+
+def _forget_settings(record: state.Record, ctx: ApplyContext) -> None:
+    """Keep the settings only of jobs that still have something installed (and take the
+    metrics files of the others out of their metrics_dir)."""
     left = {e.job for e in record.entries.values() if e.job}
     left |= {j for e in record.entries.values() for j in e.jobs}
     if record.settings is not None:
+        before = record.settings
         record.settings = {k: v for k, v in record.settings.items() if k in left}
+        metrics_exports.remove(record.namespace, before, record.settings, ctx.did,
+                               lambda w: ctx.say(f"warning: {w}"), dry_run=ctx.ops.dry_run)
 
 
 @contextmanager

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 from schedgen.config.model import Config, Job
@@ -20,8 +20,7 @@ from schedgen.targets import registry
 from schedgen.units import format_duration
 
 
-@dataclass(frozen=True)
-class Upcoming:
+class Upcoming(NamedTuple):
     job: str
     description: str  # the job's own description, may be empty
     schedule: str  # the schedule as written, entries joined by " | "

@@ -6,7 +6,6 @@ Installed state and drift come from the same plan `diff` and `apply` use; the re
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -45,7 +44,7 @@ def status(config_path: Path, targets: tuple[str, ...] | None = None,
     parts = scopes.each(config, found, lambda part: _status(part, targets, now))
     if len(parts) == 1:
         return parts[0]
-    return replace(parts[0], jobs=tuple(j for s in parts for j in s.jobs),
+    return parts[0]._replace(jobs=tuple(j for s in parts for j in s.jobs),
                    other=tuple(o for s in parts for o in s.other),
                    warnings=tuple(w for s in parts for w in s.warnings),
                    unknown=tuple(u for s in parts for u in s.unknown))
@@ -61,7 +60,7 @@ def _status(config: Config, targets: tuple[str, ...] | None, now: datetime) -> S
     wordcache.load(paths.cache_dir())
     by_job = _by_job(plan, config.jobs)  # one pass: a per-job scan made status quadratic
     installs = Installs(record)  # the same for the record's entries
-    jobs = tuple(replace(_job(job, by_job.get(job.name, []), now, config.namespace),
+    jobs = tuple(_job(job, by_job.get(job.name, []), now, config.namespace)._replace(
                          missed=missed(job, record, now, installs=installs))
                  for job in config.jobs)
     for name in registry.names():  # each target adds the facts of its own it knows

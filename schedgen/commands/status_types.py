@@ -1,17 +1,20 @@
-"""What `status` reports: plain records, shared by the status command and its target parts."""
+"""What `status` reports: plain records, shared by the status command and its target parts.
+
+NamedTuples, as the config model: importing dataclasses (it imports inspect) was about
+a twentieth of a 20-job `status`. A field's default is never changed in place (a new
+dict is made: `js._replace(facts={**js.facts, ...})`), so one shared empty dict is safe.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from schedgen.machine.pause import Pause
 from schedgen.outcomes.missed import Missed
 from schedgen.records import runs
 
 
-@dataclass(frozen=True)
-class JobStatus:
+class JobStatus(NamedTuple):
     job: str
     enabled: bool
     targets: tuple[str, ...]
@@ -25,17 +28,16 @@ class JobStatus:
     queue: runs.QueueDepth | None
     lock_held: bool | None
     # Each target's own facts, by its name (the target formats them: Target.status_lines)
-    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    facts: dict[str, dict[str, Any]] = {}  # noqa: RUF012 (never changed in place)
     missed: Missed | None = None  # firings with no run (schedgen.outcomes.missed)
     timezone: str | None = None  # the job's own zone: its times are shown in it
-    policies: dict[str, Any] = field(default_factory=dict)  # output/policies.as_json
+    policies: dict[str, Any] = {}  # noqa: RUF012 (output/policies.as_json)
     policy_words: tuple[str, ...] = ()  # output/policies.words: those not at their defaults
     paused: Pause | None = None  # schedgen pause: its firings are skipped
     user: str | None = None  # a system-scope job's account (None: a user-scope job)
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):
     namespace: str
     jobs: tuple[JobStatus, ...]
     other: tuple[str, ...]  # drift not tied to a job in the config (orphans)

@@ -7,9 +7,11 @@ exactly the code path of a real apply. Reads always go to the real machine.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import select
+import stat
 import subprocess
 from pathlib import Path
 from typing import NamedTuple
@@ -290,9 +292,18 @@ def read_file(path: Path) -> tuple[str | None, int | None]:
     try:
         fd = _open_quietly(path)
         try:
-            mode = os.fstat(fd).st_mode & 0o7777
-            with open(fd, "rb", closefd=False) as f:
-                data = f.read()
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError
+            mode = st.st_mode & 0o7777
+            if stat.S_ISREG(st.st_mode):
+                with open(fd, "rb", closefd=False) as f:
+                    data = f.read()
+            elif _null(st):  # a link to /dev/null (a masked systemd unit): empty, as ever
+                data = b""
+            else:  # a FIFO or a device: a read could never end
+                raise SystemOpError(f"{path} is not a regular file (a FIFO, socket or device), "
+                                    "where schedgen expects a file; move it away")
         finally:
             os.close(fd)
     except FileNotFoundError:
@@ -307,15 +318,28 @@ def read_file(path: Path) -> tuple[str | None, int | None]:
 _NOATIME = getattr(os, "O_NOATIME", 0)
 
 
+def _null(st: os.stat_result) -> bool:
+    if not stat.S_ISCHR(st.st_mode):
+        return False
+    try:
+        return st.st_rdev == os.stat(os.devnull).st_rdev
+    except OSError:
+        return False
+
+
 def _open_quietly(path: Path) -> int:
     """Opened for reading without updating its access time where the system allows it
     (Linux, the file's owner): the first read of each new file after an apply would
     otherwise write its inode again, a disk write per job file for a check that changes
     nothing."""
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+    # O_NONBLOCK: a FIFO in the file's place would block the open until a writer came
+    # (a regular file's reads do not block either way)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     if _NOATIME:
         try:
             return os.open(path, flags | _NOATIME)
-        except PermissionError:
-            pass  # not the owner: an ordinary read
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EINVAL):
+                raise
+            # not the owner (EPERM), or a file system without the flag: an ordinary read
     return os.open(path, flags)

@@ -23,7 +23,7 @@ def as_json(s: Status) -> dict[str, Any]:
             **{name: j.facts.get(name) for name in names},
             "last_run": j.last_run,
             "next_run": j.next_run, "next_notes": list(j.next_notes),
-            "queue": j.queue.__dict__ if j.queue else None, "lock_held": j.lock_held,
+            "queue": j.queue._asdict() if j.queue else None, "lock_held": j.lock_held,
             "missed": missed_json(j.missed),
             "paused": None if j.paused is None else {"until": machine(j.paused.until)
                                                      if j.paused.until else None}, "policies": j.policies,

@@ -35,7 +35,7 @@ Say = Callable[[str], None]
 def execute(plan: Plan, record: ownership.Record, targets: Sequence[Planner], ops: Ops,
             force: bool, say: Say,
             prepare: Callable[[ApplyContext], None] | None = None,
-            after: Callable[[], None] | None = None) -> tuple[str, ...]:
+            after: Callable[[ApplyContext], None] | None = None) -> tuple[str, ...]:
     by_name = {t.name: t for t in targets}
     ctx = ApplyContext(record=record, ops=ops, force=force, say=say)
     for w in plan.warnings:
@@ -50,10 +50,10 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Planner], op
     def save() -> None:
         """Once, after the steps: the record as the disk now is (saving per step made
         apply quadratic in the number of jobs)."""
+        if after is not None:
+            after(ctx)  # a dry run's too: it says what it would do (the record is not saved)
         if ops.dry_run:
             return
-        if after is not None:
-            after()
         if (record.entries, record.settings) != before:
             ownership.save(record)
 

@@ -19,9 +19,8 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from schedgen.config.model import Job
 from schedgen.records import untrusted
@@ -55,8 +54,7 @@ def newest_first(names: Iterable[str]) -> list[str]:
     return sorted(names, key=run_order, reverse=True)
 
 
-@dataclass(frozen=True)
-class QueueDepth:
+class QueueDepth(NamedTuple):
     inbox: int
     processing: int
     failed: int

@@ -9,7 +9,6 @@ It refuses @reboot (no boot here), keeps nothing for disabled jobs, and reports 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -94,7 +93,7 @@ class Null:
     def with_facts(self, jobs: tuple[Any, ...], changes: list[p.Change],
                    namespace: str) -> tuple[Any, ...]:
         there = {c.job: c for c in changes if c.job}
-        return tuple(dataclasses.replace(js, facts={**js.facts, NAME: {
+        return tuple(js._replace(facts={**js.facts, NAME: {
             "file": str(there[js.job].path), "present": there[js.job].before is not None}})
             if js.job in there else js for js in jobs)
 

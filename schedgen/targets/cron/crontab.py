@@ -164,7 +164,7 @@ TRIES = 3
 def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str | None,
                        rewrite: Callable[[str], str] | None = None,
                        first: Callable[[Table], None] | None = None,
-                       seen: Table | None = None) -> None:
+                       seen: Table | None = None) -> Table:
     """Replace the namespace's block, writing the table only if it is still what was read.
 
     crontab(1) has no compare-and-swap: the table is read, the new one made, and read
@@ -174,7 +174,8 @@ def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str 
     the plan saw, or nothing is written at all. ``rewrite`` changes the rest of the
     table too (the user's lines an imported job adopts); ``first`` sees the table just
     before it is written (a copy of it is kept before schedgen's first write). ``seen``:
-    the table as the plan read it, taken for the first read.
+    the table as the plan read it, taken for the first read. Returns the table the new
+    one was made from (the plan's, or one read since).
     """
     for attempt in range(TRIES):
         table = seen if attempt == 0 and seen is not None else read()
@@ -186,17 +187,19 @@ def write_if_unchanged(ops: Ops, namespace: str, before: str | None, after: str 
         if rewrite is not None:
             new = rewrite(new)
         if new == table.text:
-            return
+            return table
         try:
             check_round_trip(table.text)  # as in the plan, for a table changed since
         except DamagedBlock as exc:
             raise SystemOpError(str(exc)) from None
-        if read().text != table.text:
-            continue  # someone wrote the crontab in between: start over from theirs
+        if read() != table:
+            # someone wrote the crontab in between (or made an empty one where there was
+            # none: the copy kept before the first write must say so): start over
+            continue
         if first is not None:
             first(table)
         write(ops, new)
-        return
+        return table
     raise SystemOpError(f"the crontab kept changing while schedgen was writing it ({TRIES} "
                         "tries: another program writes it right now); it was not written. Run "
                         "the command again.")

@@ -91,11 +91,15 @@ class CronTarget:
             return
         ns = ctx.record.namespace
         adoption = change.details if isinstance(change.details, adopt.Adoption) else None
-        crontab.write_if_unchanged(
+        table = crontab.write_if_unchanged(
             ctx.ops, ns, change.before, change.after, seen=adoption.seen if adoption else None,
             rewrite=(lambda t: adopt.rewrite(t, adoption)) if adoption else None,
             first=lambda t: backup.keep_first(ctx, t))
-        for x in adoption.pending if adoption else ():
+        done = adoption
+        if adoption is not None and table is not adoption.seen:
+            # edited since the plan: the lines as they were where the rewrite found them
+            done = adopt.plan(table.text, ns, dict(adoption.wanted), adoption.uninstall)
+        for x in done.pending if done else ():
             verb = {adopt.COMMENT: "turn off", adopt.RESTORE: "put back"}.get(x.action, "update")
             ctx.did(verb, f"your crontab line {x.number} (job {x.job}"
                     f"{', renamed' if x.action == adopt.RENAME else ''}): {x.text}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from schedgen.commands.status_types import JobStatus
@@ -29,7 +28,7 @@ def with_cluster(jobs: tuple[JobStatus, ...], changes: list[p.Change],
         info.pop("kubectl_diff", None)
         local = set(js.targets) - {"kubernetes"}
         if local:
-            out.append(dataclasses.replace(js, facts={**js.facts, "kubernetes": info}))
+            out.append(js._replace(facts={**js.facts, "kubernetes": info}))
             continue
         # Only in the cluster: no local lock or run records; its last run is its last Job.
         newest = info["jobs"][0] if info["jobs"] else None
@@ -40,7 +39,7 @@ def with_cluster(jobs: tuple[JobStatus, ...], changes: list[p.Change],
         if not info.get("time_zone"):
             notes += ("in the cluster's time zone (kube-controller-manager's, often UTC), "
                       "not necessarily this machine's",)
-        out.append(dataclasses.replace(js, facts={**js.facts, "kubernetes": info},
+        out.append(js._replace(facts={**js.facts, "kubernetes": info},
                                        lock_held=None, last_run=last, next_notes=notes))
     return tuple(out)
 

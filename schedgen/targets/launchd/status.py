@@ -3,8 +3,6 @@ refused it (the last bootstrap's error, remembered by apply) or has it disabled.
 
 from __future__ import annotations
 
-import dataclasses
-
 from schedgen.commands.status_types import JobStatus
 from schedgen.plan import changes as p
 from schedgen.targets.base import service
@@ -26,7 +24,7 @@ def with_facts(jobs: tuple[JobStatus, ...], changes: list[p.Change]) -> tuple[Jo
                  "disabled": (s.label in disabled) if disabled is not None else None,
                  "refused": refusals.get(s.label) if not s.loaded else None,
                  } if s is not None else None
-        out.append(dataclasses.replace(js, facts={**js.facts, "launchd": facts})
+        out.append(js._replace(facts={**js.facts, "launchd": facts})
                    if facts else js)
     return tuple(out)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from schedgen.commands.status_types import JobStatus
@@ -29,6 +28,6 @@ def with_facts(jobs: tuple[JobStatus, ...], changes: list[p.Change]) -> tuple[Jo
     for c in changes:  # the service before the timer, as the plan has them
         if c.job and c.kind in ("service", "timer"):  # not the user's own timer it adopts
             by_job[c.job] = systemd_part(by_job.get(c.job), c)
-    return tuple(dataclasses.replace(js, facts={**js.facts, "systemd": by_job[js.job]})
+    return tuple(js._replace(facts={**js.facts, "systemd": by_job[js.job]})
                  if js.job in by_job else js for js in jobs)
 
