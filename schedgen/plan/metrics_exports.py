@@ -21,7 +21,6 @@ from typing import Any
 
 from schedgen.config import metrics_names as metrics
 
-Settings = Mapping[str, Any] | None
 _HEAD = 65536  # bytes read to find the job's labels: the file is a few kB
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
