@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from schedgen.errors import EXIT_INPUT
@@ -96,3 +100,26 @@ def test_writing_an_empty_table_removes_the_crontab(fake_crontab: FakeCrontab) -
     crontab.write(Ops(), "")
     assert fake_crontab.read() is None
     assert fake_crontab.writes() == [["-r"]]
+
+
+def test_the_sweep_leaves_the_tables_of_live_applies_whatever_their_age(tmp_path: Path) -> None:
+    # An apply whose clock is ahead (a test under faketime, a clock stepped forward) took
+    # another apply's fresh table for an old one and removed it under crontab(1).
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    tmp_path = tmp_path / "schedgen-tmp"
+    tmp_path.mkdir()
+    old = 1_000_000_000
+    names = {f"crontab.{os.getpid()}.a1b2c3d4.tmp": True,  # ours, running: kept
+             f"crontab.{gone.pid}.b1b2c3d4.tmp": False,    # its apply is gone: removed
+             "crontab.c1b2c3d4.tmp": False,                # an older schedgen's: by age
+             f"crontab.{gone.pid}.d1b2c3d4.tmp.keep": True,  # not a temp table
+             "notes.txt": True}
+    for name in names:
+        (tmp_path / name).write_text("x")
+        os.utime(tmp_path / name, (old, old))
+    fresh = tmp_path / f"crontab.{gone.pid}.e1b2c3d4.tmp"
+    fresh.write_text("x")  # young: kept, whoever made it
+    crontab._sweep(tmp_path)
+    assert {p.name for p in tmp_path.iterdir()} == {n for n, kept in names.items() if kept} | {
+        fresh.name}

@@ -8,6 +8,7 @@ Bytes that are not UTF-8 survive too (surrogateescape both ways).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -88,13 +89,14 @@ def write(ops: Ops, text: str) -> None:
             folder = paths.private_tmp()
             private_dir(folder)
             _sweep(folder)
-            fd, name = fs.create(folder, "crontab.", ".tmp", 0o600)
+            fd, name = fs.create(folder, f"crontab.{os.getpid()}.", ".tmp", 0o600)
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(text.encode("utf-8", "surrogateescape"))
                 r = ops.run(["crontab", str(name)])
             finally:
-                os.unlink(name)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name)
         if r.ok and not ops.dry_run:
             _check_installed(text)
     else:
@@ -109,23 +111,39 @@ def write(ops: Ops, text: str) -> None:
 STALE = 600  # seconds: a temp table older than this is no write's in progress
 
 
+_TEMP_TABLE = re.compile(r"crontab\.(?:(\d+)\.)?[^.]*\.tmp")
+
+
 def _sweep(folder: Path) -> None:
     """Remove the tables applies killed while crontab read them left in ``folder``. Only
-    old ones: crontab is given 60 s to read its file, and an apply that shares no lock
-    with this one (another state dir under a test's lock) may be writing its own now."""
+    old ones of applies that are gone: crontab is given 60 s to read its file, and an
+    apply that shares no lock with this one (another state dir under a test's lock) may
+    be writing its own now, whatever the clock says (a clock set ahead made its fresh
+    table look old). A name without a pid is from an older schedgen: age alone."""
     cutoff = time.time() - STALE
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return
     for e in entries:
-        if not (e.name.startswith("crontab.") and e.name.endswith(".tmp")):
+        m = _TEMP_TABLE.fullmatch(e.name)
+        if m is None or (m.group(1) and _alive(int(m.group(1)))):
             continue
         try:
             if e.stat(follow_symlinks=False).st_mtime < cutoff:
                 os.unlink(e.path)
         except OSError:
             pass  # gone meanwhile
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone's (or not a pid): left alone
+    return True
 
 
 def _check_installed(text: str) -> None:
