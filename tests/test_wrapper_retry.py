@@ -116,6 +116,25 @@ def test_a_signal_during_the_delay_ends_the_run_at_once_and_notifies_the_failure
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
+def test_the_delays_sleep_goes_when_the_wrapper_started_with_term_ignored(
+        tmp_path: Path) -> None:
+    # A parent that ignores TERM (nohup, some runners) passes that on to the wrapper and
+    # its sleep: the TERM it sent the sleep did nothing, and the sleep outlived the run.
+    w = make_job(tmp_path, command="exit 3", retries=2, retry_delay="60s")
+    p = subprocess.Popen(w.argv(), env=w.env(None), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN))
+    try:
+        wait_for(lambda: w.events("retry"), what="the first attempt to fail")
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=20)
+        assert p.returncode == 128 + signal.SIGINT
+        assert [c for _, c in session_procs(p.pid) if c.startswith("sleep 60")] == []
+    finally:
+        kill_group(p.pid)
+        p.communicate()
+
+
 def test_history_shows_each_attempt_as_n_of_m(tmp_path: Path) -> None:
     w = make_job(tmp_path, command=FLAKY, env={"T": str(tmp_path), "OK_AT": "1"},
                  retries=2, retry_delay=0)

@@ -48,10 +48,13 @@ sg_retry_due() {
 # sleep holds none of the run's descriptors: a killed wrapper's lock is not kept by it.
 sg_retry_sleep() {
   [ "$1" -gt 0 ] || return 0
+  # A signal acted on between the fork and the next line finds sg_sl_pid empty: the
+  # sleep is then $!, told from an earlier background pid by sg_sl_prev.
+  sg_sl_prev=${!-} sg_sl_armed=1
   sleep "$1" >/dev/null 2>&1 6>&- 7>&- 8>&- 9>&- &
   sg_sl_pid=$!
   wait "$sg_sl_pid" 2>/dev/null
-  sg_sl_pid=''
+  sg_sl_pid='' sg_sl_armed=''
 }
 
 # shellcheck disable=SC2317  # called by sg_on_exit; shellcheck misses that when inlined
@@ -59,8 +62,14 @@ sg_retry_sleep() {
 # sleep goes, and the failure held back for the retry is notified now.
 sg_retry_exit() {
   # Unset when the wrapper ends before its first attempt (a signal as it starts).
-  [ -z "${sg_sl_pid-}" ] || kill "$sg_sl_pid" 2>/dev/null
-  sg_sl_pid=''
+  local p=${sg_sl_pid-}
+  if [ -z "$p" ] && [ "${sg_sl_armed-}" = 1 ] && [ "${!-}" != "${sg_sl_prev-}" ]; then
+    p=$!
+  fi
+  # KILL, and reaped: gone before the wrapper is (a TERM ignored since the wrapper's
+  # start would be ignored by the sleep too).
+  if [ -n "$p" ]; then kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; fi
+  sg_sl_pid='' sg_sl_armed=''
   [ "${sg_try_more-}" = 1 ] || return 0
   sg_try_more=0
   sg_hook finish
