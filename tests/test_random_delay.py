@@ -82,12 +82,12 @@ def test_a_stable_delay_sleeps_before_the_lock_and_is_said(tmp_path: Path) -> No
     assert w.run("--cron", env={"SCHEDGEN_DELAYED": "1"}).returncode == 0
     assert p.wait(60) == 0 and not w.events("busy")
     assert [e.get("delay") for e in w.events("start")] == [None, 2]
-    starts = [e for e in w.events("start") if "delay" in e]
-    # The start event comes after the delay: its time is at least 2 s after the run began.
-    begun = min(datetime.strptime(m["run_id"][:16], "%Y%m%dT%H%M%SZ").timestamp()
-                for m in w.manifests())
-    assert all(datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp() - begun >= 2
-               for e in starts) and begun >= int(before.timestamp())
+    [start] = [e for e in w.events("start") if "delay" in e]
+    # The start event comes after the delay: at least 2 s after the wrapper was started
+    # (in whole seconds, as the event's time is; the undelayed run's start, taken as the
+    # reference before, came late under load and made it look early).
+    at = datetime.fromisoformat(start["ts"].replace("Z", "+00:00")).timestamp()
+    assert int(at) - int(before.timestamp()) >= 2
 
 
 def test_foreground_and_systemd_started_runs_are_not_delayed(tmp_path: Path) -> None:
