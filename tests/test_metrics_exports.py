@@ -38,8 +38,8 @@ def ok(tmp_path: Path, *args: str) -> str:
     return r.stdout
 
 
-def installed_and_run(tmp_path: Path, metrics: Path) -> Path:
-    config(tmp_path, metrics)
+def installed_and_run(tmp_path: Path, metrics: Path, more: str = "") -> Path:
+    config(tmp_path, metrics, more)
     ok(tmp_path, "apply")
     ok(tmp_path, "run", "m")  # the real wrapper writes the file
     prom = metrics / "schedgen_default_m.prom"
@@ -256,10 +256,7 @@ def test_apply_of_one_target_keeps_the_file_another_still_runs(
         fake_crontab: FakeCrontab, fake_launchctl: object, tmp_path: Path) -> None:
     # m also runs from launchd; `apply --target cron` takes it out of cron only.
     metrics = tmp_path / "node-exporter"
-    config(tmp_path, metrics, 'targets = ["cron", "launchd"]\n')
-    ok(tmp_path, "apply")
-    ok(tmp_path, "run", "m")
-    prom = metrics / "schedgen_default_m.prom"
+    prom = installed_and_run(tmp_path, metrics, 'targets = ["cron", "launchd"]\n')
     config(tmp_path, metrics, 'targets = ["launchd"]\n')
     out = ok(tmp_path, "apply", "--target", "cron")
     assert "metrics file" not in out and prom.exists(), out
@@ -272,10 +269,7 @@ def test_apply_of_one_target_keeps_the_file_another_still_runs(
 def test_a_job_launchd_could_not_unload_keeps_its_file(
         fake_crontab: FakeCrontab, fake_launchctl: FakeLaunchctl, tmp_path: Path) -> None:
     metrics = tmp_path / "node-exporter"
-    config(tmp_path, metrics, 'targets = ["launchd"]\n')
-    ok(tmp_path, "apply")
-    ok(tmp_path, "run", "m")
-    prom = metrics / "schedgen_default_m.prom"
+    prom = installed_and_run(tmp_path, metrics, 'targets = ["launchd"]\n')
     config(tmp_path, metrics, 'targets = ["launchd"]\nenabled = false\n')
     fake_launchctl.fail_next("bootout", 5, "Boot-out failed: 5: Input/output error")
     r = schedgen("apply", cwd=tmp_path)  # still loaded: it still runs, and writes the file
