@@ -6,6 +6,15 @@ script (PYCRON below). Each writes the same jobs (same schedules, same commands)
 real crontab(1) of a throwaway user that this script creates (it must run as root) and
 removes when done; every tool runs as that user, with HOME in a temp folder.
 
+That HOME is on an ext4 made for the run (mkfs's defaults, loop-mounted from a file in
+the temp folder; `--home-fs temp` keeps it in the temp folder itself). The machine's own
+file system may be one without a journal, as many VM images are; there ext4 will not
+reuse an inode freed in the last minute (six while its inode table block is unwritten)
+and scans past each such inode for every file it creates. A first install made soon
+after a test suite or an earlier round deleted thousands of files then costs several
+times what it costs anywhere else, and grows with what was deleted, not with the jobs.
+Resets move an install aside instead of deleting it, for the same reason.
+
 Per size (20, 200, 2,000 jobs) and round, each tool in turn: its crontab reset to the
 user's own lines, then first install, re-apply in sync, review in sync (`schedgen diff`)
 and status (`schedgen status --check`). Rounds interleave the tools so drift on the
@@ -167,14 +176,20 @@ class User:
         subprocess.run(["userdel", self.name], capture_output=True)
 
 
-def fresh_ext4(image: Path, at: Path) -> Path:
-    """A new ext4 in a file, loop-mounted at `at`: its flushes still reach the disk
-    (the loop device fsyncs its file), but none of its groups has a history."""
+def fresh_ext4(image: Path, at: Path) -> Path | None:
+    """A new ext4 (mkfs's defaults: with a journal, as installers make it) in a file,
+    loop-mounted at `at`; None where that cannot be done here (no mkfs.ext4, no loop
+    device). Its flushes still reach the disk: the loop device fsyncs its file."""
+    if not shutil.which("mkfs.ext4"):
+        return None
     with image.open("wb") as f:
         f.truncate(4 << 30)
-    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    made = subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], capture_output=True)
     at.mkdir()
-    subprocess.run(["mount", "-o", "loop", str(image), str(at)], check=True)
+    if made.returncode or subprocess.run(["mount", "-o", "loop", str(image), str(at)],
+                                         capture_output=True).returncode:
+        image.unlink()
+        return None
     return at
 
 
@@ -415,10 +430,11 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="DIR", type=Path,
                     help="another schedgen source tree (say, an earlier commit checked out) "
                          "measured in the same rounds, as schedgen@base")
-    ap.add_argument("--home-fs", choices=("root", "fresh-ext4"), default="root",
-                    help="where the user's HOME (job files, runtime, record) lives: in the "
-                         "temp folder (default), or on an ext4 made for the run in a file "
-                         "there and loop-mounted (tells a file system's own cost apart)")
+    ap.add_argument("--home-fs", choices=("fresh-ext4", "temp"), default="fresh-ext4",
+                    help="where the user's HOME (job files, runtime, record) lives: on an "
+                         "ext4 made for the run in a file in the temp folder and "
+                         "loop-mounted (default; the temp folder where that cannot be "
+                         "done), or in the temp folder itself")
     args = ap.parse_args()
     sizes = [int(s) for s in (args.sizes or ("20,200" if args.quick else "20,200,2000")).split(",")]
     rounds = args.rounds or (3 if args.quick else 5)
@@ -445,6 +461,8 @@ def main() -> None:
             sites["schedgen@base"] = install_site(tmp, args.baseline, "schedgen@base")
         if args.home_fs == "fresh-ext4":
             mounted = fresh_ext4(tmp / "home.img", tmp / "home")
+            if mounted is None:
+                report("HOME in the temp folder: no ext4 could be made and mounted for it")
         user = User(tmp / "home")
         # schedgen installed (above), its dependencies and python-crontab from this Python.
         deps = sysconfig.get_paths()["purelib"]
