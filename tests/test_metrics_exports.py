@@ -275,3 +275,43 @@ def test_a_job_launchd_could_not_unload_keeps_its_file(
     r = schedgen("apply", cwd=tmp_path)  # still loaded: it still runs, and writes the file
     assert r.returncode != 0 and "bootout" in r.stderr and prom.exists(), r.stdout + r.stderr
     assert f"removed: metrics file {prom}" in ok(tmp_path, "apply")
+
+
+@pytest.mark.parametrize("removal", ["uninstall", "disable"])
+def test_a_run_going_on_while_its_job_is_removed_writes_no_file_again(
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path, removal: str) -> None:
+    # The run started by its scheduler (the installed job file) outlives the apply that
+    # removed its file: as it ends it must not put it back, for no apply would take it.
+    import subprocess
+    import time
+
+    metrics, go = tmp_path / "node-exporter", tmp_path / "go"
+    prom = installed_and_run(tmp_path, metrics)
+    waits = JOBS.replace('command = "true"\nschedule = "@hourly"',
+                         f'command = "while [ ! -e {go} ]; do sleep 0.05; done"\n'
+                         'schedule = "@hourly"', 1)
+    write_config(tmp_path / "jobs.toml", waits.format(metrics=metrics, more=""))
+    ok(tmp_path, "apply")
+    job_file = next(home.rglob("m.sh"))
+    started = home / ".local/state/schedgen/logs/m/runs"
+    before = len(list(started.iterdir()))
+    run = subprocess.Popen(["bash", str(job_file)], env=dict(os.environ),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(400):  # until the run has begun
+            if len(list(started.iterdir())) > before or run.poll() is not None:
+                break
+            time.sleep(0.05)
+        if removal == "uninstall":
+            ok(tmp_path, "uninstall")
+        else:
+            write_config(tmp_path / "jobs.toml",
+                         waits.format(metrics=metrics, more="enabled = false\n"))
+            ok(tmp_path, "apply")
+        assert not prom.exists() and not job_file.exists()
+    finally:
+        go.touch()
+        _, err = run.communicate(timeout=30)
+    assert run.returncode == 0, err
+    assert not prom.exists()
+    assert len(list(started.iterdir())) == before + 1  # its run is recorded all the same

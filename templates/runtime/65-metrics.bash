@@ -68,7 +68,9 @@ sg_metrics_end() {
     IFS=' ' read -r -n 32 busy x 2>/dev/null <"$sg_log_dir/.metrics-busy"
     case $busy in ''|0?*|*[!0-9]*|???????????????????*) busy=0 ;; esac
   fi
-  sg_metrics_write "$ok" "$fl" "$to" "$it" "$ls" "$lo" "$lf" "$ld" "$lc" "$busy"
+  # Its job gone while it ran: apply removed its file for good (plan/metrics_exports.py).
+  [ ! -e "$sg_self" ] ||
+    sg_metrics_write "$ok" "$fl" "$to" "$it" "$ls" "$lo" "$lf" "$ld" "$lc" "$busy"
   [ -n "$sg_lock_name" ] || exec 6>&-
 }
 
