@@ -315,3 +315,30 @@ def test_a_run_going_on_while_its_job_is_removed_writes_no_file_again(
     assert run.returncode == 0, err
     assert not prom.exists()
     assert len(list(started.iterdir())) == before + 1  # its run is recorded all the same
+
+
+def test_diff_lists_the_files_apply_would_delete_and_deletes_none(
+        fake_crontab: FakeCrontab, tmp_path: Path) -> None:
+    metrics = tmp_path / "node-exporter"
+    prom = installed_and_run(tmp_path, metrics)
+    assert "metrics file" not in schedgen("diff", cwd=tmp_path).stdout  # in sync
+    config(tmp_path, metrics, "enabled = false\n")
+    line = f"- delete metrics file {prom} (job m no longer writes it)\n"
+    for args in ((), ("--stat",)):
+        r = schedgen("diff", *args, cwd=tmp_path)
+        assert r.returncode == 1 and line in r.stdout, r.stdout + r.stderr
+    r = schedgen("diff", "--json", cwd=tmp_path)
+    assert json.loads(r.stdout)["metrics_files"] == [line[len("- delete "):-1]]
+    assert prom.exists()
+    assert line[len("- delete "):-1] in ok(tmp_path, "apply")  # what diff said, apply did
+    assert not prom.exists()
+
+
+def test_diff_lists_the_old_folders_file_when_metrics_dir_moves(
+        fake_crontab: FakeCrontab, tmp_path: Path) -> None:
+    prom = installed_and_run(tmp_path, tmp_path / "old")
+    config(tmp_path, tmp_path / "new")
+    assert f"- delete metrics file {prom} (job m no longer writes it)\n" in schedgen(
+        "diff", cwd=tmp_path).stdout
+    config(tmp_path, tmp_path / "old", "description = 'only this changed'\n")
+    assert "metrics file" not in schedgen("diff", cwd=tmp_path).stdout

@@ -12,6 +12,7 @@ from schedgen.config.model import Config, Skipped
 from schedgen.config.select import is_elsewhere, load_here
 from schedgen.machine import ownership as state
 from schedgen.plan import changes as p
+from schedgen.plan import metrics_exports
 from schedgen.plan import review as rv
 from schedgen.plan.build import build
 from schedgen.plan.mask import masker
@@ -31,7 +32,8 @@ def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
         record = state.load(part.namespace)
         plan = build(part, record, all_targets(), selected=targets, prune=prune, force=force,
                      review=True)
-        return build_review(part, plan, rv.review(part, record, plan), record)
+        return build_review(part, plan, rv.review(part, record, plan), record)._replace(
+            metrics=tuple(metrics_exports.would_remove(part, plan, record)))
 
     parts = scopes.each(config, found, one)
     if len(parts) == 1:
@@ -46,7 +48,8 @@ def review_diff(config_path: Path, targets: tuple[str, ...] | None = None, *,
     return parts[0]._replace(plan=merged([r.plan for r in parts]),
                              jobs=tuple(j for r in parts for j in r.jobs), mask=mask,
                              selected=tuple(j.name for j in config.jobs),
-                             by_host=any(r.by_host for r in parts))
+                             by_host=any(r.by_host for r in parts),
+                             metrics=tuple(m for r in parts for m in r.metrics))
 
 
 class Review(NamedTuple):
@@ -58,6 +61,7 @@ class Review(NamedTuple):
     elsewhere: bool = False  # that host is not this machine (--host)
     selected: tuple[str, ...] = ()  # the jobs for that host
     by_host: bool = False  # some job of the file has `hosts`
+    metrics: tuple[str, ...] = ()  # the metrics files apply would remove (metrics_exports)
 
 
 def build_review(config: Config, plan: p.Plan, jobs: list[rv.JobReview],

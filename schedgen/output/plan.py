@@ -65,9 +65,10 @@ def created_line(c: p.Change) -> str:
     return f"+ new {what(c)} {short(c.where)} ({', '.join(about)})"
 
 
-def diff_text(plan: p.Plan, color: bool, full: bool = True) -> str:
+def diff_text(plan: p.Plan, color: bool, full: bool = True, also: tuple[str, ...] = ()) -> str:
     """`full`: new files in whole; else one line each (the crontab block, spliced into the
-    user's own table, always in whole)."""
+    user's own table, always in whole). `also`: what apply would delete besides the plan's
+    files (metrics files of jobs gone), one line each."""
     out: list[str] = []
 
     def paint(text: str, fg: str | None = None, bold: bool = False) -> str:
@@ -102,6 +103,7 @@ def diff_text(plan: p.Plan, color: bool, full: bool = True) -> str:
         if extra:  # the target's own view of the change (a cluster's dry run)
             title, body = extra
             out.append(paint(title, bold=True) + "\n" + body.rstrip("\n") + "\n")
+    out.extend(paint(f"- delete {what}", bold=True) + "\n" for what in also)
     for w in plan.warnings:
         out.append(paint(f"warning: {w}", fg="yellow") + "\n")
     for _, w in plan.unknown:

@@ -57,12 +57,13 @@ def stat_text(r: Review) -> str:
                 elif line.startswith("-") and not line.startswith("---"):
                     minus += 1
         out.append(f"{report.headline(c)}  (+{plus} -{minus})\n")
+    out.extend(f"- delete {what}\n" for what in r.metrics)
     return "".join(out)
 
 
 def text(r: Review, color: bool, stat: bool = False, full: bool = False) -> str:
     """`full`: new files in whole, not one line each."""
-    files = (report.diff_text(r.plan, color, full) if not stat
+    files = (report.diff_text(r.plan, color, full, r.metrics) if not stat
              else stat_text(r) + _tail(r.plan))
     head = jobs_text(r)
     if head and not r.plan.in_sync:
@@ -84,6 +85,7 @@ def as_json(r: Review, stat: bool = False) -> dict[str, Any]:
         "changes": [{"field": f.field, "old": f.old, "new": f.new, "text": f.text}
                     for f in j.fields],
     } for j in r.jobs]
+    data["metrics_files"] = list(r.metrics)  # apply would delete them: jobs gone
     data["host"] = {"name": r.host, "this_machine": not r.elsewhere, "jobs": list(r.selected),
                     "skipped": [{"job": s.job, "field": s.field, "why": s.why}
                                 for s in r.skipped]}

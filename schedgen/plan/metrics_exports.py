@@ -17,9 +17,14 @@ import pwd
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schedgen.config import metrics_names as metrics
+
+if TYPE_CHECKING:
+    from schedgen.config.model import Config
+    from schedgen.machine.ownership import Record
+    from schedgen.plan.changes import Plan
 
 _HEAD = 65536  # bytes read to find the job's labels: the file is a few kB
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -45,6 +50,21 @@ def stale(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
 def _scope(kept: Mapping[str, Any]) -> Any:
     # Settings kept before jobs had a scope have none: they were the user's.
     return kept.get("scope", "user")
+
+
+def would_remove(config: Config, plan: Plan, record: Record) -> list[str]:
+    """What `apply` would remove (diff's view): nothing to work out for a plan in sync or
+    a record that kept no metrics_dir, the usual case."""
+    from schedgen.plan import review
+
+    kept = record.settings or {}
+    if plan.in_sync or not any(isinstance(s, Mapping) and s.get("metrics_dir")
+                               for s in kept.values()):
+        return []
+    out: list[str] = []
+    remove(record.namespace, kept, review.settings_after(config, plan, record),
+           lambda _verb, what: out.append(what), lambda _w: None, dry_run=True)
+    return out
 
 
 def remove(namespace: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,

@@ -135,6 +135,26 @@ def remember(config: Config, plan: p.Plan, record: Record) -> None:
     record.settings = settings_
 
 
+def settings_after(config: Config, plan: p.Plan, record: Record) -> dict[str, Any] | None:
+    """The settings `apply` would keep had each step of the plan gone through (a deferred
+    one does not): what `diff` tells the metrics files apply would remove from."""
+    from schedgen.machine.record_format import Installed
+
+    after = Record(record.namespace, dict(record.entries), record.config, record.extra,
+                   None if record.settings is None else dict(record.settings))
+    for c in plan.changes:
+        if c.deferred:
+            continue
+        if c.action in (p.CREATE, p.UPDATE) and c.after is not None:
+            after.set(Installed(kind=c.kind, path=str(c.path) if c.path is not None else None,
+                                sha256=p.digest(c.after), job=c.job, jobs=c.jobs,
+                                targets=c.targets, mode=c.mode, source=c.source))
+        elif c.action in (p.DELETE, p.FORGET, p.DISOWN):
+            after.drop(c.key)
+    remember(config, plan, after)
+    return after.settings
+
+
 def _proven(c: p.Change, record: Record) -> bool:
     """Found unchanged by its source digest (targets/base.py), which names the job's
     settings in full: the apply that recorded it kept these settings too."""
