@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schedgen.config import metrics_names as metrics
+from schedgen.plan import review
 
 if TYPE_CHECKING:
     from schedgen.config.model import Config
@@ -55,8 +56,6 @@ def _scope(kept: Mapping[str, Any]) -> Any:
 def would_remove(config: Config, plan: Plan, record: Record) -> list[str]:
     """What `apply` would remove (diff's view): nothing to work out for a plan in sync or
     a record that kept no metrics_dir, the usual case."""
-    from schedgen.plan import review
-
     kept = record.settings or {}
     if plan.in_sync or not any(isinstance(s, Mapping) and s.get("metrics_dir")
                                for s in kept.values()):

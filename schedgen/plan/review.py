@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from schedgen.config.model import Config, Job
 from schedgen.machine.ownership import Record
+from schedgen.machine.record_format import Installed
 from schedgen.plan import changes as p
 from schedgen.schedule.describe import describe_entries
 from schedgen.schedule.expressions import parse_schedule
@@ -138,8 +139,6 @@ def remember(config: Config, plan: p.Plan, record: Record) -> None:
 def settings_after(config: Config, plan: p.Plan, record: Record) -> dict[str, Any] | None:
     """The settings `apply` would keep had each step of the plan gone through (a deferred
     one does not): what `diff` tells the metrics files apply would remove from."""
-    from schedgen.machine.record_format import Installed
-
     after = Record(record.namespace, dict(record.entries), record.config, record.extra,
                    None if record.settings is None else dict(record.settings))
     for c in plan.changes:
