@@ -113,3 +113,20 @@ def _run(argv: list[str], w: Wrapped, cwd: Path | None = None,
          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, env=w.env(env), cwd=cwd, capture_output=True, text=True,
                           timeout=60)
+
+
+@pytest.mark.parametrize("how", ["stdin", "-c"])
+def test_a_standalone_job_file_read_from_stdin_writes_its_metrics_file(
+        tmp_path: Path, how: str) -> None:
+    # (`ssh host bash -s < job.sh`): $0 is then the shell, not the job file; the check
+    # that the job file is still there (a job removed while it ran) had found no file and
+    # left the metrics file unwritten, silently, on every run.
+    metrics = tmp_path / "node-exporter"
+    w = make_job(tmp_path, command=["true"], metrics_dir=str(metrics))
+    alone = wrapper(w.job, w.config, standalone=True)
+    argv = ["bash", "-s"] if how == "stdin" else ["bash", "-c", alone]  # bash from PATH
+    r = subprocess.run(argv, executable=wrapper_kit.BASH, input=alone if how == "stdin" else None,
+                       env=w.env(), cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert [m["outcome"] for m in w.manifests()] == ["ok"]
+    assert 'job="job"' in (metrics / "schedgen_default_job.prom").read_text()

@@ -69,8 +69,9 @@ sg_metrics_end() {
     case $busy in ''|0?*|*[!0-9]*|???????????????????*) busy=0 ;; esac
   fi
   # Its job gone while it ran: apply removed its file for good (plan/metrics_exports.py).
-  [ ! -e "$sg_self" ] ||
+  if [ -z "$sg_self" ] || [ -e "$sg_self" ]; then
     sg_metrics_write "$ok" "$fl" "$to" "$it" "$ls" "$lo" "$lf" "$ld" "$lc" "$busy"
+  fi
   [ -n "$sg_lock_name" ] || exec 6>&-
 }
 
