@@ -38,7 +38,7 @@ def diff(echo: Echo, config: str | None = None, target: list[str] | None = None,
         echo(json.dumps(review.as_json(r, stat), indent=2))
     else:
         echo(review.text(r, report.use_color(sys.stdout), stat, full), nl=False)
-    return EXIT_OK if r.plan.in_sync else EXIT_CHANGES
+    return EXIT_OK if r.in_sync else EXIT_CHANGES
 
 
 def apply(echo: Echo, config: str | None = None, target: list[str] | None = None,

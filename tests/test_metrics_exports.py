@@ -342,3 +342,29 @@ def test_diff_lists_the_old_folders_file_when_metrics_dir_moves(
         "diff", cwd=tmp_path).stdout
     config(tmp_path, tmp_path / "old", "description = 'only this changed'\n")
     assert "metrics file" not in schedgen("diff", cwd=tmp_path).stdout
+
+
+def test_diff_lists_the_file_when_the_jobs_files_were_already_removed_by_hand(
+        fake_crontab: FakeCrontab, tmp_path: Path, home: Path) -> None:
+    # Its files gone by hand (crontab -r, the job file deleted), then disabled: the plan
+    # only forgets them, which is "in sync", but apply still deletes the metrics file.
+    metrics = tmp_path / "node-exporter"
+    one = "[jobs.m]\ncommand = \"true\"\nschedule = \"@hourly\"\ntargets = [\"cron\"]\n" \
+          f"metrics_dir = \"{metrics}\"\n"
+    write_config(tmp_path / "jobs.toml", one)
+    ok(tmp_path, "apply")
+    ok(tmp_path, "run", "m")
+    prom = metrics / "schedgen_default_m.prom"
+    assert prom.exists()
+    fake_crontab.set(None)
+    for f in next(home.rglob("m.sh")).parent.iterdir():
+        f.unlink()
+    write_config(tmp_path / "jobs.toml", one + "enabled = false\n")
+    said = f"metrics file {prom} (job m no longer writes it)"
+    for args in ((), ("--stat",)):
+        r = schedgen("diff", *args, cwd=tmp_path)
+        assert f"- delete {said}\n" in r.stdout, r.stdout + r.stderr
+        assert r.returncode == 1 and "changes pending" in r.stdout, r.stdout  # apply deletes
+    data = json.loads(schedgen("diff", "--json", cwd=tmp_path).stdout)
+    assert data["metrics_files"] == [said] and data["in_sync"] is False
+    assert said in ok(tmp_path, "apply") and not prom.exists()  # what apply does

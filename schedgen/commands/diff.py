@@ -63,6 +63,11 @@ class Review(NamedTuple):
     by_host: bool = False  # some job of the file has `hosts`
     metrics: tuple[str, ...] = ()  # the metrics files apply would remove (metrics_exports)
 
+    @property
+    def in_sync(self) -> bool:
+        """Nothing for apply to do: no file of the plan, no metrics file to delete."""
+        return self.plan.in_sync and not self.metrics
+
 
 def build_review(config: Config, plan: p.Plan, jobs: list[rv.JobReview],
                  record: state.Record | None = None) -> Review:

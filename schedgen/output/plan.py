@@ -108,7 +108,7 @@ def diff_text(plan: p.Plan, color: bool, full: bool = True, also: tuple[str, ...
         out.append(paint(f"warning: {w}", fg="yellow") + "\n")
     for _, w in plan.unknown:
         out.append(paint(f"unknown: {w}", fg="yellow") + "\n")
-    state = "in sync" if plan.in_sync else "changes pending"
+    state = "in sync" if plan.in_sync and not also else "changes pending"
     out.append(f"namespace {plan.namespace}: {state}: {plan.summary()}\n")
     return "".join(out)
 

@@ -64,17 +64,17 @@ def stat_text(r: Review) -> str:
 def text(r: Review, color: bool, stat: bool = False, full: bool = False) -> str:
     """`full`: new files in whole, not one line each."""
     files = (report.diff_text(r.plan, color, full, r.metrics) if not stat
-             else stat_text(r) + _tail(r.plan))
+             else stat_text(r) + _tail(r.plan, r.in_sync))
     head = jobs_text(r)
-    if head and not r.plan.in_sync:
+    if head and not r.in_sync:
         head += "files:\n"
     return r.mask(host_text(r) + head + files)
 
 
-def _tail(plan: p.Plan) -> str:
+def _tail(plan: p.Plan, in_sync: bool) -> str:
     warnings = "".join(f"warning: {w}\n" for w in plan.warnings)
     warnings += "".join(f"unknown: {w}\n" for _, w in plan.unknown)
-    state = "in sync" if plan.in_sync else "changes pending"
+    state = "in sync" if in_sync else "changes pending"
     return f"{warnings}namespace {plan.namespace}: {state}: {plan.summary()}\n"
 
 
@@ -86,6 +86,7 @@ def as_json(r: Review, stat: bool = False) -> dict[str, Any]:
                     for f in j.fields],
     } for j in r.jobs]
     data["metrics_files"] = list(r.metrics)  # apply would delete them: jobs gone
+    data["in_sync"] = r.in_sync
     data["host"] = {"name": r.host, "this_machine": not r.elsewhere, "jobs": list(r.selected),
                     "skipped": [{"job": s.job, "field": s.field, "why": s.why}
                                 for s in r.skipped]}

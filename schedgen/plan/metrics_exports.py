@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedgen.config import metrics_names as metrics
 from schedgen.plan import review
+from schedgen.plan.changes import UNCHANGED
 
 if TYPE_CHECKING:
     from schedgen.config.model import Config
@@ -54,10 +55,11 @@ def _scope(kept: Mapping[str, Any]) -> Any:
 
 
 def would_remove(config: Config, plan: Plan, record: Record) -> list[str]:
-    """What `apply` would remove (diff's view): nothing to work out for a plan in sync or
-    a record that kept no metrics_dir, the usual case."""
+    """What `apply` would remove (diff's view): nothing to work out for a plan that changes
+    nothing or a record that kept no metrics_dir, the usual case. (A plan only forgetting
+    files already gone is in sync, yet apply forgets their jobs' settings too.)"""
     kept = record.settings or {}
-    if plan.in_sync or not any(isinstance(s, Mapping) and s.get("metrics_dir")
+    if all(c.action == UNCHANGED for c in plan.changes) or not any(isinstance(s, Mapping) and s.get("metrics_dir")
                                for s in kept.values()):
         return []
     out: list[str] = []
