@@ -193,6 +193,21 @@ def fresh_ext4(image: Path, at: Path) -> Path | None:
     return at
 
 
+def unmount(at: Path) -> bool:
+    """`at` unmounted: a short busy spell waited out (a run cron started in the user's
+    HOME, a step ^C left ending), else detached lazily (its loop device goes with its
+    last user). False: still mounted. A mount left busy had been left for good, and the
+    temp folder's removal then emptied the file system under it."""
+    for _ in range(20):
+        if not os.path.ismount(at):
+            return True
+        if subprocess.run(["umount", str(at)], capture_output=True).returncode == 0:
+            return True
+        time.sleep(0.25)
+    subprocess.run(["umount", "--lazy", str(at)], capture_output=True)
+    return not os.path.ismount(at)
+
+
 def install_site(tmp: Path, src: Path, name: str) -> Path:
     """schedgen as a user installs it (not editable: an import hook would be timed too)."""
     site = tmp / name
@@ -499,9 +514,11 @@ def main() -> None:
     finally:
         if user is not None:
             user.remove()
-        if mounted is not None:
-            subprocess.run(["umount", str(mounted)], check=False)
-        shutil.rmtree(tmp, ignore_errors=True)
+        # Looked for, not only when fresh_ext4 returned: a ^C may come right after mount.
+        if not unmount(tmp / "home"):
+            report(f"could not unmount {tmp / 'home'}: unmount it, then remove {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
