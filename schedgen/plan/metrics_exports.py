@@ -59,8 +59,8 @@ def would_remove(config: Config, plan: Plan, record: Record) -> list[str]:
     nothing or a record that kept no metrics_dir, the usual case. (A plan only forgetting
     files already gone is in sync, yet apply forgets their jobs' settings too.)"""
     kept = record.settings or {}
-    if all(c.action == UNCHANGED for c in plan.changes) or not any(isinstance(s, Mapping) and s.get("metrics_dir")
-                               for s in kept.values()):
+    if (all(c.action == UNCHANGED for c in plan.changes)
+            or not any(isinstance(s, Mapping) and s.get("metrics_dir") for s in kept.values())):
         return []
     out: list[str] = []
     remove(record.namespace, kept, review.settings_after(config, plan, record),

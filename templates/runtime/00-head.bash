@@ -83,8 +83,10 @@ sg_init() {
   # meanwhile (uninstalled, disabled, pruned) writes no metrics file again (sg_metrics_end).
   # None when $0 names no file (a standalone file read from stdin or -c): always written.
   sg_self=''
-  [ -z "$sg_metrics_file" ] || case $0 in /*) sg_self=$0 ;; *) sg_self=$PWD/$0 ;; esac
-  [ -f "$sg_self" ] || sg_self=''
+  if [ -n "$sg_metrics_file" ]; then
+    case $0 in /*) sg_self=$0 ;; *) sg_self=$PWD/$0 ;; esac
+    [ -f "$sg_self" ] || sg_self=''
+  fi
   # Notify (notify.sh): on when the job file set notify settings and this is no smoke run.
   sg_nfy=0 sg_nfy_started=0 sg_nfy_dir='' sg_nfy_item='' sg_nfy_rdir='' sg_nfy_rid=''
   # A plain job's try n of m, set by the runtime for its retries (none from outside).
