@@ -368,3 +368,21 @@ def test_diff_lists_the_file_when_the_jobs_files_were_already_removed_by_hand(
     data = json.loads(schedgen("diff", "--json", cwd=tmp_path).stdout)
     assert data["metrics_files"] == [said] and data["in_sync"] is False
     assert said in ok(tmp_path, "apply") and not prom.exists()  # what apply does
+
+
+def test_a_run_of_a_job_not_installed_here_leaves_no_file(fake_crontab: FakeCrontab,
+                                                          tmp_path: Path, home: Path) -> None:
+    # `schedgen run` of a job never applied, or disabled: no apply would take its file away.
+    metrics = tmp_path / "node-exporter"
+    config(tmp_path, metrics)
+    r = schedgen("run", "m", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "m is not installed here; this run writes no metrics file" in r.stderr
+    assert not (metrics / "schedgen_default_m.prom").exists()
+    assert list((home / ".local/state/schedgen/logs/m/runs").iterdir())  # it ran
+    prom = installed_and_run(tmp_path, metrics)  # installed: it writes
+    config(tmp_path, metrics, "enabled = false\n")
+    ok(tmp_path, "apply")
+    assert not prom.exists()
+    assert schedgen("run", "m", cwd=tmp_path).returncode == 0
+    assert not prom.exists()

@@ -55,6 +55,11 @@ def run(config_path: Path, job_name: str, smoke: bool = False, quiet_stdout: boo
     if not job.enabled:
         print(f"schedgen: note: {job.name} is disabled (enabled = false); running it anyway",
               file=sys.stderr)
+    if job.metrics_dir is not None and not job.wrapper_path.exists():
+        # Not installed here: no apply would ever take its metrics file away again.
+        print(f"schedgen: note: {job.name} is not installed here; this run writes no "
+              "metrics file (schedgen apply installs it)", file=sys.stderr)
+        job = job._replace(metrics_dir=None)
     text: str | None = wrapper(job, config)
     # In place only if the runtime (and the notify part it reads) beside it are the
     # current ones too; else standalone.
