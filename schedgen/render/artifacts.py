@@ -146,6 +146,13 @@ def _words(folder: Path) -> None:
 
 
 @cache
+def _words_beside(folder: Path) -> None:
+    """_words of the folder above: asked per render, where a Path's parent made per job
+    file (and hashed anew) cost more than the cache lookup it guards."""
+    _words(folder.parent)
+
+
+@cache
 def _source(name: str) -> str:
     return shipped.text(name)
 
@@ -174,7 +181,7 @@ def render_template(name: str, filters: compiled.Filters | None = None, /,
             _RUNNERS[at] = compiled.load(folder, name, _key(name))
         fast = _RUNNERS[at]
         if fast is not None:
-            _words(folder.parent)
+            _words_beside(folder)
             try:
                 return fast(values, every)
             except compiled.Unsupported:

@@ -78,6 +78,13 @@ class _Context:
         return obj(*args, **kwargs)
 
 
+def _is_string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+_TESTS: Filters = {"string": _is_string}  # read only: one for every render
+
+
 class _Env:
     """jinja2.Environment's part the code uses: filters, tests, attribute lookup."""
 
@@ -85,7 +92,7 @@ class _Env:
 
     def __init__(self, filters: Filters) -> None:
         self.filters = filters
-        self.tests: Filters = {"string": lambda v: isinstance(v, str)}
+        self.tests = _TESTS
 
     @staticmethod
     def undefined(*_a: Any, **_k: Any) -> Any:
