@@ -49,9 +49,10 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
+        # Its fields in order, as _asdict() has them, without building that dict first.
+        return {k: v if type(v) in _AS_IS else _plain(v) for k, v in zip(value._fields, value)}
     if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
+        return [v if type(v) in _AS_IS else _plain(v) for v in value]
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)  # e.g. a time zone object: its name
@@ -65,10 +66,11 @@ def settings(job: Job) -> dict[str, Any]:
     """A job's settings in jobs.toml terms, every field the model has (so fields added
     later, like a time zone, are compared too); env values only as digests."""
     out: dict[str, Any] = {}
-    for name, value in job._asdict().items():
-        if name == "name":
-            continue
-        if name == "schedule":
+    for name, value in zip(job._fields, job):  # as _asdict() has them, without its dict
+        if type(value) in _AS_IS:  # most fields: no call (apply keeps every job's)
+            if name != "name":
+                out[name] = value
+        elif name == "schedule":
             out[name] = [e.text for e in value]
         elif name == "env":
             out[name] = {k: env_digest(v) for k, v in value}
