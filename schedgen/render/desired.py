@@ -19,6 +19,9 @@ def desired(config: Config, targets: tuple[str, ...] | None = None,
     out: list[artifacts.Artifact] = []
     wrapped: set[str] = set()
     runtimes: dict[Path, artifacts.Artifact] = {}
+    # Per wrapper_dir, its runtime's path (most jobs share one folder: a Path made per job
+    # was most of this loop's own time).
+    runtime_at: dict[Path, Path] = {}
     for name in registry.names():
         # A target's code is loaded only when a job names it (start-up time).
         if name not in wanted or not any(name in j.targets for j in config.jobs):
@@ -30,25 +33,29 @@ def desired(config: Config, targets: tuple[str, ...] | None = None,
             if job.name in wrapped:
                 continue
             wrapped.add(job.name)
-            rt = artifacts.runtime_path(job, config)
-            if rt not in runtimes and not standalone:
-                runtimes[rt] = artifacts.Artifact("runtime", None, f"wrappers/{rt.name}", rt,
-                                                  artifacts.runtime_text, 0o644,
-                                                  source.of("runtime", rt, config, ()))
-            nf = artifacts.notify_path(job, config)
-            if (nf not in runtimes and not standalone
-                    and artifacts.notify_settings(job) is not None):
-                runtimes[nf] = artifacts.Artifact("runtime", None, f"wrappers/{nf.name}", nf,
-                                                  artifacts.notify_text, 0o644,
-                                                  source.of("runtime", nf, config, ()))
+            if not standalone:
+                rt = runtime_at.get(job.wrapper_dir)
+                if rt is None:
+                    rt = runtime_at[job.wrapper_dir] = artifacts.runtime_path(job, config)
+                if rt not in runtimes:
+                    runtimes[rt] = artifacts.Artifact("runtime", None, f"wrappers/{rt.name}",
+                                                      rt, artifacts.runtime_text, 0o644,
+                                                      source.of("runtime", rt, config, ()))
+                if artifacts.notify_settings(job) is not None:
+                    nf = artifacts.notify_path(job, config)
+                    if nf not in runtimes:
+                        runtimes[nf] = artifacts.Artifact(
+                            "runtime", None, f"wrappers/{nf.name}", nf, artifacts.notify_text,
+                            0o644, source.of("runtime", nf, config, ()))
             # 0700: a job file holds the job's env values and its ping URL, which
             # other users of the machine must not read; only its owner runs it. A
             # system job's is root's and run by its user: 0755 (its secrets belong in
             # an env_file that user owns).
+            wp = job.wrapper_path  # a new Path each time it is asked for
             out.append(artifacts.Artifact(
-                "wrapper", job.name, f"wrappers/{job.name}.sh", job.wrapper_path,
+                "wrapper", job.name, f"wrappers/{job.name}.sh", wp,
                 _wrapper(job, config, standalone), 0o755 if job.user else 0o700,
-                None if standalone else source.of("wrapper", job.wrapper_path, config, (job,))))
+                None if standalone else source.of("wrapper", wp, config, (job,))))
         out += target.render(config, jobs)
     return [*runtimes.values(), *out]
 
