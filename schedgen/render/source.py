@@ -69,21 +69,23 @@ def of(kind: str, path: Path | None, config: Config, jobs: tuple[Job, ...]) -> s
     h = sha256(_base(config.namespace, str(config.path)))
     h.update(f"\0{kind}\0{path}\0{len(jobs)}".encode("utf-8", "surrogateescape"))
     for job in jobs:
-        h.update(_text(job))
+        h.update(_job_digest(job))
     return h.hexdigest()
 
 
-# A job's text, per job object (kept with it, so its id is not reused): each job is
-# digested for its job file and again within the crontab block or its units.
-_TEXTS: dict[int, tuple[Job, bytes]] = {}
+# Each job's settings in full, digested once per job object (kept with it, so its id is
+# not reused): a job is digested for its job file and again within the crontab block or
+# its units. The block hashes each job's fixed-size digest, not its whole text again
+# (that was most of the block's digest: 1.4 KB a job).
+_DIGESTS: dict[int, tuple[Job, bytes]] = {}
 
 
-def _text(job: Job) -> bytes:
-    found = _TEXTS.get(id(job))
+def _job_digest(job: Job) -> bytes:
+    found = _DIGESTS.get(id(job))
     if found is not None and found[0] is job:
         return found[1]
-    text = b"\0" + repr(job).encode("utf-8", "surrogateescape")
-    if len(_TEXTS) > 20_000:  # a long-lived process (the test suite): not without end
-        _TEXTS.clear()
-    _TEXTS[id(job)] = (job, text)
-    return text
+    digest = sha256(repr(job).encode("utf-8", "surrogateescape")).digest()
+    if len(_DIGESTS) > 20_000:  # a long-lived process (the test suite): not without end
+        _DIGESTS.clear()
+    _DIGESTS[id(job)] = (job, digest)
+    return digest
