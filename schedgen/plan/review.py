@@ -50,7 +50,8 @@ def _plain(value: Any) -> Any:
         return str(value)
     if hasattr(value, "_asdict"):
         # Its fields in order, as _asdict() has them, without building that dict first.
-        return {k: v if type(v) in _AS_IS else _plain(v) for k, v in zip(value._fields, value)}
+        return {k: v if type(v) in _AS_IS else _plain(v)
+                for k, v in zip(value._fields, value, strict=True)}
     if isinstance(value, tuple | list):
         return [v if type(v) in _AS_IS else _plain(v) for v in value]
     if value is None or isinstance(value, str | int | float | bool):
@@ -66,7 +67,9 @@ def settings(job: Job) -> dict[str, Any]:
     """A job's settings in jobs.toml terms, every field the model has (so fields added
     later, like a time zone, are compared too); env values only as digests."""
     out: dict[str, Any] = {}
-    for name, value in zip(job._fields, job):  # as _asdict() has them, without its dict
+    row: Any = job  # its values, each of its own type
+    # In _asdict()'s order, without building that dict first.
+    for name, value in zip(job._fields, row, strict=True):
         if type(value) in _AS_IS:  # most fields: no call (apply keeps every job's)
             if name != "name":
                 out[name] = value
