@@ -19,15 +19,17 @@ _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
     | getattr(os, "O_CLOEXEC", 0)
 
 
-def stage(path: Path, content: str | bytes, mode: int = 0o644) -> Path:
+def stage(path: Path, content: str | bytes, mode: int = 0o644) -> str:
     """The content in a temp file beside `path` (its name: .<name>.<8 chars>.tmp), not
-    yet flushed nor in place."""
+    yet flushed nor in place. Its path as text: a Path made per staged file (and its
+    parent) was a third of staging's own time."""
     data = content.encode("utf-8") if isinstance(content, str) else content
+    folder, name = os.path.split(path)
     try:
-        fd, tmp = create(path.parent, f".{path.name}.", ".tmp", mode)
+        fd, tmp = _create_in(folder, f".{name}.", ".tmp", mode)
     except FileNotFoundError:  # the folder first (asked only when missing: a mkdir per file
         path.parent.mkdir(parents=True, exist_ok=True)  # was a syscall per job)
-        fd, tmp = create(path.parent, f".{path.name}.", ".tmp", mode)
+        fd, tmp = _create_in(folder, f".{name}.", ".tmp", mode)
     try:
         try:
             _write_all(fd, data)
@@ -43,8 +45,14 @@ def create(folder: Path, prefix: str, suffix: str, mode: int) -> tuple[int, Path
     """A new file of `mode`, open for writing, named prefix + 8 random characters + suffix
     (as tempfile.mkstemp, without the module at start-up, and its mode set on the open
     file rather than by a chmod of its path)."""
+    fd, tmp = _create_in(str(folder), prefix, suffix, mode)
+    return fd, Path(tmp)
+
+
+def _create_in(folder: str, prefix: str, suffix: str, mode: int) -> tuple[int, str]:
+    """create(), in a folder given as text, the file's path as text."""
     for _ in range(100):
-        tmp = folder / f"{prefix}{os.urandom(4).hex()}{suffix}"
+        tmp = os.path.join(folder, f"{prefix}{os.urandom(4).hex()}{suffix}")
         try:
             fd = os.open(tmp, _NEW, mode)
         except FileExistsError:
@@ -75,14 +83,20 @@ def atomic_write(path: Path, content: str | bytes, mode: int = 0o644) -> None:
         raise
 
 
-def put_in_place(staged: dict[Path, Path]) -> None:
+def put_in_place(staged: dict[Path, str]) -> None:
     """Staged files (path -> temp file) made durable and renamed in place: after it
     returns, a crash leaves each path with its new content, whole; before, the old one or
     (where the rename was not yet durable) no file or the new one, never a part."""
     sync_files(staged.values())
     for path, tmp in staged.items():
         os.replace(tmp, path)
-    sync_dirs({path.parent for path in staged})
+    sync_dirs(_folders(staged))
+
+
+def _folders(files: Iterable[str | Path]) -> list[str]:
+    """The folders the files are in, each once, in order (as text: a Path's parent made
+    and hashed per file cost more than the rest of this)."""
+    return list(dict.fromkeys(os.path.dirname(f) or "." for f in files))
 
 
 # Up to this many files, an fsync of each: fewer journal commits than that cost less than
@@ -90,7 +104,7 @@ def put_in_place(staged: dict[Path, Path]) -> None:
 FSYNC_EACH_UP_TO = 4
 
 
-def sync_files(files: Iterable[Path]) -> None:
+def sync_files(files: Iterable[str | Path]) -> None:
     """Their data on disk. Linux, more than a few files: one syncfs(2) per file system
     they are on (one journal commit, not one per file); otherwise, or if syncfs fails, an
     fsync of each."""
@@ -104,7 +118,7 @@ def sync_files(files: Iterable[Path]) -> None:
         _fsync(f)
 
 
-def _fsync(path: Path) -> None:
+def _fsync(path: str | Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -112,7 +126,7 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _syncfs_all(files: list[Path]) -> bool:
+def _syncfs_all(files: list[str | Path]) -> bool:
     """A file is on its folder's file system: each folder is opened (not each file) to
     find which file systems to flush."""
     import ctypes  # only when there is something to flush (start-up time)
@@ -122,7 +136,7 @@ def _syncfs_all(files: list[Path]) -> bool:
     except (OSError, AttributeError):
         return False
     done: set[int] = set()
-    for folder in dict.fromkeys(f.parent for f in files):
+    for folder in _folders(files):
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
             dev = os.fstat(fd).st_dev
@@ -135,7 +149,7 @@ def _syncfs_all(files: list[Path]) -> bool:
     return True
 
 
-def sync_dirs(folders: Iterable[Path]) -> None:
+def sync_dirs(folders: Iterable[str | Path]) -> None:
     """Each folder's entries (the renames into it) on disk."""
     for d in folders:
         try:
@@ -150,7 +164,7 @@ def sync_dirs(folders: Iterable[Path]) -> None:
             os.close(fd)
 
 
-def _unlink(path: Path) -> None:
+def _unlink(path: str | Path) -> None:
     try:
         os.unlink(path)
     except FileNotFoundError:

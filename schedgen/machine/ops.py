@@ -126,6 +126,13 @@ def _decode(data: bytes) -> str:
 _TEMP = re.compile(r"\.(.+)\.[A-Za-z0-9_]{8}\.tmp")
 
 
+def _discard(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+
+
 class Ops:
     """Files written are staged (whole, beside their path) and put in place together by
     `commit`: before any command that changes the machine runs (a crontab, plist or unit
@@ -136,7 +143,7 @@ class Ops:
 
     def __init__(self) -> None:
         self._temps: dict[str, dict[str, list[Path]]] = {}  # per folder: name -> temp files
-        self._staged: dict[Path, Path] = {}  # path -> its new content, not yet in place
+        self._staged: dict[Path, str] = {}  # path -> its new content, not yet in place
 
     def write(self, path: Path, content: str, mode: int) -> None:
         self._sweep(path)
@@ -146,7 +153,7 @@ class Ops:
             raise SystemOpError(f"cannot write {path}: {exc.strerror}") from None
         earlier = self._staged.pop(path, None)  # written twice: the last content counts
         if earlier is not None:
-            earlier.unlink(missing_ok=True)
+            _discard(earlier)
         self._staged[path] = tmp
 
     def commit(self) -> None:
@@ -158,7 +165,7 @@ class Ops:
             put_in_place(staged)
         except OSError as exc:
             for tmp in staged.values():
-                tmp.unlink(missing_ok=True)  # those not renamed yet
+                _discard(tmp)  # those not renamed yet
             where = f" {exc.filename}" if exc.filename else ""
             raise SystemOpError(f"cannot put the files written in place{where}: "
                                 f"{exc.strerror}") from None
