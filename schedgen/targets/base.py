@@ -5,6 +5,7 @@ What a target is (the protocol) and the contexts it works in are in schedgen.pla
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -38,11 +39,14 @@ def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
     """Changes for artifacts that are whole files (wrappers, plists)."""
     out: list[p.Change] = []
     seen: set[str] = set()
+    absent = _Absent()
     for a in wanted:
         assert a.path is not None
         k = key(kind, a.path)
         seen.add(k)
-        before, mode = read_file(a.path)
+        before, mode = (None, None) if absent.holds(a.path) else read_file(a.path)
+        if before is None:
+            absent.found(a.path)
         entry = ctx.record.get(k)
         # In sync when proven so: made from what the installed file was made from, and
         # the file still as written. Then it is not rendered (its content is the file's).
@@ -58,6 +62,35 @@ def plan_files(target: str, kind: str, wanted: list[Artifact], ctx: PlanContext,
             continue
         out.append(unwanted_file(target, entry, ctx))
     return out
+
+
+class _Absent:
+    """Folders found missing while planning: no file in one is there either, so its other
+    files are not opened one by one (a first install tried, and failed, to read every job
+    file). Only a folder stat(2) says does not exist: any other error (no permission, a
+    file in the way) leaves each file to read_file, which reports it."""
+
+    __slots__ = ("_missing", "_asked")
+
+    def __init__(self) -> None:
+        self._missing: set[str] = set()
+        self._asked: set[str] = set()
+
+    def holds(self, path: Path) -> bool:
+        return bool(self._missing) and os.path.dirname(path) in self._missing
+
+    def found(self, path: Path) -> None:
+        """`path` was not there: is its folder?"""
+        folder = os.path.dirname(path)
+        if folder in self._asked:
+            return
+        self._asked.add(folder)
+        try:
+            os.stat(folder)
+        except FileNotFoundError:
+            self._missing.add(folder)
+        except OSError:
+            pass
 
 
 def unchanged_source(a: Artifact, entry: Installed | None, before: str | None) -> bool:
