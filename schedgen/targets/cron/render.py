@@ -17,7 +17,16 @@ def cron_escape(text: str) -> str:
 
 def cron_command(job: Job) -> str:
     """What a crontab line runs for a job; status finds the job's lines by it."""
-    return cron_escape(shlex.quote(str(job.wrapper_path))) + " --cron"
+    return cron_escape(shlex.quote(_wrapper_text(job))) + " --cron"
+
+
+def _wrapper_text(job: Job) -> str:
+    """str(job.wrapper_path) without a Path made per job (per crontab line): the folder's
+    text, a slash and the file's name, where pathlib would join them so too."""
+    folder = str(job.wrapper_dir)
+    if "/" in job.name or folder in (".", "") or folder.endswith("/"):
+        return str(job.wrapper_path)  # pathlib's own joining: the root, ".", a bad name
+    return f"{folder}/{job.name}.sh"
 
 
 def cron_lines(job: Job) -> list[str]:
