@@ -51,18 +51,25 @@ def check(config: Config, problem: Report) -> None:
     if bad:
         problem("config", f"the config's path holds a control character ({bad}); it is written "
                           "into crontab and wrapper comments: move jobs.toml to a plain path")
+    clean: set[str] = set()  # texts found clean: most are shared by every job (folders)
+    sizes: dict[str, int] = {}  # a folder's length in bytes, likewise
     for job in config.jobs:
-        _job(job, problem)
+        _job(job, problem, clean, sizes)
 
 
-def _job(job: Job, problem: Report) -> None:
+def _job(job: Job, problem: Report, clean: set[str] | None = None,
+         sizes: dict[str, int] | None = None) -> None:
     w = f"jobs.{job.name}"
     for field, value in _texts(job):
+        if clean is not None and value in clean:
+            continue
         bad = control(value)
         if bad:
             problem(f"{w}.{field}", f"holds a control character ({bad}); it would be written "
                                     "into a crontab line, a plist or a wrapper")
-    _lengths(job, problem)
+        elif clean is not None:
+            clean.add(value)
+    _lengths(job, problem, {} if sizes is None else sizes)
     if job.queue is not None:
         _queue(job, problem)
 
@@ -96,14 +103,18 @@ def too_long(path: Path) -> str | None:
     return None
 
 
-def _lengths(job: Job, problem: Report) -> None:
+def _lengths(job: Job, problem: Report, sizes: dict[str, int]) -> None:
     w = f"jobs.{job.name}"
     checks = [("wrapper_dir", job.wrapper_dir, f"{job.name}.sh"),
               ("log_root", job.log_root, f"{job.name}/events.jsonl")]
     if job.lock is not None:
         checks.append(("lock_dir", job.lock_dir, f"{job.lock.name}.lock"))
     for field, folder, name in checks:
-        if len(os.fsencode(str(folder))) + 1 + len(os.fsencode(name)) <= NAME_MAX:
+        text = str(folder)
+        size = sizes.get(text)
+        if size is None:
+            size = sizes[text] = len(os.fsencode(text))
+        if size + 1 + len(os.fsencode(name)) <= NAME_MAX:
             continue  # no part of it can be longer: no path made (20,000 jobs import)
         path = folder / name
         long = too_long(path)
