@@ -34,9 +34,11 @@ class WrapperTarget:
         jobs = [c for c in jobs if set(c.targets) & set(ctx.selected) or not c.targets]
         runtimes = plan_files(self.name, "runtime", ctx.artifacts("runtime"), ctx,
                               lambda a: ())
-        # A runtime no job of this config wants goes with the last job file beside it.
-        used = {c.path.parent for c in jobs if c.path is not None and c.action in _STAYS}
-        runtimes = [_unwanted_runtime(c, used) if c.after is None else c for c in runtimes]
+        # A runtime no job of this config wants goes with the last job file beside it
+        # (the job files' folders looked at only then: a Path's parent made per job).
+        if any(c.after is None for c in runtimes):
+            used = {c.path.parent for c in jobs if c.path is not None and c.action in _STAYS}
+            runtimes = [_unwanted_runtime(c, used) if c.after is None else c for c in runtimes]
         return [*runtimes, *jobs]
 
     def apply(self, change: p.Change, ctx: ApplyContext) -> None:
