@@ -481,8 +481,12 @@ def main() -> None:
         user = User(tmp / "home")
         # schedgen installed (above), its dependencies and python-crontab from this Python.
         deps = sysconfig.get_paths()["purelib"]
+        # A cache folder per build: a user has one schedgen. Sharing one, each build found
+        # the other's stored template code and schedule words under a key not its own (the
+        # key names its files), so every first install went through jinja2 again.
         envs = {label: {"HOME": str(user.home), "USER": user.name, "LOGNAME": user.name,
                         "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+                        "XDG_CACHE_HOME": str(user.home / f".cache-{label}"),
                         "PYTHONPATH": f"{site}:{deps}"} for label, site in sites.items()}
         py = user_python(user, envs["schedgen"])
         names = [*sites, "whenever", "python-crontab"]
