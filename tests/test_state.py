@@ -144,3 +144,29 @@ def test_apply_lock_is_one_private_folder_per_user(monkeypatch: pytest.MonkeyPat
     with state.apply_lock():
         st = os.lstat(path.parent)
         assert st.st_uid == os.getuid() and st.st_mode & 0o777 == 0o700
+
+
+
+def test_the_records_lines_are_json_dumps_of_each_value() -> None:
+    # The record's layout encodes with json's C encoder made once (machine/ownership.py):
+    # byte for byte what json.dumps of each value gives, laid out the same way.
+    import json
+
+    from schedgen.machine.ownership import _layout
+
+    values = ["plain", "é ünïcode ✓", "\x00\x1f\x7f\u2028", 'q"uo\\te', "", 0, -7, 2**70,
+              1.5, 1e-300, float("inf"), True, False, None, [1, [2, {"a": None}]],
+              {"k": {"é": [1.25, "x"]}, "": 0}]
+    data = {"format": 1, "list": values, "map": {f"k{i}": v for i, v in enumerate(values)},
+            **{f"top{i}": v for i, v in enumerate(values)}}
+
+    def value(v: object) -> str:  # the layout, by json.dumps value by value
+        if isinstance(v, list) and v:
+            return "[\n" + ",\n".join(f"    {json.dumps(x)}" for x in v) + "\n  ]"
+        if isinstance(v, dict) and v:
+            return "{\n" + ",\n".join(f"    {json.dumps(k)}: {json.dumps(x)}"
+                                      for k, x in v.items()) + "\n  }"
+        return json.dumps(v)
+
+    want = "{\n" + ",\n".join(f"  {json.dumps(k)}: {value(v)}" for k, v in data.items()) + "\n}\n"
+    assert _layout(data) == want

@@ -137,8 +137,14 @@ def _dumps() -> Callable[[Any], str]:
     if make is None:  # a Python without json's C part: json.dumps, as it does it
         return json.dumps
     encoder = json.JSONEncoder()
-    encode = make({}, encoder.default, json.encoder.encode_basestring_ascii, None, ": ", ", ",
-                  False, False, True)
+    try:  # json's own internal call, whose arguments a later Python may change
+        encode = make({}, encoder.default, json.encoder.encode_basestring_ascii, None, ": ",
+                      ", ", False, False, True)
+        probe = {"é\n": [1, 2.5, None, True, "\x00"]}
+        if "".join(encode(probe, 0)) != json.dumps(probe):
+            return json.dumps
+    except (TypeError, ValueError):
+        return json.dumps
 
     def dumps(v: Any) -> str:
         if isinstance(v, str):  # as JSONEncoder.encode: a string directly
