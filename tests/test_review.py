@@ -253,3 +253,36 @@ def test_run_policies_show_in_jobs_toml_terms(cfg: Path, tmp_path: Path) -> None
     [pub] = [j for j in js["jobs"] if j["job"] == "publish"]
     assert pub["policies"] == {"retries": 2, "retry_delay": 60, "backoff": 2.0,
                                "on_busy": "replace", "stop_on_failure": None}
+
+
+def test_a_jobs_settings_are_its_fields_in_plain_form(tmp_path: Path, home: Path) -> None:
+    # review.settings reads a job's fields without _asdict() copies: the same dict as
+    # the plain walk over _asdict() it stands for, on the bundled jobs.toml's varied jobs.
+    from typing import Any
+
+    from schedgen.config.load import load
+    from schedgen.plan import review
+
+    def plain(v: Any) -> Any:
+        if hasattr(v, "_asdict"):
+            return {k: plain(x) for k, x in v._asdict().items()}
+        if isinstance(v, tuple | list):
+            return [plain(x) for x in v]
+        if v is None or isinstance(v, str | int | float | bool):
+            return v
+        return str(v)
+
+    from tests.test_wrapper_portability import _shapes
+    from tests.wrapper_kit import make_job
+
+    jobs = list(load(Path(__file__).resolve().parent.parent / "jobs.toml").jobs)
+    for shape, fields in _shapes(tmp_path).items():  # every shape of job file
+        (tmp_path / shape).mkdir()
+        jobs.append(make_job(tmp_path / shape, shape, **fields).job)
+    assert len(jobs) > 10
+    for job in jobs:
+        want = {k: plain(v) for k, v in job._asdict().items() if k != "name"}
+        want["schedule"] = [e.text for e in job.schedule]
+        want["env"] = {k: review.env_digest(v) for k, v in job.env}
+        review._policies_as_before(want)
+        assert review.settings(job) == want, job.name
