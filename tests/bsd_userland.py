@@ -177,6 +177,8 @@ while [ $# -gt 1 ]; do
     [ -z "$v" ] || printf '%s not overwritten\n' "$to"
     continue
   fi
+  # A test's stand-in for whatever arrives at the target between the look and the rename.
+  [ -z "${BSD_SHIM_RACE-}" ] || sh -c "$BSD_SHIM_RACE" sh "$to"
   if ! "$real" -f -T -- "$src" "$to" 2>/dev/null; then
     if [ -e "$src" ] || [ -L "$src" ]; then
       printf 'mv: rename %s to %s: Permission denied\n' "$src" "$to" >&2
@@ -366,6 +368,8 @@ while getopts ":FLPfhinsvw" o; do
 done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] || usage
+# As mv's: what arrives at the target just before the link (which then finds it there).
+if [ -n "${BSD_SHIM_RACE-}" ] && [ $# -eq 2 ]; then sh -c "$BSD_SHIM_RACE" sh "$2"; fi
 exec "$real" ${g:+-$g} -- "$@"
 """),
 }

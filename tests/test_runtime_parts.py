@@ -164,14 +164,14 @@ def test_the_docs_list_every_part() -> None:
 def test_the_docs_list_every_journal_record_kind_the_runtime_writes() -> None:
     text = runtime_text()
     written = set(re.findall(r"\bsg_jot ([a-z]) ", text))           # the run's own records
-    written |= set(re.findall(r"printf '\\0([a-z])%s/", text))       # sg_move's count record
+    written |= set(re.findall(r"printf '\\0([a-z])%s/", text))       # sg_move's and sg_mv1's records
     written |= set(re.findall(r'"([a-z])\$name"', text))              # sg_journal_keep's rewrite
     [reader] = [body for name, _, body in _functions(text) if name == "sg_journal_read"]
     read = set("".join(re.findall(r"^\s+\[?([a-z]+)\]?[*?]", reader, re.M)))
     doc = DOCS.read_text()
     table = doc[doc.index("### The claim's journal"):doc.index("An item's states")]
     documented = {k[0] for k in re.findall(r"^\| `([a-z])<", table, re.M)}
-    assert written == documented == read == {"k", "x", "s", "d", "f", "c"}
+    assert written == documented == read == {"k", "x", "s", "d", "f", "c", "l"}
 
 
 def test_leaving_the_comments_out_changes_no_function_and_no_value(tmp_path: Path) -> None:

@@ -13,9 +13,9 @@ sg_init_queue() {
   sg_d_run=() sg_d_start=() sg_d_fin=() sg_d_dur=() sg_d_att=() sg_d_epoch=() sg_d_mine=() sg_d_ino=()
   sg_cands=() sg_ci=0 sg_nc=0 sg_pass_claimed=1 sg_count=0
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
-  sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/
+  sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jl=() sg_jclaimed=/ sg_jlseen=/
   sg_d_mtext=()
-  sg_moved='' sg_tn=''
+  sg_moved='' sg_tn='' sg_links='' sg_mvbsd=0   # sg_mvbsd: 1 once mv turned out BSD's (sg_mvn)
   sg_attempts=$sg_processing/.attempts
   sg_qskip=/ sg_qst=0  # items that failed in this run ("/a/b/"), and the last one's status
 }
@@ -341,11 +341,15 @@ sg_release() {
     fi
   done
   [ "$#" -gt 0 ] || return 0
-  LC_ALL=C mv -n -- "$@" "$sg_inbox/" 2>/dev/null
+  # With BSD mv, one at a time: each linked back, journaled first (sg_mv1).
+  if [ "$sg_mvbsd" = 0 ]; then
+    LC_ALL=C mv --no-clobber -- "$@" "$sg_inbox/" 2>/dev/null
+    [ "$?" -ne 64 ] || sg_mvbsd=1
+  fi
   sg_cnt_mine=0 sg_cnt_ino=''
   for f; do
     [ -e "$f" ] || [ -L "$f" ] || continue
-    sg_item_back "$f" "${f##*/}" 0 0 || sg_stuck "${f##*/}"
+    sg_item_back "$f" "${f##*/}" 0 0 "$sg_journal" || sg_stuck "${f##*/}"
   done
 }
 

@@ -89,7 +89,7 @@ sg_flush() {
     set -- "$@" "$sg_claim_dir/${sg_done[$i]}"
     i=$((i + 1))
   done
-  LC_ALL=C mv -n -- "$@" "$sg_processed/" 2>/dev/null
+  sg_mvn "$sg_processed" "$@"
   i=0
   while [ "$i" -lt "$sg_nd" ]; do
     name=${sg_done[$i]}
@@ -175,6 +175,11 @@ sg_move() {
   [ "$2" != "$sg_inbox" ] || inb=1
   dest=$2/$name
   while :; do
+    # Already there: linked, and killed before its old name went (sg_mv1).
+    if [ "$1" -ef "$dest" ] && [ ! -L "$1" ] && [ ! -L "$dest" ]; then
+      rm -f -- "$1" 2>/dev/null
+      [ -e "$1" ] || { sg_moved=$dest; return 0; }
+    fi
     if [ ! -e "$dest" ] && [ ! -L "$dest" ]; then
       if [ "${3:-0}" -gt 0 ]; then
         [ -z "${5-}" ] || printf '\0c%s/%s/\0' "${dest##*/}" "$6" 2>/dev/null >>"$5"
@@ -188,8 +193,7 @@ sg_move() {
         # The count takes the file's modification time: see sg_count_of.
         touch -r "$1" "$sg_attempts/${dest##*/}" 2>/dev/null
       fi
-      mv -n "$1" "$dest" 2>/dev/null
-      [ -e "$1" ] || [ -L "$1" ] || { sg_moved=$dest; return 0; }
+      if sg_mv1 "$1" "$dest" "$inb" "${5-}"; then sg_moved=$dest; return 0; fi
       # Not moved (the name was taken meanwhile): the count is not that file's, unless
       # another run wrote its own there since.
       [ "${3:-0}" -eq 0 ] || sg_count_drop "${dest##*/}" "$4"
@@ -205,6 +209,79 @@ sg_move() {
     sg_tagged "$name" "$tag" "$inb" || return 1
     dest=$2/$sg_tn
   done
+}
+
+# No-replace moves. GNU mv -n asks the kernel not to replace a file (renameat2 with
+# RENAME_NOREPLACE); BSD mv -n looks first and then renames, so a file that arrives in
+# that instant (a producer's new one in the inbox, another run's item of the same name
+# in processed/ or failed/) would be replaced, and lost. So mv is first asked in GNU's
+# words (--no-clobber): BSD mv refuses them with 64 and moves nothing, and from then on
+# the run links each file into place (link(2) never replaces) and removes its old name.
+# Symlinks and folders, which are not linked, and file systems without hard links keep
+# BSD mv -n (docs/wrapper.md).
+
+# sg_mvn DIR SRC...: move each SRC into DIR under its own name unless that is taken
+# there (it then stays where it is). For moves out of a claim to processed/.
+sg_mvn() {
+  local LC_ALL=C d=$1 f
+  shift
+  if [ "$sg_mvbsd" = 0 ]; then
+    mv --no-clobber -- "$@" "$d/" 2>/dev/null
+    [ "$?" -eq 64 ] || return 0
+    sg_mvbsd=1
+  fi
+  set -- "$@" /
+  while [ "$1" != / ]; do
+    f=$1
+    shift
+    if [ -L "$f" ] || [ -d "$f" ]; then mv -n "$f" "$d/" 2>/dev/null; else set -- "$@" "$f"; fi
+  done
+  shift
+  [ "$#" -gt 0 ] || return 0
+  # One ln for them all (it goes on past a name that is taken), then one rm of the old
+  # names of those now there; one not linked with its name still free is on a file
+  # system without hard links, and moves as BSD mv moves it.
+  ln -- "$@" "$d/" 2>/dev/null
+  set -- "$@" /
+  while [ "$1" != / ]; do
+    f=$1
+    shift
+    if [ "$f" -ef "$d/${f##*/}" ]; then
+      set -- "$@" "$f"
+    elif [ -e "$f" ] && [ ! -e "$d/${f##*/}" ] && [ ! -L "$d/${f##*/}" ]; then
+      mv -n "$f" "$d/" 2>/dev/null
+    fi
+  done
+  shift
+  [ "$#" -eq 0 ] || rm -f -- "$@" 2>/dev/null
+}
+
+# sg_mv1 SRC DEST INBOX JOURNAL: move SRC to DEST unless DEST is taken; 0 when it got
+# there. Linked into the inbox (INBOX=1) with a JOURNAL, "l<new>/<name>/<links>" is
+# journaled first: killed between the link and the removal of its old name, the item
+# is in the inbox and still in its claim, and recovery must not give it back a second
+# time (sg_recover). Not journaled (a full disk), it moves as BSD mv moves it.
+sg_mv1() {
+  local LC_ALL=C
+  if [ "$sg_mvbsd" = 0 ]; then
+    mv --no-clobber --no-target-directory -- "$1" "$2" 2>/dev/null
+    if [ "$?" -ne 64 ]; then
+      if [ -e "$1" ] || [ -L "$1" ]; then return 1; fi
+      return 0
+    fi
+    sg_mvbsd=1
+  fi
+  if [ -L "$1" ] || [ -d "$1" ] || [ -d "$2" ] ||
+      { [ "$3" = 1 ] && [ -n "$4" ] && ! { sg_ino "$1"; [ -n "$sg_links" ] &&
+        printf '\0l%s/%s/%s/\0' "${2##*/}" "${1##*/}" "$sg_links" 2>/dev/null >>"$4"; }; }; then
+    mv -n "$1" "$2" 2>/dev/null
+  elif ln -- "$1" "$2" 2>/dev/null; then
+    rm -f -- "$1" 2>/dev/null
+    return 0                  # there; an old name left is a second name, recovery's
+  elif [ -e "$1" ] && [ ! -e "$2" ] && [ ! -L "$2" ]; then
+    mv -n "$1" "$2" 2>/dev/null   # not linked, its name free: no hard links here
+  fi
+  if [ -e "$1" ] || [ -L "$1" ]; then return 1; fi
 }
 
 # sg_tagged NAME TAG INBOX: sets sg_tn to NAME with TAG put in before its extension (the
@@ -233,10 +310,11 @@ sg_tagged() {
 # sg_ino PATH: sets sg_i to what tells PATH's file from another of its name, "INODE/SIZE"
 # ('' if it cannot be told): file systems hand a freed inode out again at once, and a
 # producer may give a new file the old one's time (tar, rsync -t, curl -R). A fork, so it
-# is only asked for an item that has a count, or gets one.
+# is only asked for an item that has a count, or gets one (or is linked: sg_links, its
+# number of links, for sg_mv1).
 sg_ino() {
   local IFS=' ' out
-  sg_i=''
+  sg_i='' sg_links=''
   # Sizes in bytes, whatever the job's environment says (GNU ls scales them by these).
   # -l spelled out: BSD ls implies it from -n only in its default mode (not with
   # COMMAND_MODE=legacy).
@@ -248,7 +326,7 @@ sg_ino() {
   [ "$#" -ge 6 ] || return 0
   case $1 in ''|*[!0-9]*) return 0 ;; esac
   case $6 in ''|*[!0-9]*) return 0 ;; esac
-  sg_i=$1/$6
+  sg_i=$1/$6 sg_links=$3
 }
 
 # sg_count_of PATH NAME: the failed attempts of the file at PATH (named NAME), in

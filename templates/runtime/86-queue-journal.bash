@@ -14,13 +14,14 @@ sg_jot() {
 
 # sg_journal_read FILE: the names its records mark claimed (sg_jclaimed: k, less those
 # struck out since by x), done (sg_jdone) and started or failed (sg_jstarted), as /name/
-# lists, and the counts written for moves (c), as "<count's name>/<item's name>" in
-# sg_jc. A record is "\0<r>/\0": the NUL before it parts it from one cut short before it
+# lists, the counts written for moves (c), as "<count's name>/<item's name>" in
+# sg_jc, and the links begun into the inbox (l), as "<new name>/<item's name>/<links>"
+# in sg_jl. A record is "\0<r>/\0": the NUL before it parts it from one cut short before it
 # (a full disk), and one cut short itself has no "/" at its end, so it is not taken for a
 # record of a shorter name.
 sg_journal_read() {
   local rec
-  sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/
+  sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jl=() sg_jclaimed=/
   while IFS= read -r -d '' rec; do
     case $rec in
       */) rec=${rec%/} ;;
@@ -34,6 +35,7 @@ sg_journal_read() {
       d*) sg_jdone=$sg_jdone${rec#d}/ ;;
       [sf]*) sg_jstarted=$sg_jstarted${rec#?}/ ;;
       c?*/?*) sg_jc[${#sg_jc[@]}]=${rec#c} ;;
+      l?*/?*/[0-9]*) sg_jl[${#sg_jl[@]}]=${rec#l} ;;
     esac
   done 2>/dev/null <"$1"
 }

@@ -32,9 +32,11 @@ sg_recover() {
       [ "$d" = "$sg_claim_new" ] || rmdir "$d" 2>/dev/null
       continue
     fi
-    sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jclaimed=/
+    sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jl=() sg_jclaimed=/
     # No journal: its run died before it made one, so before it claimed anything.
     [ ! -f "$d/.journal" ] || sg_journal_read "$d/.journal"
+    sg_jlseen=/
+    [ "${#sg_jl[@]}" -eq 0 ] || sg_recover_links "$d"
     # Counts its run wrote for moves to the inbox that never came (the item is still
     # here): one under another name goes; one under the item's own name already holds
     # the attempt that failed (so it is not counted again).
@@ -42,6 +44,7 @@ sg_recover() {
     for f in ${sg_jc[@]+"${sg_jc[@]}"}; do
       name=${f#*/} f=${f%%/*}
       [ -e "$d/$name" ] || continue
+      case $sg_jlseen in *"/$name/"*) continue ;; esac
       sg_count_of "$d/$name" "$f"
       if [ "$sg_cnt_mine" = 1 ]; then
         if [ "$f" = "$name" ]; then counted=$counted$name/; else sg_count_drop "$f" "$sg_cnt_ino"; fi
@@ -54,6 +57,7 @@ sg_recover() {
       name=${f##*/}
       sg_item_to=''
       case $name in .claim|.journal|.journal.new) continue ;; esac
+      case $sg_jlseen in *"/$name/"*) continue ;; esac   # sg_recover_links's
       # An item is a name its run journaled as claimed. Anything else its command left
       # beside its item: not an item (the inbox would never claim it, or would take it for
       # a new one); it goes to failed/, to be looked at.
@@ -97,6 +101,46 @@ sg_recover() {
     exec 6<&-
   done
   sg_item_to='' sg_attempt=''
+}
+
+# sg_recover_links CLAIM: items its run was linking back into the inbox when it died
+# (l, sg_mv1). One with a link more than it had then, or that is the file under its new
+# name there, got there: its name here goes. One that has not cannot be told from one
+# that got there and went on (claimed and taken away by its command, or withdrawn by its
+# producer): given back it could run twice, so it goes to failed/, to be looked at
+# (state unsure). Either way sg_recover moves it on no further (sg_jlseen), even when it
+# could not be moved now: the claim stays, with its records, for the next run.
+sg_recover_links() {
+  local d=$1 r name nl new linked=/ seen=/
+  for r in ${sg_jl[@]+"${sg_jl[@]}"}; do
+    new=${r%%/*} r=${r#*/}
+    name=${r%%/*} nl=${r#*/}
+    if [ ! -f "$d/$name" ] || [ -L "$d/$name" ] || ! sg_claimed "$name"; then continue; fi
+    seen=$seen$name/
+    case $linked in *"/$name/"*) continue ;; esac
+    sg_ino "$d/$name"
+    if [ "$d/$name" -ef "$sg_inbox/$new" ] || [ "${sg_links:-0}" -gt "$nl" ]; then
+      linked=$linked$name/
+    fi
+  done
+  sg_jlseen=$seen
+  r=${seen#/}
+  while [ -n "$r" ]; do
+    name=${r%%/*} r=${r#*/}
+    # Its count stays: it is the item's where it went on, and counts of names no longer
+    # anywhere are swept (sg_counts_sweep).
+    sg_count_of "$d/$name" "$name"
+    sg_item_to=''
+    case $linked in
+      *"/$name/"*)
+        rm -f -- "$d/$name" 2>/dev/null
+        [ -e "$d/$name" ] || sg_item_to=inbox
+        sg_recovered "$name" "$d" linked ;;
+      *)
+        ! sg_move "$d/$name" "$sg_failed" || sg_item_to=failed
+        sg_recovered "$name" "$d" unsure ;;
+    esac
+  done
 }
 
 # sg_claimed NAME: 0 if NAME, found in a dead claim, is an item: its journal names it
