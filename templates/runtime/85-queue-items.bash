@@ -175,8 +175,10 @@ sg_move() {
   [ "$2" != "$sg_inbox" ] || inb=1
   dest=$2/$name
   while :; do
-    # Already there: linked, and killed before its old name went (sg_mv1).
-    if [ "$1" -ef "$dest" ] && [ ! -L "$1" ] && [ ! -L "$dest" ]; then
+    # Already there: linked, and killed before its old name went (sg_mv1). Not into the
+    # inbox: a link cut short there is journaled (l, sg_recover_links), and the same file
+    # under its name there is a producer's new delivery of it, to be kept apart, counted.
+    if [ "$inb" = 0 ] && [ "$1" -ef "$dest" ] && [ ! -L "$1" ] && [ ! -L "$dest" ]; then
       rm -f -- "$1" 2>/dev/null
       [ -e "$1" ] || { sg_moved=$dest; return 0; }
     fi

@@ -119,7 +119,9 @@ sg_recover_links() {
     seen=$seen$name/
     case $linked in *"/$name/"*) continue ;; esac
     sg_ino "$d/$name"
-    if [ "$d/$name" -ef "$sg_inbox/$new" ] || [ "${sg_links:-0}" -gt "$nl" ]; then
+    # A link into failed/ is a recovering run's, cut short in the move below: not the inbox's.
+    if [ "$d/$name" -ef "$sg_inbox/$new" ] ||
+        { [ "${sg_links:-0}" -gt "$nl" ] && [ ! "$d/$name" -ef "$sg_failed/$name" ]; }; then
       linked=$linked$name/
     fi
   done
