@@ -85,3 +85,26 @@ def test_a_failed_item_whose_file_the_producer_linked_into_the_inbox_again_keeps
     assert counts == [False, True]
     [fin] = w.events("finish")
     assert fin["item_to"] == "inbox"
+
+
+def test_under_bsd_mv_a_folder_made_under_an_items_name_as_it_goes_back_does_not_swallow_it(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    # A folder of the item's name lands in the inbox after the name was seen free: link(2)
+    # into a folder puts the item inside it (inbox/a.json/a.json), where no run ever claims
+    # it, while its record says inbox/a.json. GNU mv -T refuses; the item must go back
+    # under a new name instead, as a file a run claims.
+    path = _bsd_path(tmp_path_factory, monkeypatch, request)
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    (q / "inbox" / "a.json").write_text("X")
+    w = _queue_job(tmp_path, 'cat "$1" >>"$T/ran"; exit 1', path=path, max_attempts=3)
+    (tmp_path / "mark").touch()
+    race = 'case $1 in */inbox/a.json) [ ! -e "$MARK" ] || { rm -f "$MARK"; mkdir "$1"; } ;; esac'
+    r = w.run(env={"BSD_SHIM_RACE": race, "MARK": str(tmp_path / "mark")})
+    assert r.returncode == 1 and not (tmp_path / "mark").exists()   # it did land
+    assert list((q / "inbox" / "a.json").iterdir()) == []
+    [back] = [n for n in _files(q / "inbox") if n != "a.json"]
+    assert (q / "inbox" / back).read_text() == "X"
+    [fin] = w.events("finish")
+    assert fin["item_to"] == "inbox" and w.manifests()[0]["item_path"] == str(q / "inbox" / back)

@@ -273,13 +273,19 @@ sg_mv1() {
     fi
     sg_mvbsd=1
   fi
-  if [ -L "$1" ] || [ -d "$1" ] || [ -d "$2" ] ||
+  # A folder under its name (mv and ln would put it inside): taken.
+  if [ -d "$2" ]; then return 1; fi
+  if [ -L "$1" ] || [ -d "$1" ] ||
       { [ "$3" = 1 ] && [ -n "$4" ] && ! { sg_ino "$1"; [ -n "$sg_links" ] &&
         printf '\0l%s/%s/%s/\0' "${2##*/}" "${1##*/}" "$sg_links" 2>/dev/null >>"$4"; }; }; then
     mv -n "$1" "$2" 2>/dev/null
   elif ln -- "$1" "$2" 2>/dev/null; then
-    rm -f -- "$1" 2>/dev/null
-    return 0                  # there; an old name left is a second name, recovery's
+    if [ "$1" -ef "$2" ]; then
+      rm -f -- "$1" 2>/dev/null
+      return 0                # there; an old name left is a second name, recovery's
+    fi
+    # Linked into a folder that arrived under its name meanwhile: not there.
+    [ ! "$1" -ef "$2/${1##*/}" ] || rm -f -- "$2/${1##*/}" 2>/dev/null
   elif [ -e "$1" ] && [ ! -e "$2" ] && [ ! -L "$2" ]; then
     mv -n "$1" "$2" 2>/dev/null   # not linked, its name free: no hard links here
   fi
