@@ -3,8 +3,12 @@ and files that already share an item's inode."""
 
 from __future__ import annotations
 
+import collections
 import os
+import random
 import signal
+import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -108,3 +112,81 @@ def test_under_bsd_mv_a_folder_made_under_an_items_name_as_it_goes_back_does_not
     assert (q / "inbox" / back).read_text() == "X"
     [fin] = w.events("finish")
     assert fin["item_to"] == "inbox" and w.manifests()[0]["item_path"] == str(q / "inbox" / back)
+
+
+_CHAOS_CMD = r"""c=$(cat "$1")
+mkdir "$T/run/$c" 2>/dev/null || echo "CONCURRENT $c" >>"$T/log"
+if [ -e "$T/seen/$c" ]; then echo "ok $c" >>"$T/log"; st=0
+else : >"$T/seen/$c"; echo "fail $c" >>"$T/log"; st=1; fi
+sleep 0.05
+rmdir "$T/run/$c"
+exit $st"""
+
+
+@pytest.mark.slow
+def test_under_bsd_mv_workers_killed_at_random_never_run_an_item_twice_nor_lose_one(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    # Producers reuse three names; each file fails once, then succeeds; workers are
+    # SIGKILLed at random (ln slowed, so that kills land between a link and its unlink).
+    # No file may run twice at once, succeed twice, or vanish.
+    bsd = _bsd_path(tmp_path_factory, monkeypatch, request)
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "ln").write_text(f'#!/bin/sh\n"{bsd[0]}/ln" "$@"; st=$?; sleep 0.02; exit $st\n')
+    (shim / "ln").chmod(0o755)
+    q = tmp_path / "q"
+    (q / "inbox").mkdir(parents=True)
+    for d in ("run", "seen"):
+        (tmp_path / d).mkdir()
+    w = _queue_job(tmp_path, _CHAOS_CMD, path=[str(shim), *bsd], max_attempts=5,
+                   stale_after="1s", batch=0)
+    contents = [f"c{i}" for i in range(30)]
+    produced = threading.Event()
+    rng = random.Random(int(os.environ.get("CHAOS_SEED", "0")) or None)
+
+    def produce() -> None:
+        for i, c in enumerate(contents):
+            tmp = tmp_path / f"new-{i}"
+            tmp.write_text(c)
+            while True:
+                try:
+                    os.link(tmp, q / "inbox" / f"n{i % 3}.json")
+                    break
+                except FileExistsError:
+                    time.sleep(0.01)
+            tmp.unlink()
+        produced.set()
+
+    def work() -> None:
+        deadline = time.monotonic() + 90
+        while not produced.is_set() and time.monotonic() < deadline:
+            p = w.popen()
+            try:
+                p.wait(timeout=rng.uniform(0.05, 0.4))
+            except subprocess.TimeoutExpired:
+                os.kill(p.pid, signal.SIGKILL)
+                p.wait()
+            p.communicate()
+
+    threads = [threading.Thread(target=produce)] + [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    # Drain, no kills: past stale_after, every claim is recovered.
+    for _ in range(15):
+        time.sleep(1.1)
+        w.run()
+        if not _files(q / "inbox") and not _files(q / "processing"):
+            break
+    log = (tmp_path / "log").read_text().splitlines()
+    assert [x for x in log if x.startswith("CONCURRENT")] == []
+    ok = collections.Counter(x.split()[1] for x in log if x.startswith("ok "))
+    assert [c for c, n in ok.items() if n > 1] == []
+    assert _files(q / "inbox") == [] and _files(q / "processing") == []
+    processed = collections.Counter((q / "processed" / n).read_text() for n in _files(q / "processed"))
+    failed = {(q / "failed" / n).read_text() for n in _files(q / "failed")}
+    assert [c for c, n in processed.items() if n > 1] == []
+    assert [c for c in contents if c not in processed and c not in failed] == []
+    assert [c for c in processed if ok[c] != 1] == []
