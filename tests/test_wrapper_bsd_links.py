@@ -190,3 +190,30 @@ def test_under_bsd_mv_workers_killed_at_random_never_run_an_item_twice_nor_lose_
     assert [c for c, n in processed.items() if n > 1] == []
     assert [c for c in contents if c not in processed and c not in failed] == []
     assert [c for c in processed if ok[c] != 1] == []
+
+
+def test_under_bsd_mv_a_done_item_linked_under_a_new_name_in_processed_is_not_linked_again(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    # Its name is taken in processed/, so it goes there as a.<run>.json; killed between the
+    # link and the unlink. The recovering run must take it as there (as it does under its
+    # own name), not link it once more as a.<its run>.json: one item, two files in processed/.
+    bsd = _bsd_path(tmp_path_factory, monkeypatch, request)
+    shim = _ln_killer(tmp_path / "shim", bsd)
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    (q / "inbox" / "a.json").write_text("X")
+    (q / "processed").mkdir()
+    (q / "processed" / "a.json").write_text("old")
+    w = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"', path=[str(shim), *bsd], stale_after="1s")
+    mark = tmp_path / "mark"
+    mark.touch()
+    env = {"MARK": str(mark), "KILL_WHEN": "after", "KILL_AT": "*/processed/a.*.json"}
+    assert w.run(env=env).returncode == -signal.SIGKILL
+    assert len(_files(q / "processed")) == 2
+    time.sleep(1.1)
+    assert w.run(env={}).returncode == 0
+    assert _files(q / "processing") == [] and _files(q / "inbox") == []
+    done = sorted((q / "processed" / n).read_text() for n in _files(q / "processed"))
+    assert done == ["X", "old"], _files(q / "processed")
+    assert len((tmp_path / "ran").read_text().splitlines()) == 1
