@@ -15,7 +15,7 @@ sg_init_queue() {
   sg_ahead=() sg_ahead_i=0 sg_ahead_n=0 sg_ahead_s='' sg_ahead_m=1 sg_id_free=''
   sg_jdone=/ sg_jstarted=/ sg_jc=() sg_jl=() sg_jclaimed=/ sg_jlseen=/
   sg_d_mtext=()
-  sg_moved='' sg_tn='' sg_links='' sg_mvbsd=0   # sg_mvbsd: 1 once mv turned out BSD's (sg_mvn)
+  sg_moved='' sg_tn='' sg_links='' sg_mvbsd=0 sg_rcv=0   # sg_mvbsd: 1 once mv turned out BSD's (sg_mvn)
   sg_attempts=$sg_processing/.attempts
   sg_qskip=/ sg_qst=0  # items that failed in this run ("/a/b/"), and the last one's status
 }

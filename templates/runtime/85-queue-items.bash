@@ -171,7 +171,7 @@ sg_item_back() {
 # a move that never came. A count that cannot be written (a full disk) is no move: 1, and
 # the item stays where it is, its attempt still journaled for a later run to count.
 sg_move() {
-  local LC_ALL=C name=${1##*/} dest n=1 k=0 tag inb=0
+  local LC_ALL=C name=${1##*/} dest n=1 k=0 tag inb=0 stem ext g
   [ "$2" != "$sg_inbox" ] || inb=1
   dest=$2/$name
   while :; do
@@ -206,6 +206,18 @@ sg_move() {
     # the same name again, not a new one it does not need.
     [ -e "$dest" ] || [ -L "$dest" ] || continue
     k=$((k + 1))
+    # Recovering a dead run's claim: it may have linked the item here under a name of its
+    # own tag (NAME.<its run>.EXT) and died before the unlink: that is where it is.
+    if [ "$k" -eq 1 ] && [ "$inb" = 0 ] && [ "$sg_rcv" = 1 ] && [ ! -L "$1" ]; then
+      stem=$name ext=''
+      case $name in ?*.*) stem=${name%.*} ext=.${name##*.} ;; esac
+      [ "${#ext}" -le 32 ] || stem=$name ext=''
+      for g in "$2/$stem".*"$ext"; do
+        [ "$1" -ef "$g" ] && [ ! -L "$g" ] || continue
+        rm -f -- "$1" 2>/dev/null
+        [ -e "$1" ] || { sg_moved=$g; return 0; }
+      done
+    fi
     tag=.$sg_run_id
     [ "$k" -eq 1 ] || tag=.$sg_run_id-$k
     sg_tagged "$name" "$tag" "$inb" || return 1

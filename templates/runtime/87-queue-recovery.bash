@@ -8,6 +8,7 @@
 # the inbox as a failed attempt, the ones not started go back as they were.
 sg_recover() {
   local d f name c_epoch c_rest state age counted
+  sg_rcv=1   # sg_move: a dead run's link cut short may be under its own tag
   for d in "$sg_processing"/*/; do
     d=${d%/}
     [ -d "$d" ] || continue
@@ -100,7 +101,7 @@ sg_recover() {
     fi
     exec 6<&-
   done
-  sg_item_to='' sg_attempt=''
+  sg_item_to='' sg_attempt='' sg_rcv=0
 }
 
 # sg_recover_links CLAIM: items its run was linking back into the inbox when it died
