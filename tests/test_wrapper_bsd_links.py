@@ -217,3 +217,29 @@ def test_under_bsd_mv_a_done_item_linked_under_a_new_name_in_processed_is_not_li
     done = sorted((q / "processed" / n).read_text() for n in _files(q / "processed"))
     assert done == ["X", "old"], _files(q / "processed")
     assert len((tmp_path / "ran").read_text().splitlines()) == 1
+
+
+def test_under_bsd_mv_an_item_claimed_from_the_inbox_right_after_its_link_is_not_linked_twice(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    # Another run takes the item from the inbox (a rename) the instant it is linked there,
+    # before the run that linked it looks again: that run must not take it for not there
+    # and link it into the inbox a second time (two runs of one item, at once).
+    bsd = _bsd_path(tmp_path_factory, monkeypatch, request)
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "ln").write_text(
+        "#!/bin/bash\nfor last; do :; done\n"
+        f'"{bsd[0]}/ln" "$@"; st=$?\n'
+        'case $last in */inbox/*) [ ! -e "$MARK" ] || { rm -f "$MARK"; mv "$last" "$T/taken"; } ;; esac\n'
+        'exit "$st"\n')
+    (shim / "ln").chmod(0o755)
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    w = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"; exit 1', path=[str(shim), *bsd], max_attempts=3)
+    (tmp_path / "mark").touch()
+    assert w.run(env={"MARK": str(tmp_path / "mark")}).returncode == 1
+    assert (tmp_path / "taken").exists()
+    assert _files(q / "inbox") == [] and _files(q / "processing") == []
+    [fin] = w.events("finish")
+    assert fin["item_to"] == "inbox"

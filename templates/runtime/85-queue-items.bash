@@ -292,12 +292,14 @@ sg_mv1() {
         printf '\0l%s/%s/%s/\0' "${2##*/}" "${1##*/}" "$sg_links" 2>/dev/null >>"$4"; }; }; then
     mv -n "$1" "$2" 2>/dev/null
   elif ln -- "$1" "$2" 2>/dev/null; then
-    if [ "$1" -ef "$2" ]; then
+    # Linked into a folder that arrived under its name meanwhile: not there. (Not told by
+    # "$1" -ef "$2": another run may have claimed it from there already.)
+    if [ -d "$2" ] && [ ! -L "$2" ] && [ "$1" -ef "$2/${1##*/}" ]; then
+      rm -f -- "$2/${1##*/}" 2>/dev/null
+    else
       rm -f -- "$1" 2>/dev/null
       return 0                # there; an old name left is a second name, recovery's
     fi
-    # Linked into a folder that arrived under its name meanwhile: not there.
-    [ ! "$1" -ef "$2/${1##*/}" ] || rm -f -- "$2/${1##*/}" 2>/dev/null
   elif [ -e "$1" ] && [ ! -e "$2" ] && [ ! -L "$2" ]; then
     mv -n "$1" "$2" 2>/dev/null   # not linked, its name free: no hard links here
   fi
