@@ -213,9 +213,10 @@ sg_move() {
       case $name in ?*.*) stem=${name%.*} ext=.${name##*.} ;; esac
       [ "${#ext}" -le 32 ] || stem=$name ext=''
       for g in "$2/$stem".*"$ext"; do
-        [ "$1" -ef "$g" ] && [ ! -L "$g" ] || continue
-        rm -f -- "$1" 2>/dev/null
-        [ -e "$1" ] || { sg_moved=$g; return 0; }
+        if [ "$1" -ef "$g" ] && [ ! -L "$g" ]; then
+          rm -f -- "$1" 2>/dev/null
+          [ -e "$1" ] || { sg_moved=$g; return 0; }
+        fi
       done
     fi
     tag=.$sg_run_id
