@@ -14,8 +14,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_wrapper_faults import _bsd_path, _files, _queue_job
-from tests.wrapper_kit import SYSTEM_PATH, fill_inbox
+from tests.plugin import macos_userland
+from tests.test_wrapper_faults import _files, _queue_job
+from tests.wrapper_kit import SYSTEM_PATH, Wrapped, attempts_of, fill_inbox
+
+# -- BSD mv -n: a look, then a rename ------------------------------------------------------
+# macOS's mv -n looks whether the target is free and then renames over whatever is there
+# by then: a producer's new file of an item's name, arriving in that instant, was
+# replaced and lost (seen as a missing item under load). A queue run links instead.
+
+def _bsd_path(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+              request: pytest.FixtureRequest) -> list[str]:
+    return [str(macos_userland(tmp_path_factory, monkeypatch, request))]
+
+
+# The producer, as BSD_SHIM_RACE: a new a.json lands in the inbox at the moment the tool
+# moving the item there has looked (mv) or is about to link (ln), once.
+_DROP = 'case $1 in */inbox/a.json) [ ! -e "$MARK" ] || { rm -f "$MARK"; echo new >"$1"; } ;; esac'
 
 
 def _ln_killer(shim: Path, bsd: list[str]) -> Path:
@@ -33,6 +48,76 @@ def _ln_killer(shim: Path, bsd: list[str]) -> Path:
     return shim
 
 
+def _killable(tmp_path: Path, bsd: list[str], script: str, **queue: object) -> tuple[Wrapped, Path]:
+    """A queue job with one item, a.json, whose ln is _ln_killer's; and its queue folder."""
+    shim = _ln_killer(tmp_path / "shim", bsd)
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    return _queue_job(tmp_path, script, path=[str(shim), *bsd], **queue), q
+
+
+def test_under_bsd_mv_a_file_dropped_under_an_items_name_as_it_goes_back_is_kept(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    path = _bsd_path(tmp_path_factory, monkeypatch, request)
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    (q / "inbox" / "a.json").write_text("X")
+    w = _queue_job(tmp_path, 'cat "$1" >>"$T/ran"; exit 1', path=path, max_attempts=3)
+    (tmp_path / "mark").touch()
+    r = w.run(env={"BSD_SHIM_RACE": _DROP, "MARK": str(tmp_path / "mark")})
+    assert r.returncode == 1 and not (tmp_path / "mark").exists()   # it did land
+    inbox = _files(q / "inbox")
+    assert len(inbox) == 2 and (q / "inbox" / "a.json").read_text() == "new\n"
+    [back] = [n for n in inbox if n != "a.json"]
+    assert (q / "inbox" / back).read_text() == "X" and attempts_of(q, back) == "1"
+    assert not (q / "processing" / ".attempts" / "a.json").exists()   # new, no count
+    [fin] = w.events("finish")
+    assert fin["item_to"] == "inbox" and w.manifests()[0]["item_path"] == str(q / "inbox" / back)
+
+
+def test_under_bsd_mv_a_run_killed_between_linking_an_item_back_and_unlinking_it_runs_it_once(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    # The item is in the inbox and still in the dead run's claim: recovery removes the
+    # claim's name (the inbox's is the item), never gives it back a second time.
+    bsd = _bsd_path(tmp_path_factory, monkeypatch, request)
+    w, q = _killable(tmp_path, bsd, 'echo "$1" >>"$T/ran"; exit 1', max_attempts=3, stale_after="1s")
+    (tmp_path / "mark").touch()
+    env = {"MARK": str(tmp_path / "mark"), "KILL_WHEN": "after", "KILL_AT": "*/inbox/*"}
+    assert w.run(env=env).returncode == -signal.SIGKILL
+    [claim] = _files(q / "processing")
+    assert (q / "processing" / claim / "a.json").samefile(q / "inbox" / "a.json")
+    time.sleep(1.1)  # stale_after
+    assert w.run(env=env).returncode == 1                # recovered, then its 2nd attempt
+    [rec] = w.events("recover")
+    assert (rec["item"], rec["state"], rec["item_to"]) == ("a.json", "linked", "inbox")
+    assert len((tmp_path / "ran").read_text().splitlines()) == 2
+    assert _files(q / "inbox") == ["a.json"] and attempts_of(q, "a.json") == "2"
+    assert _files(q / "processing") == [] and _files(q / "failed") == []
+
+
+def test_under_bsd_mv_a_run_killed_before_linking_an_item_back_leaves_it_in_failed(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    # Journaled as on its way, not linked: that cannot be told from an item that got
+    # there and was taken away since, so it is not given back (it could run twice).
+    bsd = _bsd_path(tmp_path_factory, monkeypatch, request)
+    w, q = _killable(tmp_path, bsd, 'echo "$1" >>"$T/ran"; exit 1', max_attempts=3, stale_after="1s")
+    (tmp_path / "mark").touch()
+    env = {"MARK": str(tmp_path / "mark"), "KILL_WHEN": "before", "KILL_AT": "*/inbox/*"}
+    assert w.run(env=env).returncode == -signal.SIGKILL
+    assert _files(q / "inbox") == []
+    time.sleep(1.1)
+    assert w.run(env=env).returncode == 0
+    [rec] = w.events("recover")
+    assert (rec["item"], rec["state"], rec["item_to"]) == ("a.json", "unsure", "failed")
+    assert _files(q / "failed") == ["a.json"] and _files(q / "inbox") == []
+    assert len((tmp_path / "ran").read_text().splitlines()) == 1
+    assert list((q / "processing" / ".attempts").iterdir()) == []   # its count swept
+    assert _files(q / "processing") == []
+
+
 def test_under_bsd_mv_an_unsure_item_whose_move_to_failed_was_cut_short_is_not_said_linked(
         tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
         monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
@@ -41,11 +126,7 @@ def test_under_bsd_mv_an_unsure_item_whose_move_to_failed_was_cut_short_is_not_s
     # one link more than "l" says, but that link is failed/'s, not the inbox's. Run 3 must not
     # record it as gone back to the inbox.
     bsd = _bsd_path(tmp_path_factory, monkeypatch, request)
-    shim = _ln_killer(tmp_path / "shim", bsd)
-    q = tmp_path / "q"
-    fill_inbox(q / "inbox", ["a.json"])
-    w = _queue_job(tmp_path, 'echo "$1" >>"$T/ran"; exit 1', path=[str(shim), *bsd],
-                   max_attempts=3, stale_after="1s")
+    w, q = _killable(tmp_path, bsd, 'echo "$1" >>"$T/ran"; exit 1', max_attempts=3, stale_after="1s")
     mark = tmp_path / "mark"
     mark.touch()
     env = {"MARK": str(mark), "KILL_WHEN": "before", "KILL_AT": "*/inbox/*"}
