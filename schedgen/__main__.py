@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from schedgen.quick import main
+from schedgen.quick import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

@@ -139,3 +139,39 @@ def test_a_reader_that_goes_away_ends_it_with_exit_1_and_no_word(fake_crontab: F
     p.stdout.close()  # before it writes: its first write finds no reader
     _, err = p.communicate(timeout=120)
     assert p.returncode == 1 and err.splitlines() == ["False"], err
+
+
+def _entry(args: list[str], cwd: Path, env: dict[str, str], out: Path) -> tuple[int, str]:
+    """`python -m schedgen ARGS` with stdout a file (block-buffered, unlike a terminal)
+    and something registered to run at exit, which a fast exit never runs."""
+    code = ("import atexit, runpy, sys\n"
+            "atexit.register(lambda: print('torn down', file=sys.stderr))\n"
+            f"sys.argv = ['schedgen', *{args!r}]\n"
+            "runpy.run_module('schedgen', run_name='__main__')\n")
+    with out.open("w") as fh:
+        r = subprocess.run([sys.executable, "-c", code], cwd=cwd, env={**os.environ, **env},
+                           stdout=fh, stderr=subprocess.PIPE, text=True, timeout=120)
+    return r.returncode, r.stderr
+
+
+def test_the_entry_point_leaves_at_once_with_all_output_and_its_status(
+        fake_crontab: FakeCrontab, tmp_path: Path) -> None:
+    config = str(write_config(tmp_path / "jobs.toml", JOBS))
+    out = tmp_path / "out.txt"
+    steps = ((["diff", "-c", config], 1), (["apply", "-c", config], 0),
+             (["status", "--check", "-c", config], 0), (["diff", "-c", "none.toml"], 2))
+    for args, want in steps:
+        code, err = _entry(args, tmp_path, fake_crontab.env, out)
+        in_process = _run(quick.main, *args)
+        assert code == want == in_process[0], (args, err)
+        # every line, as the same command in process prints it, and no teardown after it
+        if args[0] != "apply":
+            assert out.read_text() == in_process[1], args
+        assert err == in_process[2], args
+        assert "torn down" not in err
+    assert out.read_text() == ""  # the missing config: its word went to stderr
+
+
+def test_the_typer_commands_still_exit_as_python_does(tmp_path: Path) -> None:
+    code, err = _entry(["--version"], tmp_path, {}, tmp_path / "out.txt")
+    assert code == 0 and err == "torn down\n"
