@@ -175,3 +175,39 @@ def test_the_entry_point_leaves_at_once_with_all_output_and_its_status(
 def test_the_typer_commands_still_exit_as_python_does(tmp_path: Path) -> None:
     code, err = _entry(["--version"], tmp_path, {}, tmp_path / "out.txt")
     assert code == 0 and err == "torn down\n"
+
+
+class _Stream(io.StringIO):
+    """A pipe's end: not a terminal; what reached the reader, in order, in `seen`."""
+
+    def __init__(self, name: str, seen: list[str], tty: bool = False) -> None:
+        super().__init__()
+        self.name, self.seen, self.tty, self.sent = name, seen, tty, 0
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def flush(self) -> None:
+        text = self.getvalue()[self.sent:]
+        if text:
+            self.seen.append(f"{self.name}:{text}")
+        self.sent += len(text)
+
+
+def test_lines_to_a_pipe_go_in_blocks_but_never_after_a_later_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    monkeypatch.setattr(sys, "stdout", _Stream("out", seen))
+    monkeypatch.setattr(sys, "stderr", _Stream("err", seen))
+    quick.echo("created: a")
+    quick.echo("created: b")
+    assert seen == []  # not a flush a line
+    quick.echo("schedgen: it failed", err=True)
+    assert seen == ["out:created: a\ncreated: b\n", "err:schedgen: it failed\n"]
+
+
+def test_lines_to_a_terminal_show_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    monkeypatch.setattr(sys, "stdout", _Stream("out", seen, tty=True))
+    quick.echo("created: \x1b[1ma\x1b[0m")
+    assert seen == ["out:created: \x1b[1ma\x1b[0m\n"]

@@ -10,13 +10,12 @@ from __future__ import annotations
 import errno
 import os
 import re
-import select
 import stat
-import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
 from schedgen.errors import SystemOpError
+from schedgen.machine import spawn
 from schedgen.machine.fs import put_in_place, stage
 
 
@@ -75,47 +74,14 @@ def run(argv: list[str], input: bytes | None = None, detach: bool = False) -> Re
     """Run a program; text is decoded so that any byte survives a round trip. `detach`: in
     a session of its own, so that a ^C at the terminal (sent to the whole foreground group)
     does not cut a change to the machine short; apply acts on it once the call is done."""
+    path = which(argv[0])
     try:
-        with _Process([which(argv[0]), *argv[1:]], stdin=None if input is None else subprocess.PIPE,
-                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                      start_new_session=detach) as p:
-            try:
-                out, err = p.communicate(input, timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                p.kill()  # as subprocess.run does
-                p.wait()
-                raise
-    except subprocess.TimeoutExpired:
+        done = spawn.run(path, [path, *argv[1:]], input, TIMEOUT, new_session=detach)
+    except spawn.Timeout:
         raise SystemOpError(f"{' '.join(argv)}: no answer after {TIMEOUT} seconds") from None
     except OSError as exc:
         raise SystemOpError(f"{' '.join(argv)}: {exc.strerror}") from None
-    return Result(p.returncode, _decode(out), _decode(err))
-
-
-class _Process(subprocess.Popen[bytes]):
-    """Popen whose wait with a timeout (communicate's, once the output is read) wakes when
-    the program exits: Popen's own polls in sleeps of 1 ms and more, about a millisecond
-    lost a call, on every crontab(1), launchctl or systemctl call."""
-
-    def wait(self, timeout: float | None = None) -> int:
-        if timeout is not None and self.returncode is None:
-            _exited(self.pid, timeout)
-        return super().wait(timeout)
-
-
-def _exited(pid: int, timeout: float) -> None:
-    """Until the process `pid` exits or `timeout` seconds pass (Linux: a pidfd; elsewhere
-    returns at once, and Popen polls)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return
-    try:
-        poll = select.poll()
-        poll.register(fd, select.POLLIN)
-        poll.poll(max(0, int(timeout * 1000)))
-    finally:
-        os.close(fd)
+    return Result(done.returncode, _decode(done.stdout), _decode(done.stderr))
 
 
 def _decode(data: bytes) -> str:

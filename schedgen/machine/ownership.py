@@ -15,9 +15,9 @@ import fcntl
 import json
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +35,9 @@ _SECOND: list[tuple[int, str]] = []  # the last second put in words
 def now() -> str:
     """The time to the second, as the record writes it: put in words once a second (an
     entry per artifact asked for it, a strftime each)."""
-    t = datetime.now(UTC)
-    second = int(t.timestamp())
+    second = int(time.time())  # time, not datetime: an import less at start-up
     if not _SECOND or _SECOND[0][0] != second:
-        _SECOND[:] = [(second, t.strftime("%Y-%m-%dT%H:%M:%SZ"))]
+        _SECOND[:] = [(second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))]
     return _SECOND[0][1]
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -106,10 +105,11 @@ def _held_signals() -> Iterator[list[int]]:
     """The signals that came meanwhile, noted, not acted on (main thread only: elsewhere
     Python cannot set handlers, and they stay as they are)."""
     held: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
+    try:
+        old = {s: signal.signal(s, lambda n, _f: held.append(n)) for s in _HELD}
+    except ValueError:  # not the main thread (the first one set fails: none is set)
         yield held
         return
-    old = {s: signal.signal(s, lambda n, _f: held.append(n)) for s in _HELD}
     try:
         yield held
     finally:

@@ -7,11 +7,14 @@ $RANDOM in the wrapper (bash 3.2's is a weak generator). A fresh one is the wrap
 
 from __future__ import annotations
 
-from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from schedgen.config.model import Job
 from schedgen.config.select import this_host
 from schedgen.sha import sha256
+
+if TYPE_CHECKING:  # datetime is not imported by apply's start-up for this
+    from datetime import timedelta
 
 
 def host() -> str:
@@ -39,6 +42,8 @@ def settings(job: Job, namespace: str) -> str:
 def window(job: Job, namespace: str) -> tuple[timedelta, timedelta] | None:
     """When a run starts after its firing: (earliest, latest); None without a delay. (A
     scheduler with a delay of its own picks its own stable offset: docs/policies.md.)"""
+    from datetime import timedelta
+
     if not job.random_delay:
         return None
     if job.random_delay_stable:

@@ -1,0 +1,84 @@
+"""The program runner (schedgen/machine/spawn.py) against real programs: posix_spawn and the
+subprocess fallback (where posix_spawn is missing) give the same answers."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from schedgen.machine import spawn
+
+
+@pytest.fixture(params=["posix_spawn", "subprocess"])
+def run(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    if request.param == "subprocess":
+        monkeypatch.delattr(os, "posix_spawn")
+
+    def go(*argv: str, input: bytes | None = None, timeout: float = 60,
+           new_session: bool = False) -> spawn.Finished:
+        path = argv[0] if argv[0].startswith("/") else f"/bin/{argv[0]}"
+        return spawn.run(path, [path, *argv[1:]], input, timeout, new_session)
+    return go
+
+
+def test_big_input_and_both_outputs_at_once_never_stall(run) -> None:  # type: ignore[no-untyped-def]
+    data = bytes(range(256)) * 2048  # 512 kB, more than any pipe holds
+    script = "import sys; d = sys.stdin.buffer.read(); sys.stdout.buffer.write(d); " \
+             "sys.stderr.buffer.write(d[::-1]); sys.exit(7)"
+    done = run(sys.executable, "-c", script, input=data)
+    assert (done.returncode, done.stdout, done.stderr) == (7, data, data[::-1])
+
+
+def test_a_program_that_stops_reading_its_input_still_gives_its_answer(run) -> None:  # type: ignore[no-untyped-def]
+    done = run("sh", "-c", "head -c 3; echo; exit 4", input=b"x" * 1_000_000)
+    assert (done.returncode, done.stdout) == (4, b"xxx\n")
+
+
+def test_sigpipe_is_the_programs_default_again(run) -> None:  # type: ignore[no-untyped-def]
+    # With SIGPIPE ignored (Python's own setting), `yes` would end with a write error.
+    done = run("sh", "-c", "yes | head -n 1")
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"y\n", b"")
+
+
+def test_no_descriptor_of_schedgens_reaches_the_program(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with open(tmp_path / "held", "w") as held:
+        os.set_inheritable(held.fileno(), True)  # as one schedgen's own parent gave it
+        done = run(sys.executable, "-c", "import os; print(*os.listdir('/proc/self/fd'))")
+    # stdin, stdout, stderr and the listing's own: none of the test's nor its parents'
+    assert set(done.stdout.split()) <= {b"0", b"1", b"2", b"3"}, done
+
+
+def test_a_session_of_its_own_on_request(run) -> None:  # type: ignore[no-untyped-def]
+    ask = "import os; print(os.getsid(0) == os.getpid())"
+    assert run(sys.executable, "-c", ask, new_session=True).stdout == b"True\n"
+    assert run(sys.executable, "-c", ask).stdout == b"False\n"
+
+
+def test_a_program_that_closes_its_output_is_waited_for(run) -> None:  # type: ignore[no-untyped-def]
+    done = run("sh", "-c", "exec >&- 2>&-; sleep 0.3; exit 5")
+    assert done.returncode == 5
+
+
+def test_a_program_killed_by_a_signal_says_which(run) -> None:  # type: ignore[no-untyped-def]
+    assert run("sh", "-c", "kill -TERM $$").returncode == -15
+
+
+def test_one_that_does_not_finish_in_time_is_killed_and_reaped(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pidfile = tmp_path / "pid"
+    with pytest.raises(spawn.Timeout):
+        run("sh", "-c", f"echo $$ > {pidfile}; exec sleep 30", timeout=0.5)
+    pid = int(pidfile.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # gone, and no zombie left: nothing by that pid
+
+
+def test_one_that_keeps_its_output_open_past_the_time_is_killed(run) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(spawn.Timeout):
+        run("sh", "-c", "exec >&- 2>&-; exec sleep 30", timeout=0.5)
+
+
+def test_a_missing_program_is_an_oserror(run) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(FileNotFoundError):
+        run("/nonexistent/program")
