@@ -69,6 +69,50 @@ def test_a_file_that_cannot_be_put_in_place_is_an_error_and_leaves_no_temp_file(
     assert sorted(p.name for p in target.iterdir()) == ["x"]
 
 
+def test_files_flushed_early_and_written_after_are_all_durable_and_in_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from schedgen.machine import fs
+
+    asked: list[list[str]] = []
+    real = fs.sync_files
+    monkeypatch.setattr(fs, "sync_files", lambda files: (asked.append(sorted(map(str, files))),
+                                                         real(files))[1])
+    ops = Ops()
+    early = [tmp_path / "w" / f"e{i}" for i in range(8)]
+    for f in early:
+        ops.write(f, f.name, 0o644)
+    ops.flush_early()
+    ops.write(tmp_path / "w" / "late", "late", 0o644)
+    ops.write(early[0], "again", 0o644)  # written twice: the new content is not flushed yet
+    ops.commit()
+    assert [f.read_text() for f in early] == ["again", *(f.name for f in early[1:])]
+    assert (tmp_path / "w" / "late").read_text() == "late"
+    # the flush covered the first eight; the two written since are flushed at commit
+    assert len(asked) == 1 and len(asked[0]) == (10 if shutil.which("sync") is None
+                                                 or not sys.platform.startswith("linux")
+                                                 else 2)
+    assert sorted(p.name for p in (tmp_path / "w").iterdir()) == sorted(
+        [f.name for f in early] + ["late"])
+
+
+def test_a_flush_that_fails_leaves_the_files_to_commit(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from schedgen.machine import fs
+
+    monkeypatch.setattr(fs, "SYNC", ("/bin/false",))  # a `sync` that refuses the option
+    asked: list[int] = []
+    real = fs.sync_files
+    monkeypatch.setattr(fs, "sync_files", lambda files: (asked.append(len(list(files))),
+                                                         real(files))[1])
+    ops = Ops()
+    for i in range(6):
+        ops.write(tmp_path / "w" / f"f{i}", str(i), 0o644)
+    ops.flush_early()
+    ops.commit()
+    assert asked == [6]  # all of them, flushed at commit as without the early flush
+    assert sorted(p.name for p in (tmp_path / "w").iterdir()) == [f"f{i}" for i in range(6)]
+
+
 JOBS = "[defaults]\ntargets = [\"cron\"]\n" + "".join(
     f'\n[jobs.j{i}]\ncommand = ["echo", "{i}"]\nschedule = "{i} * * * *"\n' for i in range(12))
 
@@ -98,6 +142,10 @@ def test_a_first_install_syncs_once_not_once_per_file(
     renamed = [i for i, c in enumerate(calls)
                if "rename(" in c and f"{wrappers}/j" in c and ".sh" in c]
     assert len(renamed) == 12 and max(renamed) < first_crontab_write
+    # ... and after the flush (its own `sync --file-system`, begun as the crontab step
+    # read the table again) has ended.
+    flushed = next(i for i, c in enumerate(calls) if re.search(r"syncfs.*= 0$", c))
+    assert flushed < min(renamed)
 
 
 @pytest.mark.skipif(shutil.which("strace") is None or not sys.platform.startswith("linux"),

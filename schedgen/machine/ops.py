@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from schedgen.errors import SystemOpError
 from schedgen.machine import spawn
-from schedgen.machine.fs import put_in_place, stage
+from schedgen.machine.fs import Flushing, put_in_place, stage
 
 
 class Result(NamedTuple):
@@ -110,6 +110,7 @@ class Ops:
     def __init__(self) -> None:
         self._temps: dict[str, dict[str, list[Path]]] = {}  # per folder: name -> temp files
         self._staged: dict[Path, str] = {}  # path -> its new content, not yet in place
+        self._flushing: Flushing | None = None
 
     def write(self, path: Path, content: str, mode: int) -> None:
         self._sweep(path)
@@ -122,13 +123,21 @@ class Ops:
             _discard(earlier)
         self._staged[path] = tmp
 
+    def flush_early(self) -> None:
+        """Start flushing the files staged so far, in parallel: the step that commits them
+        (a crontab's, after reading it again; a plist's) is next."""
+        if self._flushing is None and self._staged:
+            self._flushing = Flushing(self._staged.values())
+
     def commit(self) -> None:
         """The staged files durable and in place (a no-op when none is staged)."""
         staged, self._staged = self._staged, {}
+        flushing, self._flushing = self._flushing, None
+        durable = flushing.wait() if flushing is not None else frozenset()
         if not staged:
             return
         try:
-            put_in_place(staged)
+            put_in_place(staged, durable)
         except OSError as exc:
             for tmp in staged.values():
                 _discard(tmp)  # those not renamed yet
@@ -230,6 +239,9 @@ class Ops:
 
 class DryOps(Ops):
     dry_run = True
+
+    def flush_early(self) -> None:
+        pass
 
     def commit(self) -> None:
         pass

@@ -215,6 +215,35 @@ def _reap(pid: int) -> None:
         pass  # reaped already
 
 
+def start_quiet(path: str, argv: list[str]) -> int | None:
+    """Start a program that reads nothing and whose words are not wanted (stdin, stdout
+    and stderr /dev/null), to wait for later with `status`; None: it could not start."""
+    if not hasattr(os, "posix_spawn"):
+        return None
+    inherited = _inherited([])
+    if inherited is None:
+        return None
+    null = os.devnull
+    actions: list[tuple[int | str, ...]] = [
+        (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
+        *((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited)]
+    try:
+        return os.posix_spawn(path, argv, os.environ, file_actions=actions, setsigdef=_SIGNALS)
+    except OSError:
+        return None
+
+
+def status(pid: int) -> int:
+    """The exit status of a program `start_quiet` started, once it has ended."""
+    try:
+        _, st = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return -1  # reaped elsewhere: nothing known of how it ended
+    return os.waitstatus_to_exitcode(st)
+
+
 def _with_subprocess(path: str, argv: list[str], input: bytes | None, timeout: float,
                      new_session: bool) -> Finished:
     import subprocess

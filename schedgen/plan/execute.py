@@ -70,6 +70,8 @@ def execute(plan: Plan, record: ownership.Record, targets: Sequence[Planner], op
                     # A file not there at planning has no mode to put back (no stat).
                     files.append((change, None if change.before is None
                                   else _mode(change.path)))
+                if change.target != "wrappers":
+                    ops.flush_early()  # the job files written so far, while this one reads
                 by_name[change.target].apply(change, ctx)
                 if held:
                     step += 1  # this one is done: the failure comes after it
