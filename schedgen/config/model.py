@@ -4,7 +4,8 @@ NamedTuples rather than frozen dataclasses: as immutable, and far cheaper to def
 which every command pays for at start-up.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typing.NamedTuple compiles each string
+# annotation as its class is made, a cost at every start-up (docs/performance.md).
 
 from pathlib import Path
 from typing import NamedTuple
@@ -161,7 +162,7 @@ class Config(NamedTuple):
         found = {j.scope for j in self.jobs}
         return tuple(s for s in ("user", "system") if s in found)
 
-    def scoped(self, scope: str) -> Config:
+    def scoped(self, scope: str) -> "Config":
         """Its jobs of one scope: each scope is installed, recorded and read on its own."""
         return self._replace(jobs=tuple(j for j in self.jobs if j.scope == scope),
                              elsewhere=tuple(j.name for j in self.jobs if j.scope != scope))

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from schedgen import sha
+from schedgen.machine import spawn
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
     | getattr(os, "O_CLOEXEC", 0)
@@ -149,8 +150,6 @@ class Flushing:
             if dev not in seen:
                 seen.add(dev)
                 folders.append(folder)
-        from schedgen.machine import spawn
-
         self._pid = spawn.start_quiet(program, [program, "--file-system", "--", *folders])
 
     def wait(self) -> frozenset[str]:
@@ -158,8 +157,6 @@ class Flushing:
         pid, self._pid = self._pid, None
         if pid is None:
             return frozenset()
-        from schedgen.machine import spawn
-
         return self.files if spawn.status(pid) == 0 else frozenset()
 
 

@@ -6,7 +6,8 @@ as a newer minor version could add, is kept and written back unchanged. Every
 problem is reported at once, with where it is (`artifacts[2].sha256`).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typing.NamedTuple compiles each string
+# annotation as its class is made, a cost at every start-up (docs/performance.md).
 
 import re
 from collections.abc import Callable

@@ -4,7 +4,8 @@
 (schedgen.plan.build), so they agree by construction about what would change.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typing.NamedTuple compiles each string
+# annotation as its class is made, a cost at every start-up (docs/performance.md).
 
 from functools import lru_cache
 from pathlib import Path

@@ -7,7 +7,8 @@ ever reaches a review. A record from an older schedgen has no settings: then the
 review says so and the file diffs are all there is.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typing.NamedTuple compiles each string
+# annotation as its class is made, a cost at every start-up (docs/performance.md).
 
 import shlex
 from pathlib import Path

@@ -5,7 +5,8 @@ Parsing is strict: anything Debian cron would reject, or that could never fire,
 is a ValueError whose message is shown to the user.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typing.NamedTuple compiles each string
+# annotation as its class is made, a cost at every start-up (docs/performance.md).
 
 from collections.abc import Callable, Iterable
 from functools import lru_cache

@@ -11,7 +11,8 @@ only rewrites the name in the prefix). Lines inside any schedgen block are never
 at; every other line stays byte-exact.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typing.NamedTuple compiles each string
+# annotation as its class is made, a cost at every start-up (docs/performance.md).
 
 import re
 from typing import NamedTuple
