@@ -62,6 +62,7 @@ def test_a_file_that_cannot_be_put_in_place_is_an_error_and_leaves_no_temp_file(
         tmp_path: Path) -> None:
     ops = Ops()
     target = tmp_path / "d"
+    target.mkdir()
     ops.write(target / "x", "x", 0o644)
     (target / "x").mkdir()   # a folder where the file goes: the rename fails
     with pytest.raises(SystemOpError, match="cannot put the files written in place"):
@@ -113,6 +114,80 @@ def test_a_flush_that_fails_leaves_the_files_to_commit(tmp_path: Path,
     assert sorted(p.name for p in (tmp_path / "w").iterdir()) == [f"f{i}" for i in range(6)]
 
 
+def _staging(parent: Path, name: str) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if p.name.startswith(f".{name}."))
+
+
+def test_a_folder_not_there_is_staged_whole_and_comes_in_one_rename(tmp_path: Path) -> None:
+    ops = Ops()
+    folder = tmp_path / "share" / "w"
+    ops.write(folder / "a.sh", "a", 0o755)
+    ops.write(folder / "b", "b", 0o600)
+    ops.write(folder / "a.sh", "a2", 0o755)  # written twice: the last content counts
+    assert not folder.exists()
+    [staging] = _staging(folder.parent, "w")
+    assert re.fullmatch(r"\.w\.[0-9a-f]{8}\.tmp", staging)
+    assert sorted(p.name for p in (folder.parent / staging).iterdir()) == ["a.sh", "b"]
+    ops.commit()
+    assert sorted(p.name for p in folder.iterdir()) == ["a.sh", "b"]
+    assert (folder / "a.sh").read_text() == "a2" and (folder / "a.sh").stat().st_mode & 0o777 == 0o755
+    assert (folder / "b").stat().st_mode & 0o777 == 0o600
+    assert _staging(folder.parent, "w") == []
+    ops.write(folder / "c", "c", 0o644)  # there now: staged beside its path, as ever
+    ops.commit()
+    assert sorted(p.name for p in folder.iterdir()) == ["a.sh", "b", "c"]
+
+
+def test_a_staging_folder_a_killed_apply_left_is_swept_not_anothers(tmp_path: Path) -> None:
+    parent = tmp_path / "share"
+    left = parent / ".w.0123abcd.tmp"
+    left.mkdir(parents=True)
+    (left / "job.sh").write_text("half")
+    theirs = parent / ".w.89abcdef.tmp"
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)  # another account's: left alone
+    other_name = parent / ".wx.0123abcd.tmp"  # another folder's
+    other_name.mkdir()
+    ops = Ops()
+    ops.write(parent / "w" / "job.sh", "whole", 0o755)
+    ops.commit()
+    assert (parent / "w" / "job.sh").read_text() == "whole"
+    assert sorted(p.name for p in parent.iterdir()) == [".w.89abcdef.tmp", ".wx.0123abcd.tmp", "w"]
+
+
+def test_a_folder_that_comes_meanwhile_gets_the_files_one_by_one(tmp_path: Path) -> None:
+    ops = Ops()
+    folder = tmp_path / "w"
+    ops.write(folder / "a", "a", 0o644)
+    folder.mkdir()
+    (folder / "mine").write_text("kept")
+    ops.commit()
+    assert sorted(p.name for p in folder.iterdir()) == ["a", "mine"]
+    assert (folder / "mine").read_text() == "kept" and _staging(tmp_path, "w") == []
+
+
+def test_anything_done_in_a_staged_folder_puts_it_in_place_first(tmp_path: Path) -> None:
+    ops = Ops()
+    folder = tmp_path / "w"
+    ops.write(folder / "a", "a", 0o644)
+    ops.symlink(folder / "link", Path("a"))
+    assert sorted(p.name for p in folder.iterdir()) == ["a", "link"]
+    ops.write(tmp_path / "v" / "b", "b", 0o644)
+    ops.mkdir(tmp_path / "v" / "sub")
+    assert sorted(p.name for p in (tmp_path / "v").iterdir()) == ["b", "sub"]
+
+
+def test_a_staged_folder_that_cannot_come_in_place_leaves_nothing_behind(tmp_path: Path) -> None:
+    ops = Ops()
+    folder = tmp_path / "w"
+    ops.write(folder / "x", "x", 0o644)
+    (folder / "x").mkdir(parents=True)  # the folder came, with a folder where the file goes
+    with pytest.raises(SystemOpError, match="cannot put the files written in place"):
+        ops.commit()
+    assert _staging(tmp_path, "w") == []
+    assert [p.name for p in folder.iterdir()] == ["x"] and (folder / "x").is_dir()
+
+
 JOBS = "[defaults]\ntargets = [\"cron\"]\n" + "".join(
     f'\n[jobs.j{i}]\ncommand = ["echo", "{i}"]\nschedule = "{i} * * * *"\n' for i in range(12))
 
@@ -132,16 +207,18 @@ def test_a_first_install_syncs_once_not_once_per_file(
     wrappers = home / ".local/share/schedgen/wrappers"
     assert len(list(wrappers.glob("j*.sh"))) == 12
     names = [m.group(1) for c in calls if (m := re.match(r"\d+\s+(\w+)\(", c))]
-    # 13 files (12 jobs, the runtime): one syncfs; fsyncs only of the folder and the
+    # 13 files (12 jobs, the runtime): one syncfs; fsyncs only of the folders and the
     # record (and caches), never one per file.
     assert names.count("syncfs") == 1
     assert names.count("fsync") + names.count("fdatasync") <= 4
-    # The renames into place come before crontab(1) runs.
+    # The folder was not there: its files were staged in a folder beside it, which comes
+    # in place whole, in one rename (none per file), before crontab(1) runs ...
     first_crontab_write = next(i for i, c in enumerate(calls)
                                if "execve(" in c and "crontab" in c and '"-l"' not in c)
     renamed = [i for i, c in enumerate(calls)
-               if "rename(" in c and f"{wrappers}/j" in c and ".sh" in c]
-    assert len(renamed) == 12 and max(renamed) < first_crontab_write
+               if "rename(" in c and '/.wrappers.' in c and f'"{wrappers}")' in c]
+    assert len(renamed) == 1 and max(renamed) < first_crontab_write
+    assert not [c for c in calls if "rename(" in c and f"{wrappers}/j" in c]
     # ... and after the flush (its own `sync --file-system`, begun as the crontab step
     # read the table again) has ended.
     flushed = next(i for i, c in enumerate(calls) if re.search(r"syncfs.*= 0$", c))

@@ -167,10 +167,11 @@ command = ["echo", "current"]
 schedule = "@daily"
 """)
     write_executable(tmp_path / "wrappers" / "hello.sh", "#!/bin/bash\necho STALE\n")
-    r = schedgen("run", "hello", "-c", str(cfg))
+    tmp = tmp_path / "tmp"  # its own: tests beside it run jobs named hello too
+    tmp.mkdir()
+    r = schedgen("run", "hello", "-c", str(cfg), env={"TMPDIR": str(tmp)})
     assert r.returncode == 0 and "current" in r.stdout and "STALE" not in r.stdout
-    leftovers = [p for p in Path(os.environ.get("TMPDIR", "/tmp")).glob("schedgen-hello-*.sh")]
-    assert leftovers == []
+    assert list(tmp.glob("schedgen-hello-*.sh")) == []
 
 
 def test_schedgen_run_uses_the_installed_wrapper_only_when_identical(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from schedgen.errors import SystemOpError
 from schedgen.machine import spawn
-from schedgen.machine.fs import Flushing, put_in_place, stage
+from schedgen.machine.fs import Flushing, new_folder, put_in_place, rmdir_if_empty, stage, stage_new
 
 
 class Result(NamedTuple):
@@ -111,15 +111,25 @@ class Ops:
         self._temps: dict[str, dict[str, list[Path]]] = {}  # per folder: name -> temp files
         self._staged: dict[Path, str] = {}  # path -> its new content, not yet in place
         self._flushing: Flushing | None = None
+        self._new: dict[str, str] = {}  # folder not there yet -> where its files are staged
 
     def write(self, path: Path, content: str, mode: int) -> None:
-        self._sweep(path)
+        data = content.encode("utf-8", "surrogateescape")
         try:
-            tmp = stage(path, content.encode("utf-8", "surrogateescape"), mode)
+            staging = self._sweep(path)
+            if staging is not None:
+                earlier = self._staged.pop(path, None)
+                if earlier is not None:  # written twice: the last content counts
+                    _discard(earlier)
+                tmp = stage_new(staging, path.name, data, mode)
+                if self._flushing is not None:
+                    self._flushing.rewritten(tmp)
+            else:
+                tmp = stage(path, data, mode)
+                earlier = self._staged.pop(path, None)
         except OSError as exc:
             raise SystemOpError(f"cannot write {path}: {exc.strerror}") from None
-        earlier = self._staged.pop(path, None)  # written twice: the last content counts
-        if earlier is not None:
+        if earlier is not None and earlier != tmp:  # written twice: the last content counts
             _discard(earlier)
         self._staged[path] = tmp
 
@@ -132,26 +142,35 @@ class Ops:
     def commit(self) -> None:
         """The staged files durable and in place (a no-op when none is staged)."""
         staged, self._staged = self._staged, {}
+        new, self._new = self._new, {}
+        for folder in new:
+            self._temps[folder] = {}  # in place after this: a file written later goes beside
         flushing, self._flushing = self._flushing, None
         durable = flushing.wait() if flushing is not None else frozenset()
-        if not staged:
+        if not staged and not new:
             return
         try:
-            put_in_place(staged, durable)
+            put_in_place(staged, durable, new)
         except OSError as exc:
             for tmp in staged.values():
                 _discard(tmp)  # those not renamed yet
+            for staging in new.values():
+                rmdir_if_empty(staging)
             where = f" {exc.filename}" if exc.filename else ""
             raise SystemOpError(f"cannot put the files written in place{where}: "
                                 f"{exc.strerror}") from None
 
-    def _sweep(self, path: Path) -> None:
+    def _sweep(self, path: Path) -> str | None:
         """Remove what an earlier apply, killed while writing this very file, left beside it
         (applies of a user take turns, so none is being written now). Only temp files of
         the name written: a shared folder's other temp files are not ours. The folder is
-        listed once an apply, so this stays linear in the number of files."""
+        listed once an apply, so this stays linear in the number of files. A folder that
+        is not there is staged whole: the folder its files go to until commit."""
         folder, name = os.path.split(path)  # strings: a Path's parent and hash per file
-        found = self._temps.get(folder)  # were most of this
+        staging = self._new.get(folder)  # were most of this
+        if staging is not None:
+            return staging
+        found = self._temps.get(folder)
         if found is None:
             found = self._temps[folder] = {}
             try:
@@ -160,6 +179,11 @@ class Ops:
                         m = _TEMP.fullmatch(e.name)
                         if m:
                             found.setdefault(m.group(1), []).append(Path(e.path))
+            except FileNotFoundError:
+                if folder and not os.path.lexists(folder):
+                    del self._temps[folder]
+                    staging = self._new[folder] = new_folder(folder)
+                    return staging
             except OSError:
                 pass
         for tmp in found.pop(name, ()):
@@ -167,6 +191,15 @@ class Ops:
                 tmp.unlink()
             except OSError:
                 pass  # another user's, or gone: left as it is
+        return None
+
+    def _settle(self, path: Path) -> None:
+        """A folder staged whole (not there yet) put in place before anything else is done
+        in it or to it."""
+        if self._new:
+            p = os.fspath(path)
+            if any(p == f or p.startswith(f + os.sep) for f in self._new):
+                self.commit()
 
     def remove(self, path: Path) -> None:
         self.commit()  # in order: a file written before is in place before one goes
@@ -176,12 +209,14 @@ class Ops:
             raise SystemOpError(f"cannot remove {path}: {exc.strerror}") from None
 
     def mkdir(self, path: Path, mode: int = 0o700) -> None:
+        self._settle(path)
         try:
             path.mkdir(parents=True, exist_ok=True, mode=mode)
         except OSError as exc:
             raise SystemOpError(f"cannot create {path}: {exc.strerror}") from None
 
     def chown(self, path: Path, uid: int, gid: int) -> None:
+        self._settle(path)
         try:
             os.chown(path, uid, gid, follow_symlinks=False)
         except OSError as exc:
@@ -192,6 +227,7 @@ class Ops:
         the old account's: no link is followed (each entry changed as itself, through the
         folder's descriptor), and what it does not own (a hard link to another's file)
         is left as it is."""
+        self._settle(path)
         try:
             os.chown(path, uid, gid, follow_symlinks=False)
             for _, dirs, files, fd in os.fwalk(path, follow_symlinks=False):
@@ -204,6 +240,7 @@ class Ops:
     def symlink(self, path: Path, target: Path) -> None:
         """`path` a link to `target`, put in place in one rename (whatever was there, a
         file or a link, is replaced; a folder is not)."""
+        self._settle(path)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.link")
         try:
             tmp.unlink(missing_ok=True)
@@ -216,6 +253,7 @@ class Ops:
     def create_as(self, path: Path, mode: int, uid: int, gid: int) -> None:
         """An empty file made for an account, in a folder it owns: never through a link
         (one there, or any file, is left as it is)."""
+        self._settle(path)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
         except FileExistsError:
