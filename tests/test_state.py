@@ -118,6 +118,7 @@ def test_applies_with_different_state_dirs_take_turns(tmp_path: Path) -> None:
     cfg.write_text('[jobs.a]\ntargets = ["cron"]\ncommand = ["true"]\nschedule = "@daily"\n')
     env = {**os.environ, **fake.env, "PATH": f"{bin_dir}:{os.environ['PATH']}",
            "XDG_STATE_HOME": str(tmp_path / "other-state")}
+    env.pop("PYTHONUNBUFFERED", None)  # a pipe, as a user's: lines in blocks, not each alone
     with state.apply_lock():
         proc = subprocess.Popen([sys.executable, "-m", "schedgen", "apply", "-c", str(cfg)],
                                 env=env, stdout=subprocess.PIPE, text=True)

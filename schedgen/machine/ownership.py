@@ -15,6 +15,7 @@ import fcntl
 import json
 import os
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -195,6 +196,13 @@ def private_dir(path: Path) -> None:
                             "else's, or open to others); remove it and run the command again")
 
 
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # no reader, or no stdout: the wait goes on unsaid
+
+
 @contextmanager
 def apply_lock(on_wait: object = None) -> Iterator[None]:
     """Serialise apply/uninstall runs of this user (the crontab is shared by namespaces)."""
@@ -213,6 +221,7 @@ def apply_lock(on_wait: object = None) -> Iterator[None]:
         except BlockingIOError:
             if callable(on_wait):
                 on_wait(f"waiting for another schedgen apply to finish ({path})")
+                _flush_stdout()  # a pipe's lines go in blocks: this one must show while it waits
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
