@@ -166,7 +166,9 @@ def uninstall_cmd(
     from schedgen.commands import apply
 
     path = Path(config or "jobs.toml") if namespace else config_path(config)
-    out = apply.uninstall(path, namespace, dry_run=dry_run, say=_quiet if as_json else typer.echo)
+    say = verbs.Steady(typer.echo)
+    out = apply.uninstall(path, namespace, dry_run=dry_run, say=_quiet if as_json else say)
+    say.done()
     if as_json:
         typer.echo(json.dumps(_outcome_json(out), indent=2))
         return

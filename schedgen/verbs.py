@@ -5,6 +5,7 @@ status: run by the typer commands (cli.py) and, without typer, by the entry poin
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -46,8 +47,10 @@ def apply(echo: Echo, config: str | None = None, target: list[str] | None = None
           as_json: bool = False) -> int:
     from schedgen.commands import apply
 
+    say = Steady(echo)
     out = apply.apply(config_path(config), targets(target), dry_run=dry_run, prune=prune,
-                      force=force, say=quiet if as_json else echo)
+                      force=force, say=quiet if as_json else say)
+    say.done()
     if as_json:
         echo(json.dumps(outcome_json(out), indent=2))
     elif dry_run:
@@ -74,6 +77,35 @@ def status(echo: Echo, config: str | None = None, target: list[str] | None = Non
 
 COMMANDS: dict[str, Callable[..., int]] = {"apply": apply, "diff": diff, "status": status,
                                            "reconcile": status}
+
+
+class Steady:
+    """The steps' lines as they are done. A reader that goes away (`apply | head`) stops
+    the lines, not the apply: cut short between two steps, it would leave new job files
+    on the old schedule. `done` then ends the command as the lost reader would have
+    (BrokenPipeError: exit 1, no word)."""
+
+    def __init__(self, echo: Echo) -> None:
+        self.echo = echo
+        self.gone = False
+
+    def __call__(self, line: str) -> None:
+        if self.gone:
+            return
+        try:
+            self.echo(line)
+        except BrokenPipeError:
+            self.gone = True
+            try:  # what is still buffered, and any later word, go nowhere
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, sys.stdout.fileno())
+                os.close(null)
+            except (OSError, ValueError):
+                pass
+
+    def done(self) -> None:
+        if self.gone:
+            raise BrokenPipeError(32, "the reader of the output went away")
 
 
 def quiet(_line: str) -> None:

@@ -211,3 +211,29 @@ def test_lines_to_a_terminal_show_at_once(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(sys, "stdout", _Stream("out", seen, tty=True))
     quick.echo("created: \x1b[1ma\x1b[0m")
     assert seen == ["out:created: \x1b[1ma\x1b[0m\n"]
+
+
+def test_a_reader_gone_mid_apply_stops_the_lines_not_the_apply(fake_crontab: FakeCrontab,
+                                                               tmp_path: Path) -> None:
+    """`apply | head` of many jobs: the lines fill the pipe's buffer mid-apply, after the
+    reader left. The apply goes on to its end (cut between two steps, the new job files
+    would run on the old schedule), then exits 1 without a word, as a lost reader does."""
+    jobs = "".join(f'[jobs.j{i:03d}]\ntargets = ["cron"]\ncommand = ["echo", "{i}"]\n'
+                   f'schedule = "*/5 * * * *"\n' for i in range(150))
+    config = str(write_config(tmp_path / "jobs.toml", jobs))
+    env = {**fake_crontab.env, "PYTHONUNBUFFERED": ""}  # a pipe's lines go in blocks
+    for argv in (["-m", "schedgen", "apply", "-c", config],
+                 ["-m", "schedgen", "uninstall", "-c", config]):
+        p = subprocess.Popen([sys.executable, *argv], cwd=tmp_path,
+                             env={**os.environ, **env}, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        assert p.stdout is not None
+        p.stdout.close()  # the reader is gone before the first line
+        _, err = p.communicate(timeout=120)
+        assert (p.returncode, err) == (1, ""), argv
+        table = (fake_crontab.read() or b"").decode()
+        wrappers = list((tmp_path / "home/.local/share/schedgen/wrappers").glob("j*.sh"))
+        if argv[2] == "apply":  # all of it done: every job file and the crontab block
+            assert len(wrappers) == 150 and table.count("wrappers/j") == 150
+        else:
+            assert wrappers == [] and "wrappers/j" not in table
