@@ -82,3 +82,39 @@ def test_one_that_keeps_its_output_open_past_the_time_is_killed(run) -> None:  #
 def test_a_missing_program_is_an_oserror(run) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(FileNotFoundError):
         run("/nonexistent/program")
+
+
+_INTERRUPTED = """
+import os, signal, sys
+from schedgen.machine import spawn
+if sys.argv[1] == "subprocess":
+    del os.posix_spawn
+def interrupt(*_):
+    raise KeyboardInterrupt  # a ^C that reached schedgen alone (kill -INT PID)
+signal.signal(signal.SIGALRM, interrupt)
+signal.setitimer(signal.ITIMER_REAL, 0.3)
+try:
+    spawn.run("/bin/sh", ["sh", "-c", "echo $$ > " + sys.argv[2] + "; exec sleep 600"], None, 1)
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.parametrize("how", ["posix_spawn", "subprocess"])
+def test_an_interrupt_never_waits_past_the_programs_time(how: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Interrupted while the program runs, the run waits for it no longer than its time
+    (a change it makes is not cut short); it was waited for without end, so a program
+    that never ends held schedgen past the time it would have had without the ^C."""
+    import subprocess
+
+    pidfile = tmp_path / "pid"
+    try:
+        done = subprocess.run([sys.executable, "-c", _INTERRUPTED, how, str(pidfile)],
+                              capture_output=True, text=True, timeout=30)
+    finally:
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text()), 9)
+            except ProcessLookupError:
+                pass
+    assert (done.returncode, done.stdout) == (0, "interrupted\n"), done.stderr

@@ -80,9 +80,13 @@ def run(path: str, argv: list[str], input: bytes | None, timeout: float,
             raise
         except BaseException:
             # As subprocess: its output no longer read, the program is waited for, not
-            # killed (a change to the machine it makes is not cut short).
+            # killed (a change to the machine it makes is not cut short); but no longer
+            # than its time, as without the interruption.
             _close(ours)
-            _reap(pid)
+            try:
+                _wait(pid, deadline)
+            except Timeout:
+                _kill(pid)
             raise
         return Finished(os.waitstatus_to_exitcode(status), out, err)
     finally:
