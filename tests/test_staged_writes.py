@@ -155,6 +155,21 @@ def test_a_staging_folder_a_killed_apply_left_is_swept_not_anothers(tmp_path: Pa
     assert sorted(p.name for p in parent.iterdir()) == [".w.89abcdef.tmp", ".wx.0123abcd.tmp", "w"]
 
 
+def test_a_folder_named_two_ways_keeps_the_files_staged_under_either(tmp_path: Path) -> None:
+    """Two jobs' wrapper_dir, one through a link: the second staging folder's sweep took
+    the first one (this account's, beside it) for a killed apply's leftovers, and its
+    files were lost and the commit failed."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    ops = Ops()
+    ops.write(tmp_path / "real" / "w" / "j1.sh", "1", 0o755)
+    ops.write(tmp_path / "alias" / "w" / "j2.sh", "2", 0o755)
+    ops.commit()
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["w"]
+    assert [(p.name, p.read_text()) for p in sorted((tmp_path / "real" / "w").iterdir())] == [
+        ("j1.sh", "1"), ("j2.sh", "2")]
+
+
 def test_a_folder_that_comes_meanwhile_gets_the_files_one_by_one(tmp_path: Path) -> None:
     ops = Ops()
     folder = tmp_path / "w"

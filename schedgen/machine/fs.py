@@ -119,15 +119,16 @@ def put_in_place(staged: dict[Path, str], durable: frozenset[str] = frozenset(),
     sync_dirs(list(dict.fromkeys(synced)))
 
 
-def new_folder(folder: str) -> str:
+def new_folder(folder: str, in_use: Iterable[str] = ()) -> str:
     """A folder to stage files in for `folder`, which is not there: beside it, named
     .<name>.<8 random characters>.tmp, made as a mkdir of the folder would make it (its
     parents first). Those that applies killed before their commit left are removed first
-    (applies of a user take turns: none is in use)."""
+    (applies of a user take turns: none is in use but ``in_use``, this apply's own, which
+    a folder named two ways, through a link, finds as well)."""
     parent, name = os.path.split(folder)
     if parent:
         os.makedirs(parent, exist_ok=True)
-    sweep_new_folders(folder)
+    sweep_new_folders(folder, in_use)
     for _ in range(100):
         staging = os.path.join(parent, f".{name}.{os.urandom(4).hex()}.tmp")
         try:
@@ -138,20 +139,32 @@ def new_folder(folder: str) -> str:
     raise FileExistsError(f"no free temporary name in {parent}")
 
 
-def sweep_new_folders(folder: str) -> None:
+def sweep_new_folders(folder: str, in_use: Iterable[str] = ()) -> None:
     """Remove the staging folders `new_folder` made for `folder` that are left over:
-    this account's, holding only files."""
+    this account's, holding only files, none of ``in_use``."""
     parent, name = os.path.split(folder)
     try:
         entries = list(os.scandir(parent or "."))
     except OSError:
         return
     uid = os.geteuid()
+    kept: set[tuple[int, int]] | None = None
     for e in entries:
         if not (e.name.startswith(f".{name}.") and _STAGING.fullmatch(e.name[len(name) + 2:])):
             continue
         try:
-            if not e.is_dir(follow_symlinks=False) or e.stat(follow_symlinks=False).st_uid != uid:
+            st = e.stat(follow_symlinks=False)
+            if not e.is_dir(follow_symlinks=False) or st.st_uid != uid:
+                continue
+            if kept is None:  # asked only when there is something to sweep
+                kept = set()
+                for used in in_use:
+                    try:
+                        u = os.stat(used)
+                        kept.add((u.st_dev, u.st_ino))
+                    except OSError:
+                        pass
+            if (st.st_dev, st.st_ino) in kept:
                 continue
             for f in os.scandir(e.path):
                 if not f.is_dir(follow_symlinks=False):

@@ -182,7 +182,7 @@ class Ops:
             except FileNotFoundError:
                 if folder and not os.path.lexists(folder):
                     del self._temps[folder]
-                    staging = self._new[folder] = new_folder(folder)
+                    staging = self._new[folder] = new_folder(folder, self._new.values())
                     return staging
             except OSError:
                 pass
