@@ -118,3 +118,22 @@ def test_an_interrupt_never_waits_past_the_programs_time(how: str, tmp_path) -> 
             except ProcessLookupError:
                 pass
     assert (done.returncode, done.stdout) == (0, "interrupted\n"), done.stderr
+
+
+_ODD_ENVIRONMENT = """
+import os, sys
+from schedgen.machine import spawn
+done = spawn.run("/bin/sh", ["sh", "-c", "echo ran; exit 3"], b"", 10)
+quiet = spawn.start_quiet("/bin/true", ["true"])  # None: not started, the flush comes later
+print(done.returncode, done.stdout.decode().strip(), quiet is None or spawn.status(quiet) == 0)
+"""
+
+
+def test_an_environment_entry_of_no_name_does_not_stop_a_program_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An entry "=x" (no name; exec takes it, os.posix_spawn refuses it with a ValueError,
+    which was a bug report for every crontab call) is run as subprocess runs it."""
+    import subprocess
+
+    done = subprocess.run(["/usr/bin/env", "=x", sys.executable, "-c", _ODD_ENVIRONMENT],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "3 ran True\n"), done.stderr

@@ -66,7 +66,9 @@ def run(path: str, argv: list[str], input: bytes | None, timeout: float,
         try:
             pid = os.posix_spawn(path, argv, os.environ, file_actions=actions,
                                  setsigdef=_SIGNALS, setsid=new_session)
-        except NotImplementedError:  # no POSIX_SPAWN_SETSID here
+        except (NotImplementedError, ValueError):
+            # no POSIX_SPAWN_SETSID here; or an environment entry os.posix_spawn refuses
+            # (one of no name, "=x", which the program is given all the same by exec)
             return _with_subprocess(path, argv, input, timeout, new_session)
         for fd in theirs:
             os.close(fd)
@@ -235,7 +237,7 @@ def start_quiet(path: str, argv: list[str]) -> int | None:
         *((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited)]
     try:
         return os.posix_spawn(path, argv, os.environ, file_actions=actions, setsigdef=_SIGNALS)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: an environment entry of no name ("=x")
         return None
 
 
