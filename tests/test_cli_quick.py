@@ -237,3 +237,18 @@ def test_a_reader_gone_mid_apply_stops_the_lines_not_the_apply(fake_crontab: Fak
             assert len(wrappers) == 150 and table.count("wrappers/j") == 150
         else:
             assert wrappers == [] and "wrappers/j" not in table
+
+
+def test_diff_and_apply_under_a_parent_that_ignores_sigchld(fake_crontab: FakeCrontab,
+                                                           tmp_path: Path) -> None:
+    """SIGCHLD ignored, as some daemons and CI runners start their children: crontab(1)
+    is reaped by the kernel at once; its status is read all the same."""
+    import signal
+
+    config = str(write_config(tmp_path / "jobs.toml", JOBS))
+    for args, want in ((["diff"], 1), (["apply"], 0), (["status", "--check"], 0)):
+        done = subprocess.run([sys.executable, "-m", "schedgen", *args, "-c", config],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+        assert done.returncode == want, (args, done.stderr)
+    assert b"wrappers/alpha.sh" in (fake_crontab.read() or b"")

@@ -137,3 +137,27 @@ def test_an_environment_entry_of_no_name_does_not_stop_a_program_run(tmp_path) -
     done = subprocess.run(["/usr/bin/env", "=x", sys.executable, "-c", _ODD_ENVIRONMENT],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, "3 ran True\n"), done.stderr
+
+
+_REAPED_BY_THE_KERNEL = """
+import os, sys
+from schedgen.machine import spawn
+if sys.argv[1] == "subprocess":
+    del os.posix_spawn
+done = spawn.run("/bin/sh", ["sh", "-c", "echo ran; exit 3"], None, 10)
+print(done.returncode, done.stdout.decode().strip())
+"""
+
+
+@pytest.mark.parametrize("how", ["posix_spawn", "subprocess"])
+def test_sigchld_ignored_by_a_parent_still_gives_the_programs_status(how: str) -> None:
+    """A parent that ignores SIGCHLD passes that on through exec: the kernel then reaps
+    the programs at once. Their status is read all the same (waitpid failed, and every
+    program run was an error; subprocess said 0, whatever the program said)."""
+    import signal
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _REAPED_BY_THE_KERNEL, how],
+                          capture_output=True, text=True, timeout=60,
+                          preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    assert (done.returncode, done.stdout) == (0, "3 ran\n"), done.stderr

@@ -39,6 +39,7 @@ _CHUNK = 65536
 def run(path: str, argv: list[str], input: bytes | None, timeout: float,
         new_session: bool = False) -> Finished:
     """Run ``path`` with ``argv``; stdin is schedgen's own unless ``input`` is given."""
+    _reapable()
     if not hasattr(os, "posix_spawn"):
         return _with_subprocess(path, argv, input, timeout, new_session)
     deadline = time.monotonic() + timeout
@@ -93,6 +94,17 @@ def run(path: str, argv: list[str], input: bytes | None, timeout: float,
         return Finished(os.waitstatus_to_exitcode(status), out, err)
     finally:
         _close(ours + theirs)
+
+
+def _reapable() -> None:
+    """Programs whose exit can be waited for. SIGCHLD ignored (so given by a parent: exec
+    keeps it) has the kernel reap them at once, their exit status lost; subprocess then
+    said 0, here waitpid failed (ECHILD) and every program run was an error."""
+    if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+        try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        except ValueError:
+            pass  # not the main thread: an exit not found is taken for 0, as subprocess does
 
 
 def _inherited(own: list[int]) -> list[int] | None:
@@ -176,7 +188,15 @@ def _communicate(out_r: int, err_r: int, in_w: int, data: bytes | None,
 
 
 def _wait(pid: int, deadline: float) -> int:
-    """Its wait status, once it has exited (it may outlive the end of its output)."""
+    """Its wait status, once it has exited (it may outlive the end of its output); 0
+    where it was reaped already, by no one here (SIGCHLD ignored), as subprocess says."""
+    try:
+        return _waited(pid, deadline)
+    except ChildProcessError:
+        return 0
+
+
+def _waited(pid: int, deadline: float) -> int:
     done, status = os.waitpid(pid, os.WNOHANG)
     if done:
         return status
@@ -226,6 +246,7 @@ def start_quiet(path: str, argv: list[str]) -> int | None:
     and stderr /dev/null), to wait for later with `status`; None: it could not start."""
     if not hasattr(os, "posix_spawn"):
         return None
+    _reapable()
     inherited = _inherited([])
     if inherited is None:
         return None
