@@ -33,13 +33,13 @@ def system() -> bool:
 
 @contextmanager
 def in_scope(name: str) -> Iterator[None]:
-    """`name`'s folders in force. In system scope the umask keeps group and others from
-    writing whatever is made (a folder made 0777 under a root's umask 000 would let any
-    account swap a system job's files or its record)."""
+    """`name`'s folders in force. In system scope the umask is 022, whatever root's: group
+    and others may not write what is made (a folder made 0777 under a root's umask 000
+    would let any account swap a system job's files or its record), and may enter it
+    (under a root's 027 or 077 the job's user could not reach its job file, its log or
+    its lock folder, and every run failed)."""
     token = _SCOPE.set(name)
     umask = os.umask(0o022) if name == SYSTEM else None
-    if umask is not None:
-        os.umask(umask | 0o022)
     try:
         yield
     finally:

@@ -548,3 +548,23 @@ def test_a_system_jobs_metrics_file_is_written_as_its_user_and_readable_by_the_c
     u = schedgen("uninstall", "-c", str(cfg))  # the link goes; the runs' file stays, as logs do
     assert u.returncode == 0 and f"removed: metrics file {prom}" in u.stdout, u.stdout + u.stderr
     assert not os.path.lexists(prom) and written.is_file()
+
+
+def test_a_system_job_runs_as_its_user_whatever_roots_umask(sys_user: str,
+                                                            open_root: Path) -> None:
+    """Root's umask 027 or 077 (hardened hosts) took from the folders apply makes the bits
+    the job's user needs to reach its job file, its log and its lock folder: its runs
+    failed. The system scope's folders get their designed modes whatever the umask."""
+    cfg = config(open_root, sys_user)
+    cfg.chmod(0o644)
+    old = os.umask(0o077)
+    try:
+        assert schedgen("apply", "-c", str(cfg)).returncode == 0
+    finally:
+        os.umask(old)
+    r = schedgen("run", "tick", "-c", str(cfg))
+    assert r.returncode == 0, r.stdout + r.stderr
+    for p in (open_root / "usr/local/libexec/schedgen", open_root / "var/log/schedgen",
+              open_root / "var/lib/schedgen/locks"):
+        st = p.stat()
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o755), p
