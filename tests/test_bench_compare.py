@@ -43,7 +43,7 @@ def test_a_home_still_in_use_is_unmounted_and_its_loop_device_freed(tmp_path: Pa
         if os.path.ismount(at):  # the test failed: leave no mount behind all the same
             subprocess.run(["umount", "--lazy", str(at)], check=False)
     # The kernel lets the loop device go once its last user is gone, a moment after.
-    for _ in range(50):
+    for _ in range(150):
         loops = subprocess.run(["losetup", "-j", str(image)], capture_output=True, text=True)
         if loops.stdout == "":
             break
