@@ -32,6 +32,12 @@ def stage(path: Path, content: str | bytes, mode: int = 0o644) -> str:
     except FileNotFoundError:  # the folder first (asked only when missing: a mkdir per file
         path.parent.mkdir(parents=True, exist_ok=True)  # was a syscall per job)
         fd, tmp = _create_in(folder, f".{name}.", ".tmp", mode)
+    _fill(fd, tmp, data)
+    return tmp
+
+
+def _fill(fd: int, tmp: str, data: bytes) -> None:
+    """`data` written to the new file `tmp` open as `fd`, closed; removed if that fails."""
     try:
         try:
             _write_all(fd, data)
@@ -40,7 +46,6 @@ def stage(path: Path, content: str | bytes, mode: int = 0o644) -> str:
     except BaseException:
         _unlink(tmp)
         raise
-    return tmp
 
 
 def create(folder: Path, prefix: str, suffix: str, mode: int) -> tuple[int, Path]:
@@ -183,14 +188,12 @@ def stage_new(staging: str, name: str, content: bytes, mode: int) -> str:
     tmp = os.path.join(staging, name)
     fd = os.open(tmp, _NEW, mode)
     try:
-        try:
-            os.fchmod(fd, mode)  # the umask may have taken bits the file must have
-            _write_all(fd, content)
-        finally:
-            os.close(fd)
+        os.fchmod(fd, mode)  # the umask may have taken bits the file must have
     except BaseException:
+        os.close(fd)
         _unlink(tmp)
         raise
+    _fill(fd, tmp, content)
     return tmp
 
 
