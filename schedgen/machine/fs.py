@@ -61,17 +61,22 @@ def _create_in(folder: str, prefix: str, suffix: str, mode: int) -> tuple[int, s
     for _ in range(100):
         tmp = os.path.join(folder, f"{prefix}{os.urandom(4).hex()}{suffix}")
         try:
-            fd = os.open(tmp, _NEW, mode)
+            return _open_new(tmp, mode), tmp
         except FileExistsError:
             continue
-        try:
-            os.fchmod(fd, mode)  # the umask may have taken bits the file must have
-        except BaseException:
-            os.close(fd)
-            _unlink(tmp)
-            raise
-        return fd, tmp
     raise FileExistsError(f"no free temporary name in {folder}")
+
+
+def _open_new(path: str, mode: int) -> int:
+    """`path` created (never through a link, never over a file) with its mode, open."""
+    fd = os.open(path, _NEW, mode)
+    try:
+        os.fchmod(fd, mode)  # the umask may have taken bits the file must have
+    except BaseException:
+        os.close(fd)
+        _unlink(path)
+        raise
+    return fd
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -186,14 +191,7 @@ def stage_new(staging: str, name: str, content: bytes, mode: int) -> str:
     """The content under its own name in a staging folder (`new_folder`; one staged there
     before under that name, removed first)."""
     tmp = os.path.join(staging, name)
-    fd = os.open(tmp, _NEW, mode)
-    try:
-        os.fchmod(fd, mode)  # the umask may have taken bits the file must have
-    except BaseException:
-        os.close(fd)
-        _unlink(tmp)
-        raise
-    _fill(fd, tmp, content)
+    _fill(_open_new(tmp, mode), tmp, content)
     return tmp
 
 
