@@ -16,7 +16,7 @@ import pytest
 
 from tests.plugin import macos_userland
 from tests.test_wrapper_faults import _files, _queue_job
-from tests.wrapper_kit import SYSTEM_PATH, Wrapped, attempts_of, fill_inbox
+from tests.wrapper_kit import SYSTEM_PATH, Wrapped, attempts_of, fill_inbox, produce_reusing_names
 
 # -- BSD mv -n: a look, then a rename ------------------------------------------------------
 # macOS's mv -n looks whether the target is free and then renames over whatever is there
@@ -48,6 +48,31 @@ def _ln_killer(shim: Path, bsd: list[str]) -> Path:
     return shim
 
 
+def _raced_giving_back(tmp_path: Path, path: list[str], race: str
+                       ) -> tuple[Wrapped, Path, subprocess.CompletedProcess[str]]:
+    """One run of an item (a.json, "X") that fails and goes back to the inbox, with `race`
+    run by the BSD shims once (while $MARK exists) as it goes; the job, its queue folder
+    and the run."""
+    q = tmp_path / "q"
+    fill_inbox(q / "inbox", ["a.json"])
+    (q / "inbox" / "a.json").write_text("X")
+    w = _queue_job(tmp_path, 'cat "$1" >>"$T/ran"; exit 1', path=path, max_attempts=3)
+    (tmp_path / "mark").touch()
+    return w, q, w.run(env={"BSD_SHIM_RACE": race, "MARK": str(tmp_path / "mark")})
+
+
+def _killed_giving_back(tmp_path: Path, bsd: list[str], when: str
+                        ) -> tuple[Wrapped, Path, dict[str, str]]:
+    """A run of a failing item killed just `when` ("before", "after") it links the item
+    back into the inbox; the job, its queue folder and the environment that kills."""
+    w, q = _killable(tmp_path, bsd, 'echo "$1" >>"$T/ran"; exit 1', max_attempts=3,
+                     stale_after="1s")
+    (tmp_path / "mark").touch()
+    env = {"MARK": str(tmp_path / "mark"), "KILL_WHEN": when, "KILL_AT": "*/inbox/*"}
+    assert w.run(env=env).returncode == -signal.SIGKILL
+    return w, q, env
+
+
 def _killable(tmp_path: Path, bsd: list[str], script: str, **queue: object) -> tuple[Wrapped, Path]:
     """A queue job with one item, a.json, whose ln is _ln_killer's; and its queue folder."""
     shim = _ln_killer(tmp_path / "shim", bsd)
@@ -59,13 +84,8 @@ def _killable(tmp_path: Path, bsd: list[str], script: str, **queue: object) -> t
 def test_under_bsd_mv_a_file_dropped_under_an_items_name_as_it_goes_back_is_kept(
         tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
         monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
-    path = _bsd_path(tmp_path_factory, monkeypatch, request)
-    q = tmp_path / "q"
-    fill_inbox(q / "inbox", ["a.json"])
-    (q / "inbox" / "a.json").write_text("X")
-    w = _queue_job(tmp_path, 'cat "$1" >>"$T/ran"; exit 1', path=path, max_attempts=3)
-    (tmp_path / "mark").touch()
-    r = w.run(env={"BSD_SHIM_RACE": _DROP, "MARK": str(tmp_path / "mark")})
+    w, q, r = _raced_giving_back(tmp_path, _bsd_path(tmp_path_factory, monkeypatch, request),
+                                 _DROP)
     assert r.returncode == 1 and not (tmp_path / "mark").exists()   # it did land
     inbox = _files(q / "inbox")
     assert len(inbox) == 2 and (q / "inbox" / "a.json").read_text() == "new\n"
@@ -81,11 +101,8 @@ def test_under_bsd_mv_a_run_killed_between_linking_an_item_back_and_unlinking_it
         monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     # The item is in the inbox and still in the dead run's claim: recovery removes the
     # claim's name (the inbox's is the item), never gives it back a second time.
-    bsd = _bsd_path(tmp_path_factory, monkeypatch, request)
-    w, q = _killable(tmp_path, bsd, 'echo "$1" >>"$T/ran"; exit 1', max_attempts=3, stale_after="1s")
-    (tmp_path / "mark").touch()
-    env = {"MARK": str(tmp_path / "mark"), "KILL_WHEN": "after", "KILL_AT": "*/inbox/*"}
-    assert w.run(env=env).returncode == -signal.SIGKILL
+    w, q, env = _killed_giving_back(tmp_path, _bsd_path(tmp_path_factory, monkeypatch, request),
+                                    "after")
     [claim] = _files(q / "processing")
     assert (q / "processing" / claim / "a.json").samefile(q / "inbox" / "a.json")
     time.sleep(1.1)  # stale_after
@@ -102,11 +119,8 @@ def test_under_bsd_mv_a_run_killed_before_linking_an_item_back_leaves_it_in_fail
         monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     # Journaled as on its way, not linked: that cannot be told from an item that got
     # there and was taken away since, so it is not given back (it could run twice).
-    bsd = _bsd_path(tmp_path_factory, monkeypatch, request)
-    w, q = _killable(tmp_path, bsd, 'echo "$1" >>"$T/ran"; exit 1', max_attempts=3, stale_after="1s")
-    (tmp_path / "mark").touch()
-    env = {"MARK": str(tmp_path / "mark"), "KILL_WHEN": "before", "KILL_AT": "*/inbox/*"}
-    assert w.run(env=env).returncode == -signal.SIGKILL
+    w, q, env = _killed_giving_back(tmp_path, _bsd_path(tmp_path_factory, monkeypatch, request),
+                                    "before")
     assert _files(q / "inbox") == []
     time.sleep(1.1)
     assert w.run(env=env).returncode == 0
@@ -179,14 +193,9 @@ def test_under_bsd_mv_a_folder_made_under_an_items_name_as_it_goes_back_does_not
     # into a folder puts the item inside it (inbox/a.json/a.json), where no run ever claims
     # it, while its record says inbox/a.json. GNU mv -T refuses; the item must go back
     # under a new name instead, as a file a run claims.
-    path = _bsd_path(tmp_path_factory, monkeypatch, request)
-    q = tmp_path / "q"
-    fill_inbox(q / "inbox", ["a.json"])
-    (q / "inbox" / "a.json").write_text("X")
-    w = _queue_job(tmp_path, 'cat "$1" >>"$T/ran"; exit 1', path=path, max_attempts=3)
-    (tmp_path / "mark").touch()
     race = 'case $1 in */inbox/a.json) [ ! -e "$MARK" ] || { rm -f "$MARK"; mkdir "$1"; } ;; esac'
-    r = w.run(env={"BSD_SHIM_RACE": race, "MARK": str(tmp_path / "mark")})
+    w, q, r = _raced_giving_back(tmp_path, _bsd_path(tmp_path_factory, monkeypatch, request),
+                                 race)
     assert r.returncode == 1 and not (tmp_path / "mark").exists()   # it did land
     assert list((q / "inbox" / "a.json").iterdir()) == []
     [back] = [n for n in _files(q / "inbox") if n != "a.json"]
@@ -227,17 +236,7 @@ def test_under_bsd_mv_workers_killed_at_random_never_run_an_item_twice_nor_lose_
     rng = random.Random(int(os.environ.get("CHAOS_SEED", "0")) or None)
 
     def produce() -> None:
-        for i, c in enumerate(contents):
-            tmp = tmp_path / f"new-{i}"
-            tmp.write_text(c)
-            while True:
-                try:
-                    os.link(tmp, q / "inbox" / f"n{i % 3}.json")
-                    break
-                except FileExistsError:
-                    time.sleep(0.01)
-            tmp.unlink()
-        produced.set()
+        produce_reusing_names(q / "inbox", tmp_path, contents, 3, produced)
 
     def work() -> None:
         deadline = time.monotonic() + 90

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import signal
 import threading
 import time
@@ -25,6 +24,7 @@ from tests.wrapper_kit import (
     kill_group,
     make_job,
     needs_proc,
+    produce_reusing_names,
     queue_fields,
     start_together,
     wait_for,
@@ -344,17 +344,7 @@ def test_counts_stay_exact_while_producers_reuse_names_and_workers_race(
     produced = threading.Event()
 
     def produce() -> None:
-        for i, c in enumerate(contents):
-            tmp = tmp_path / f"new-{i}"
-            tmp.write_text(c)
-            while True:
-                try:
-                    os.link(tmp, q / "inbox" / f"n{i % 2}.json")   # never over a file
-                    break
-                except FileExistsError:
-                    time.sleep(0.01)
-            tmp.unlink()
-        produced.set()
+        produce_reusing_names(q / "inbox", tmp_path, contents, 2, produced)
 
     def work() -> None:
         while not produced.is_set() or _files(q / "inbox") or _claim_dirs(tmp_path):

@@ -164,6 +164,24 @@ def fill_inbox(inbox: Path, names: Iterable[str], age: float = 0) -> None:
 
 
 
+def produce_reusing_names(inbox: Path, scratch: Path, contents: Sequence[str], names: int,
+                          done: Any) -> None:
+    """Drop each of `contents` into `inbox` as a producer does, under one of `names` names
+    in turn (n0.json, n1.json, ...), each by link(2): never over a file there (it waits
+    until the name is free). `done.set()` once all are in."""
+    for i, c in enumerate(contents):
+        tmp = scratch / f"new-{i}"
+        tmp.write_text(c)
+        while True:
+            try:
+                os.link(tmp, inbox / f"n{i % names}.json")   # never over a file
+                break
+            except FileExistsError:
+                time.sleep(0.01)
+        tmp.unlink()
+    done.set()
+
+
 def file_id(path: Path) -> str:
     """What a count names its file by ("INODE/SIZE", as the runtime's sg_ino)."""
     st = path.lstat()
